@@ -1,0 +1,190 @@
+"""The SageMaker-compatible FastAPI app: ``/ping``, ``/invocations`` and the WebSocket stream.
+
+The engine loads in the background after start-up; ``/ping`` answers 503 until a warm-up
+synthesis has gone through the WebSocket decode path, and forever if loading failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import logging
+import time
+import uuid
+import wave
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from fastapi import FastAPI, Request, WebSocket
+from fastapi.responses import JSONResponse, Response
+
+from tts_client.protocol import (
+    SAMPLE_RATE,
+    Error,
+    ErrorCode,
+    ProtocolError,
+    Ready,
+    encode,
+    parse_object,
+    validate_speak,
+)
+from tts_server.connection import SynthesisConnection, frame_payload
+from tts_server.engines import load_engine
+from tts_server.engines.base import Engine, UnknownVoice, to_pcm16
+from tts_server.health import Readiness, State, warm_up
+from tts_server.settings import Settings
+
+log = logging.getLogger("tts_server")
+
+EngineLoader = Callable[[Settings], Engine]
+WS_PATHS = ("/invocations-bidirectional-stream", "/ws")
+MAX_BODY_BYTES = 64 * 1024
+TRY_AGAIN_LATER = 1013  # WebSocket close code
+
+
+def _error(status: int, code: ErrorCode, message: str) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+
+
+async def _load(app: FastAPI, settings: Settings, loader: EngineLoader) -> None:
+    readiness: Readiness = app.state.readiness
+    try:
+        engine = await asyncio.to_thread(loader, settings)
+        app.state.engine = engine
+        readiness.reason = "warming up"
+        readiness.details = await warm_up(engine)
+    except Exception as exc:  # any load or warm-up failure must keep /ping at 503
+        log.exception("engine failed to become ready")
+        readiness.fail(f"{type(exc).__name__}: {exc}")
+        return
+    readiness.state, readiness.reason = State.HEALTHY, "ok"
+    log.info("engine %s ready: %s", type(engine).__name__, readiness.details)
+
+
+def create_app(settings: Settings | None = None, loader: EngineLoader = load_engine) -> FastAPI:
+    """Build the app; the engine is loaded by ``loader`` once the server starts."""
+    settings = settings or Settings()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        task = asyncio.create_task(_load(app, settings, loader))
+        yield
+        task.cancel()
+        engine: Engine | None = app.state.engine
+        if engine is not None:
+            engine.close()
+
+    app = FastAPI(title="Kokoro TTS server", lifespan=lifespan)
+    app.state.readiness = Readiness()
+    app.state.engine = None
+
+    def ready_engine() -> Engine | None:
+        engine: Engine | None = app.state.engine
+        return engine if app.state.readiness.state is State.HEALTHY else None
+
+    @app.get("/ping")
+    async def ping() -> JSONResponse:
+        readiness: Readiness = app.state.readiness
+        body: dict[str, Any] = {"status": readiness.state.value, **readiness.details}
+        if readiness.state is not State.HEALTHY:
+            body["reason"] = readiness.reason
+        return JSONResponse(body, status_code=200 if readiness.state is State.HEALTHY else 503)
+
+    @app.post("/invocations")
+    async def invocations(request: Request) -> Response:
+        engine = ready_engine()
+        if engine is None:
+            return _error(503, ErrorCode.INTERNAL, f"not ready: {app.state.readiness.reason}")
+        body = await request.body()
+        if len(body) > MAX_BODY_BYTES:
+            return _error(413, ErrorCode.TEXT_TOO_LONG, f"body exceeds {MAX_BODY_BYTES} bytes")
+        try:
+            obj = parse_object(body)
+            speak = validate_speak({**obj, "id": "invocation"}, settings.max_text_chars)
+            fmt = obj.get("format", "wav")
+            if fmt not in ("wav", "pcm"):
+                raise ProtocolError(ErrorCode.INVALID_MESSAGE, "'format' must be 'wav' or 'pcm'")
+            voice = engine.resolve_voice(speak.voice)
+        except ProtocolError as exc:
+            return _error(400, exc.code, exc.message)
+        except UnknownVoice as exc:
+            return _error(400, ErrorCode.UNKNOWN_VOICE, str(exc))
+        started = time.perf_counter()
+        first_audio_ms: float | None = None
+        pcm = bytearray()
+        try:
+            async for chunk in engine.synthesize(speak.text, voice, speak.speed or 1.0):
+                if first_audio_ms is None:
+                    first_audio_ms = (time.perf_counter() - started) * 1000
+                pcm += to_pcm16(chunk)
+        except Exception as exc:
+            log.exception("batch synthesis failed")
+            return _error(500, ErrorCode.SYNTHESIS_FAILED, f"{exc!r}")
+        headers = {
+            "X-Sample-Rate": str(SAMPLE_RATE),
+            "X-Synthesis-Ms": f"{(time.perf_counter() - started) * 1000:.1f}",
+            "X-First-Audio-Ms": f"{first_audio_ms or 0.0:.1f}",
+            "X-Audio-Ms": f"{len(pcm) / 2 / SAMPLE_RATE * 1000:.1f}",
+        }
+        if fmt == "pcm":
+            return Response(bytes(pcm), media_type="audio/L16", headers=headers)
+        return Response(_wav(bytes(pcm)), media_type="audio/wav", headers=headers)
+
+    async def stream(websocket: WebSocket) -> None:
+        await websocket.accept()
+        engine = ready_engine()
+        if engine is None:
+            reason = f"not ready: {app.state.readiness.reason}"
+            await websocket.send_text(
+                encode(Error(id=None, code=ErrorCode.INTERNAL, message=reason))
+            )
+            await websocket.close(TRY_AGAIN_LATER, reason[:120])
+            return
+        await serve_connection(websocket, engine, settings)
+
+    for path in WS_PATHS:
+        app.add_api_websocket_route(path, stream)
+    return app
+
+
+async def serve_connection(websocket: WebSocket, engine: Engine, settings: Settings) -> None:
+    """Run one accepted WebSocket: every frame, text or binary, goes through ``feed``."""
+    connection = SynthesisConnection(
+        engine,
+        websocket.send_text,
+        websocket.send_bytes,
+        max_queue=settings.max_queue,
+        max_text_chars=settings.max_text_chars,
+    )
+    await connection.send(Ready(voices=engine.voices, default_voice=engine.default_voice))
+    worker = asyncio.create_task(connection.run(), name=f"synthesis-{uuid.uuid4().hex[:8]}")
+    try:
+        while not connection.closing:
+            receive = asyncio.ensure_future(websocket.receive())
+            done, _ = await asyncio.wait({receive, worker}, return_when=asyncio.FIRST_COMPLETED)
+            if receive not in done:  # the worker died (the peer is gone): stop reading
+                receive.cancel()
+                break
+            message = receive.result()
+            if message["type"] == "websocket.disconnect":
+                return
+            await connection.feed(frame_payload(message))
+        if not worker.done():  # 'close' received: finish the queue, then close normally
+            await worker
+            await websocket.close(1000)
+    finally:
+        await connection.abort()
+        worker.cancel()
+        if worker.done() and not worker.cancelled() and worker.exception():
+            log.info("connection ended: %r", worker.exception())
+
+
+def _wav(pcm: bytes) -> bytes:
+    buffer = io.BytesIO()
+    with wave.open(buffer, "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(SAMPLE_RATE)
+        out.writeframes(pcm)
+    return buffer.getvalue()

