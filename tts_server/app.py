@@ -71,9 +71,6 @@ def create_app(settings: Settings | None = None, loader: EngineLoader = load_eng
         task = asyncio.create_task(_load(app, settings, loader))
         yield
         task.cancel()
-        engine: Engine | None = app.state.engine
-        if engine is not None:
-            engine.close()
 
     app = FastAPI(title="Kokoro TTS server", lifespan=lifespan)
     app.state.readiness = Readiness()

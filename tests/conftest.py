@@ -1,0 +1,48 @@
+"""Fixtures shared by every test package: one real Kokoro ONNX engine and a server using it."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from tests.servers import ServerThread
+from tts_server.app import create_app
+from tts_server.engines import Engine, load_engine
+from tts_server.settings import Settings
+
+
+@pytest.fixture(scope="session")
+def engine() -> Engine:
+    """The embedded CPU engine, loaded once per test session (about 4 s)."""
+    return load_engine(Settings())
+
+
+def wait_healthy(url: str, limit_s: float = 60.0) -> dict[str, object]:
+    """Poll ``/ping`` until it answers 200; return its body."""
+    deadline = time.monotonic() + limit_s
+    while True:
+        response = httpx.get(f"{url}/ping", timeout=5)
+        if response.status_code == 200:
+            return response.json()
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"server never became healthy: {response.text}")
+        time.sleep(0.05)
+
+
+def start_server(engine: Engine, port: int = 0, **settings: object) -> ServerThread:
+    """A real TTS server on loopback around ``engine``, warmed up and healthy."""
+    app = create_app(Settings(**settings), loader=lambda _settings: engine)  # type: ignore[arg-type]
+    server = ServerThread(app, port=port).start()
+    wait_healthy(server.http_url)
+    return server
+
+
+@pytest.fixture(scope="session")
+def tts_server(engine: Engine) -> Iterator[ServerThread]:
+    """One healthy TTS server for the whole session."""
+    server = start_server(engine, max_queue=16)
+    yield server
+    server.stop()

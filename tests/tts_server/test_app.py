@@ -1,0 +1,380 @@
+"""The server through real sockets: WebSocket protocol invariants, /invocations and /ping."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import re
+import wave
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from tests.conftest import start_server, wait_healthy
+from tests.servers import ServerThread
+from tts_client.protocol import (
+    Cancelled,
+    End,
+    Error,
+    ErrorCode,
+    Ready,
+    ServerMessage,
+    Speak,
+    Start,
+    decode_server,
+    encode,
+)
+from tts_server.app import create_app
+from tts_server.engines import Engine, EngineError
+from tts_server.g2p import split_phonemes
+
+Event = ServerMessage | bytes
+LONG_TEXT = " ".join(
+    f"Paragraph {n} talks at length about rivers, mountains and the weather." for n in range(12)
+)
+
+
+@pytest.fixture
+async def ws(tts_server: ServerThread) -> AsyncIterator[ClientConnection]:
+    async with connect(tts_server.ws_url, max_size=1 << 20) as socket:
+        ready = decode_server(await socket.recv())
+        assert isinstance(ready, Ready)
+        yield socket
+
+
+async def next_event(socket: ClientConnection, limit_s: float = 30.0) -> Event:
+    frame = await asyncio.wait_for(socket.recv(), limit_s)
+    return frame if isinstance(frame, bytes) else decode_server(frame)
+
+
+async def until_terminal(socket: ClientConnection, ids: set[str]) -> list[Event]:
+    """Read events until every id in ``ids`` got a terminal reply."""
+    events: list[Event] = []
+    pending = set(ids)
+    while pending:
+        event = await next_event(socket)
+        events.append(event)
+        if isinstance(event, End | Cancelled | Error) and event.id in pending:
+            pending.discard(event.id)
+    return events
+
+
+def speak(segment: str, text: str = "Hello there.", **fields: object) -> str:
+    return encode(Speak(id=segment, text=text, **fields))  # type: ignore[arg-type]
+
+
+def audio_of(events: list[Event]) -> bytes:
+    return b"".join(e for e in events if isinstance(e, bytes))
+
+
+async def test_ready_frame_describes_format_and_voices(tts_server: ServerThread) -> None:
+    async with connect(tts_server.ws_url) as socket:
+        ready = decode_server(await socket.recv())
+    assert ready == Ready(voices=tuple(sorted(ready.voices)), default_voice="jf_alpha")  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("binary", [True, False], ids=["binary-frame", "text-frame"])
+async def test_speak_in_binary_and_text_frames_yields_start_audio_end(
+    ws: ClientConnection, binary: bool
+) -> None:
+    message = speak("s1", "Binary frames are how SageMaker delivers messages.")
+    await ws.send(message.encode() if binary else message)
+    events = await until_terminal(ws, {"s1"})
+    assert events[0] == Start(id="s1")
+    end = events[-1]
+    assert isinstance(end, End) and end.id == "s1" and end.synth_ms > 0
+    pcm = audio_of(events)
+    assert len(pcm) == 2 * end.samples > 24000 * 2  # over a second of speech
+    assert all(len(e) <= 32 * 1024 for e in events if isinstance(e, bytes))
+    samples = np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768
+    assert np.sqrt(np.mean(samples**2)) > 0.03
+
+
+@pytest.mark.parametrize(
+    ("frame", "code", "segment"),
+    [
+        (b"\x00\xffgarbage\x80", ErrorCode.INVALID_JSON, None),
+        (b'\xc3\x28{"type":"speak"}', ErrorCode.INVALID_JSON, None),
+        ("[1, 2, 3]", ErrorCode.INVALID_MESSAGE, None),
+        ('{"type": "speak", "text": "no id"}', ErrorCode.INVALID_MESSAGE, None),
+        (speak("v1", voice="af_unknown"), ErrorCode.UNKNOWN_VOICE, "v1"),
+        (speak("e1", "   "), ErrorCode.EMPTY_TEXT, "e1"),
+        (speak("l1", "x" * 5000), ErrorCode.TEXT_TOO_LONG, "l1"),
+        (speak("p1", speed=4), ErrorCode.INVALID_MESSAGE, "p1"),
+    ],
+)
+async def test_bad_frames_get_typed_errors_and_the_connection_keeps_serving(
+    ws: ClientConnection, frame: str | bytes, code: ErrorCode, segment: str | None
+) -> None:
+    await ws.send(frame)
+    error = await next_event(ws)
+    assert isinstance(error, Error) and (error.code, error.id) == (code, segment)
+    await ws.send(speak("after").encode())
+    events = await until_terminal(ws, {"after"})
+    assert isinstance(events[-1], End) and audio_of(events)
+
+
+async def test_ten_pipelined_sentences_come_back_in_order_each_with_one_terminal(
+    ws: ClientConnection,
+) -> None:
+    ids = [f"seg-{n}" for n in range(10)]
+    for n, segment in enumerate(ids):  # all sent before any audio is read
+        await ws.send(speak(segment, f"Sentence number {n} is short.").encode())
+    events = await until_terminal(ws, set(ids))
+    controls = [e for e in events if not isinstance(e, bytes)]
+    assert controls == [m for s in ids for m in (Start(id=s), controls[2 * ids.index(s) + 1])]
+    assert all(isinstance(c, End) for c in controls[1::2])
+    # audio frames sit only between their segment's start and end
+    current = None
+    for event in events:
+        if isinstance(event, Start):
+            current = event.id
+        elif isinstance(event, End):
+            assert event.id == current
+            current = None
+        elif isinstance(event, bytes):
+            assert current is not None
+
+
+async def test_cancel_mid_segment_stops_its_audio_and_the_next_segment_runs(
+    ws: ClientConnection,
+) -> None:
+    await ws.send(speak("long", LONG_TEXT).encode())
+    await ws.send(speak("next", "And now something short.").encode())
+    assert await next_event(ws) == Start(id="long")
+    assert isinstance(await next_event(ws), bytes)  # first chunk is out: we are mid-segment
+    await ws.send(encode_cancel("long"))
+    events = await until_terminal(ws, {"long", "next"})
+    cancelled_at = events.index(Cancelled(id="long"))
+    assert Start(id="next") in events[cancelled_at:]
+    assert not any(
+        isinstance(e, bytes) for e in events[cancelled_at : events.index(Start(id="next"))]
+    )
+    assert isinstance(events[-1], End) and events[-1].id == "next"
+
+
+def encode_cancel(segment: str | None = None) -> bytes:
+    payload = {"type": "cancel"} if segment is None else {"type": "cancel", "id": segment}
+    return json.dumps(payload).encode()
+
+
+async def test_cancel_all_cancels_queued_and_current_each_exactly_once(
+    ws: ClientConnection,
+) -> None:
+    ids = ["a", "b", "c"]
+    await ws.send(speak("a", LONG_TEXT))
+    await ws.send(speak("b"))
+    await ws.send(speak("c"))
+    assert await next_event(ws) == Start(id="a")
+    await ws.send(encode_cancel())
+    events = await until_terminal(ws, set(ids))
+    terminals = [e for e in events if isinstance(e, Cancelled)]
+    assert sorted(t.id for t in terminals) == ids
+    last_cancel = max(events.index(t) for t in terminals)
+    assert not any(isinstance(e, bytes | Start) for e in events[last_cancel:])
+    await ws.send(speak("fresh"))
+    assert isinstance((await until_terminal(ws, {"fresh"}))[-1], End)
+
+
+async def test_queue_is_bounded(engine: Engine) -> None:
+    server = start_server(engine, max_queue=2)
+    try:
+        async with connect(server.ws_url) as socket:
+            await socket.recv()
+            for segment in ("q1", "q2", "q3", "q4"):
+                await socket.send(speak(segment, LONG_TEXT))
+            events = await until_terminal(socket, {"q4"})
+            full = [e for e in events if isinstance(e, Error)]
+            assert [(e.id, e.code) for e in full] == [("q4", ErrorCode.QUEUE_FULL)]
+    finally:
+        server.stop()
+
+
+async def test_duplicate_ids_in_flight_are_rejected(ws: ClientConnection) -> None:
+    await ws.send(speak("dup", LONG_TEXT))
+    await ws.send(speak("dup"))
+    events = await until_terminal(ws, {"dup"})
+    assert isinstance(events[-1], Error) and events[-1].code is ErrorCode.INVALID_MESSAGE
+    await ws.send(encode_cancel("dup"))
+    await until_terminal(ws, {"dup"})
+
+
+async def test_close_finishes_the_queue_then_closes_normally(ws: ClientConnection) -> None:
+    await ws.send(speak("c1"))
+    await ws.send(speak("c2"))
+    await ws.send(b'{"type": "close"}')
+    events = await until_terminal(ws, {"c1", "c2"})
+    assert [e.id for e in events if isinstance(e, End)] == ["c1", "c2"]
+    with pytest.raises(ConnectionClosed) as closed:
+        await ws.recv()
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1000
+
+
+class CountingEngine(Engine):
+    """Wraps the real engine and counts the chunks it produces."""
+
+    name = "counting"
+
+    def __init__(self, inner: Engine) -> None:
+        super().__init__(inner._g2p)
+        self.inner = inner
+        self.chunks = 0
+
+    @property
+    def voices(self) -> tuple[str, ...]:
+        return self.inner.voices
+
+    @property
+    def default_voice(self) -> str:
+        return self.inner.default_voice
+
+    def _infer(self, phonemes: str, voice: str, speed: float) -> np.ndarray:
+        self.chunks += 1
+        return self.inner._infer(phonemes, voice, speed)
+
+
+async def test_disconnect_mid_segment_stops_synthesis(engine: Engine) -> None:
+    counting = CountingEngine(engine)
+    server = ServerThread(create_app(loader=lambda _settings: counting)).start()
+    try:
+        wait_healthy(server.http_url)
+        before = counting.chunks
+        async with connect(server.ws_url) as socket:
+            await socket.recv()
+            await socket.send(speak("gone", LONG_TEXT * 2))
+            assert await next_event(socket) == Start(id="gone")
+            assert isinstance(await next_event(socket), bytes)
+        await asyncio.sleep(3.0)  # long enough for several more chunks, had synthesis gone on
+        produced = counting.chunks - before
+        pieces = len(split_phonemes(await counting.phonemize(LONG_TEXT * 2)))
+        assert produced <= 3 < pieces, (produced, pieces)
+    finally:
+        server.stop()
+
+
+# --- /invocations (batch) ---------------------------------------------------------------
+
+
+def test_invocations_returns_wav_with_timing_headers(tts_server: ServerThread) -> None:
+    response = httpx.post(
+        f"{tts_server.http_url}/invocations", json={"text": "Batch mode works too."}, timeout=60
+    )
+    assert response.status_code == 200 and response.headers["content-type"] == "audio/wav"
+    with wave.open(io.BytesIO(response.content)) as wav:
+        assert (wav.getframerate(), wav.getnchannels(), wav.getsampwidth()) == (24000, 1, 2)
+        frames = wav.getnframes()
+    assert abs(float(response.headers["x-audio-ms"]) - frames / 24) < 1
+    assert float(response.headers["x-synthesis-ms"]) > 0
+
+
+def test_invocations_pcm_format(tts_server: ServerThread) -> None:
+    response = httpx.post(
+        f"{tts_server.http_url}/invocations",
+        json={"text": "Raw PCM.", "format": "pcm", "speed": 1.2},
+        timeout=60,
+    )
+    assert response.status_code == 200 and response.headers["x-sample-rate"] == "24000"
+    assert len(response.content) > 4800 and len(response.content) % 2 == 0
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        (b"{oops", "invalid_json"),
+        (b"[]", "invalid_message"),
+        (b'{"text": ""}', "empty_text"),
+        (b'{"text": 3}', "invalid_message"),
+        (b'{"text": "hi", "voice": "nobody"}', "unknown_voice"),
+        (b'{"text": "hi", "format": "mp3"}', "invalid_message"),
+        (json.dumps({"text": "y" * 3000}).encode(), "text_too_long"),
+    ],
+)
+def test_invocations_bad_requests_get_4xx_json(
+    tts_server: ServerThread, body: bytes, code: str
+) -> None:
+    response = httpx.post(f"{tts_server.http_url}/invocations", content=body, timeout=30)
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == code
+
+
+# --- readiness ----------------------------------------------------------------------------
+
+
+def test_ping_is_healthy_after_a_warmup_through_the_decode_path(tts_server: ServerThread) -> None:
+    body = httpx.get(f"{tts_server.http_url}/ping").json()
+    assert body["status"] == "Healthy"
+    assert body["warmup_audio_ms"] > 500 and body["warmup_rms"] > 0.01
+
+
+async def test_ping_is_503_until_the_engine_is_warm(engine: Engine) -> None:
+    gate = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def slow_loader(_settings: object) -> Engine:
+        asyncio.run_coroutine_threadsafe(gate.wait(), loop).result(timeout=30)
+        return engine
+
+    server = ServerThread(create_app(loader=slow_loader)).start()
+    try:
+        async with httpx.AsyncClient(base_url=server.http_url) as client:
+            before = await client.get("/ping")
+            assert before.status_code == 503 and before.json()["status"] == "Loading"
+            invoke = await client.post("/invocations", json={"text": "Too early."})
+            assert invoke.status_code == 503
+            async with connect(server.ws_url) as socket:
+                error = decode_server(await socket.recv())
+                assert isinstance(error, Error) and "not ready" in error.message
+                with pytest.raises(ConnectionClosed):
+                    await socket.recv()
+            gate.set()
+            for _ in range(300):
+                if (await client.get("/ping")).status_code == 200:
+                    break
+                await asyncio.sleep(0.05)
+            assert (await client.get("/ping")).json()["status"] == "Healthy"
+    finally:
+        server.stop()
+
+
+class SilentEngine(CountingEngine):
+    """Loads fine, answers every request, but produces only silence."""
+
+    def _infer(self, phonemes: str, voice: str, speed: float) -> np.ndarray:
+        return np.zeros(24000, dtype=np.float32)
+
+
+def _failing_loader(_settings: object) -> Engine:
+    raise EngineError("/opt/ml/model/config.json is missing")
+
+
+@pytest.mark.parametrize("broken", ["silent", "missing-model"])
+def test_a_broken_model_never_answers_healthy(engine: Engine, broken: str) -> None:
+    loader = (lambda _s: SilentEngine(engine)) if broken == "silent" else _failing_loader
+    server = ServerThread(create_app(loader=loader)).start()  # type: ignore[arg-type]
+    try:
+        for _ in range(100):
+            body = httpx.get(f"{server.http_url}/ping").json()
+            if body["status"] == "Failed":
+                break
+            asyncio.run(asyncio.sleep(0.05))
+        response = httpx.get(f"{server.http_url}/ping")
+        assert response.status_code == 503 and response.json()["status"] == "Failed"
+        assert ("implausible" if broken == "silent" else "config.json") in response.json()["reason"]
+    finally:
+        server.stop()
+
+
+def test_no_handler_assumes_text_frames() -> None:
+    root = Path(__file__).resolve().parents[2]
+    sources = [*root.glob("tts_server/**/*.py"), *root.glob("tts_client/**/*.py")]
+    sources += [*root.glob("agent/**/*.py")]
+    offenders = [
+        str(p) for p in sources if re.search(r"receive_text\(|receive_json\(", p.read_text())
+    ]
+    assert sources and offenders == []

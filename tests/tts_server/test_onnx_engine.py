@@ -1,0 +1,80 @@
+"""The embedded Kokoro ONNX engine really speaks, chunk by chunk, with clean edges."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from tts_server.engines import Engine, EngineError, Trim, UnknownVoice
+from tts_server.engines.onnx_engine import OnnxEngine
+
+SAMPLE_RATE = 24000
+
+
+async def _collect(engine: Engine, text: str, **kwargs: object) -> list[np.ndarray]:
+    return [chunk async for chunk in engine.synthesize(text, **kwargs)]  # type: ignore[arg-type]
+
+
+def _rms(audio: np.ndarray) -> float:
+    return float(np.sqrt(np.mean(audio**2)))
+
+
+async def test_short_sentence_is_non_silent_speech_of_plausible_length(engine: Engine) -> None:
+    text = "The quick brown fox jumps over the lazy dog."
+    audio = np.concatenate(await _collect(engine, text))
+    seconds = audio.size / SAMPLE_RATE
+    assert audio.dtype == np.float32
+    assert 1.5 < seconds < 5.0, seconds  # ~9 words at a normal speaking rate
+    assert _rms(audio) > 0.03
+    assert np.abs(audio).max() <= 1.0
+
+
+async def test_speed_changes_duration(engine: Engine) -> None:
+    text = "Speaking rate is adjustable."
+    slow = np.concatenate(await _collect(engine, text, speed=0.7)).size
+    fast = np.concatenate(await _collect(engine, text, speed=1.5)).size
+    assert slow > 1.6 * fast
+
+
+async def test_every_voice_speaks(engine: Engine) -> None:
+    assert set(engine.voices) == {
+        "jf_alpha",
+        "jf_gongitsune",
+        "jf_nezumi",
+        "jf_tebukuro",
+        "jm_kumo",
+    }
+    assert engine.default_voice == "jf_alpha"
+    for voice in engine.voices:
+        assert _rms(np.concatenate(await _collect(engine, "Hi.", voice=voice))) > 0.02
+
+
+async def test_long_text_streams_first_chunk_before_the_rest(engine: Engine) -> None:
+    text = " ".join(f"This is sentence number {n}, which keeps the engine busy." for n in range(5))
+    started = time.perf_counter()
+    arrivals: list[float] = []
+    async for _chunk in engine.synthesize(text):
+        arrivals.append(time.perf_counter() - started)
+    assert len(arrivals) >= 2
+    assert arrivals[0] < 0.7 * arrivals[-1]
+
+
+def test_unknown_voice_is_typed(engine: Engine) -> None:
+    with pytest.raises(UnknownVoice, match="jf_alpha"):
+        engine.resolve_voice("af_nope")
+
+
+def test_model_dir_without_files_says_what_it_needs(engine: Engine, tmp_path) -> None:
+    with pytest.raises(EngineError, match=r"\*\.onnx"):
+        OnnxEngine(engine._g2p, model_dir=tmp_path)
+
+
+def test_trim_removes_silence_and_fades_edges() -> None:
+    tone = 0.5 * np.sin(np.linspace(0, 200 * np.pi, SAMPLE_RATE // 2)).astype(np.float32)
+    silence = np.zeros(SAMPLE_RATE, dtype=np.float32)
+    trimmed = Trim(pad_ms=10, fade_ms=5)(np.concatenate([silence, tone, silence]))
+    assert tone.size <= trimmed.size <= tone.size + 2 * 240 + 2
+    assert abs(trimmed[0]) < 1e-6 and abs(trimmed[-1]) < 0.01
+    assert Trim()(silence).size == 0

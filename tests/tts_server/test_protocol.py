@@ -1,0 +1,169 @@
+"""Protocol v1: round trips and every error code, without any I/O."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tts_client.protocol import (
+    MAX_AUDIO_FRAME_BYTES,
+    Cancel,
+    Cancelled,
+    Close,
+    End,
+    Error,
+    ErrorCode,
+    ProtocolError,
+    Ready,
+    Speak,
+    Start,
+    decode_client,
+    decode_server,
+    encode,
+    split_audio,
+)
+
+CLIENT_MESSAGES = [
+    Speak(id="s1", text="Hello there."),
+    Speak(id="s2", text="Fast.", voice="jf_alpha", speed=1.5),
+    Cancel(id="s1"),
+    Cancel(),
+    Close(),
+]
+SERVER_MESSAGES = [
+    Ready(voices=("a", "b"), default_voice="a"),
+    Start(id="s1"),
+    End(id="s1", samples=24000, synth_ms=12.5),
+    Cancelled(id="s1"),
+    Error(id="s1", code=ErrorCode.UNKNOWN_VOICE, message="no such voice"),
+    Error(id=None, code=ErrorCode.INVALID_JSON, message="bad frame"),
+]
+
+
+@pytest.mark.parametrize("message", CLIENT_MESSAGES, ids=repr)
+def test_client_messages_round_trip_in_text_and_binary_frames(message: object) -> None:
+    text = encode(message)  # type: ignore[arg-type]
+    assert decode_client(text) == message
+    assert decode_client(text.encode("utf-8")) == message
+
+
+@pytest.mark.parametrize("message", SERVER_MESSAGES, ids=repr)
+def test_server_messages_round_trip(message: object) -> None:
+    assert decode_server(encode(message)) == message  # type: ignore[arg-type]
+
+
+def test_encoding_omits_unset_optional_fields() -> None:
+    assert json.loads(encode(Speak(id="x", text="Hi."))) == {
+        "type": "speak",
+        "id": "x",
+        "text": "Hi.",
+    }
+    assert json.loads(encode(Cancel())) == {"type": "cancel"}
+
+
+def test_ready_announces_the_audio_format() -> None:
+    ready = json.loads(encode(Ready(voices=("v",), default_voice="v")))
+    assert ready == {
+        "type": "ready",
+        "protocol": 1,
+        "sample_rate": 24000,
+        "format": "pcm_s16le",
+        "channels": 1,
+        "voices": ["v"],
+        "default_voice": "v",
+    }
+
+
+def _code(data: str | bytes, **kwargs: int) -> tuple[ErrorCode, str | None]:
+    with pytest.raises(ProtocolError) as caught:
+        decode_client(data, **kwargs)
+    return caught.value.code, caught.value.id
+
+
+@pytest.mark.parametrize(
+    ("frame", "code", "segment"),
+    [
+        (b"\x00\x01garbage", ErrorCode.INVALID_JSON, None),
+        (b"\xff\xfe{}", ErrorCode.INVALID_JSON, None),  # not UTF-8
+        ("{not json", ErrorCode.INVALID_JSON, None),
+        ("", ErrorCode.INVALID_JSON, None),
+        ('["speak"]', ErrorCode.INVALID_MESSAGE, None),
+        ('"speak"', ErrorCode.INVALID_MESSAGE, None),
+        ('{"text": "hi"}', ErrorCode.INVALID_MESSAGE, None),
+        ('{"type": "sing", "id": "a"}', ErrorCode.INVALID_MESSAGE, "a"),
+        ('{"type": "speak", "text": "hi"}', ErrorCode.INVALID_MESSAGE, None),
+        ('{"type": "speak", "id": 7, "text": "hi"}', ErrorCode.INVALID_MESSAGE, None),
+        ('{"type": "speak", "id": "", "text": "hi"}', ErrorCode.INVALID_MESSAGE, None),
+        ('{"type": "speak", "id": "a"}', ErrorCode.INVALID_MESSAGE, "a"),
+        ('{"type": "speak", "id": "a", "text": 5}', ErrorCode.INVALID_MESSAGE, "a"),
+        ('{"type": "speak", "id": "a", "text": "  \\n"}', ErrorCode.EMPTY_TEXT, "a"),
+        ('{"type": "speak", "id": "a", "text": "hi", "voice": 3}', ErrorCode.INVALID_MESSAGE, "a"),
+        ('{"type": "speak", "id": "a", "text": "hi", "speed": 9}', ErrorCode.INVALID_MESSAGE, "a"),
+        (
+            '{"type": "speak", "id": "a", "text": "hi", "speed": true}',
+            ErrorCode.INVALID_MESSAGE,
+            "a",
+        ),
+        (
+            '{"type": "speak", "id": "a", "text": "hi", "speed": "1"}',
+            ErrorCode.INVALID_MESSAGE,
+            "a",
+        ),
+        ('{"type": "cancel", "id": 5}', ErrorCode.INVALID_MESSAGE, None),
+    ],
+)
+def test_bad_client_frames_get_typed_codes(
+    frame: str | bytes, code: ErrorCode, segment: str | None
+) -> None:
+    assert _code(frame) == (code, segment)
+
+
+def test_text_length_is_bounded() -> None:
+    frame = encode(Speak(id="long", text="word " * 100))
+    assert _code(frame, max_text_chars=100) == (ErrorCode.TEXT_TOO_LONG, "long")
+    assert decode_client(frame, max_text_chars=500) == Speak(id="long", text="word " * 100)
+
+
+def test_speed_bounds_are_inclusive_and_ints_become_floats() -> None:
+    message = decode_client('{"type": "speak", "id": "a", "text": "hi", "speed": 2}')
+    assert message == Speak(id="a", text="hi", speed=2.0)
+    assert isinstance(message, Speak) and isinstance(message.speed, float)
+    assert decode_client('{"type":"speak","id":"a","text":"hi","speed":0.5}') == Speak(
+        id="a", text="hi", speed=0.5
+    )
+
+
+def test_protocol_error_becomes_an_error_frame() -> None:
+    error = ProtocolError(ErrorCode.QUEUE_FULL, "too many", "s9").to_message()
+    assert decode_server(encode(error)) == Error(
+        id="s9", code=ErrorCode.QUEUE_FULL, message="too many"
+    )
+
+
+def test_every_error_code_survives_the_wire() -> None:
+    for code in ErrorCode:
+        assert decode_server(encode(Error(id=None, code=code, message="m"))).code is code  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    "frame",
+    ['{"type": "start"}', '{"type": "end", "id": "a"}', '{"type": "bogus"}', "[]", b"\xff"],
+)
+def test_malformed_server_frames_raise(frame: str | bytes) -> None:
+    with pytest.raises(ProtocolError):
+        decode_server(frame)
+
+
+def test_unknown_server_error_code_is_reported_as_internal() -> None:
+    message = decode_server('{"type": "error", "id": null, "code": "new_code", "message": "x"}')
+    assert message == Error(id=None, code=ErrorCode.INTERNAL, message="x")
+
+
+def test_split_audio_keeps_frames_small_and_on_sample_boundaries() -> None:
+    pcm = bytes(range(256)) * 300  # 76 800 bytes
+    frames = split_audio(pcm)
+    assert b"".join(frames) == pcm
+    assert all(len(f) <= MAX_AUDIO_FRAME_BYTES and len(f) % 2 == 0 for f in frames)
+    assert [len(f) for f in split_audio(b"\x00" * 10, max_frame_bytes=5)] == [4, 4, 2]
+    assert split_audio(b"") == []

@@ -1,0 +1,235 @@
+"""Kokoro-82M on PyTorch (CUDA when available): the engine for GPU hosts such as SageMaker.
+
+The model directory (SageMaker's ``/opt/ml/model``) holds Kokoro's ``config.json``, exactly one
+``*.pth`` checkpoint (e.g. ``kokoro-v1_0.pth``) and ``voices/<name>.pt`` style tables, each a
+float tensor of shape ``(510, 1, 256)``. Nothing is downloaded: the Hugging Face hub is put in
+offline mode before kokoro is imported, and the checkpoint is loaded weights-only and checked
+key by key, since ``KModel`` itself quietly keeps random weights for keys that do not match.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from tts_server.engines.base import Engine, EngineError, Trim
+from tts_server.g2p import EnglishG2P
+
+if TYPE_CHECKING:
+    import torch
+    from kokoro import KModel
+
+PACKAGE_HINT = "pip install torch kokoro (or: pip install -e '.[tts]')"
+REPO_ID = "hexgrad/Kokoro-82M"
+DEFAULT_MODEL_DIR = Path("/opt/ml/model")
+DEFAULT_VOICE = "af_heart"
+VOICE_SHAPE = (510, 1, 256)
+PARTS = ("bert", "bert_encoder", "predictor", "text_encoder", "decoder")
+CONFIG_KEYS = (
+    "vocab",
+    "n_token",
+    "plbert",
+    "hidden_dim",
+    "style_dim",
+    "n_layer",
+    "max_dur",
+    "dropout",
+    "text_encoder_kernel_size",
+    "n_mels",
+    "istftnet",
+)
+LAYOUT = (
+    "config.json (Kokoro's config), exactly one *.pth checkpoint (e.g. kokoro-v1_0.pth) and "
+    "voices/<name>.pt voice tables (float tensors of shape (510, 1, 256))"
+)
+_MAX_DETAIL = 800  # torch lists every mismatched key; keep error messages readable
+
+
+def _import_kmodel() -> type[KModel]:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before huggingface_hub is first imported
+    try:
+        from kokoro import KModel  # imports torch
+    except ImportError as exc:
+        raise EngineError(f"torch/kokoro are not importable ({exc}); run: {PACKAGE_HINT}") from exc
+    return KModel
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _MAX_DETAIL else text[:_MAX_DETAIL] + " …"
+
+
+def _load_failure(exc: Exception) -> str:
+    """The useful line of a ``torch.load`` failure (weights-only refusals run to a page)."""
+    for line in str(exc).splitlines():
+        if line.strip().startswith("WeightsUnpickler error:"):
+            return line.strip() + " (only tensors and plain containers are accepted)"
+    return _clip(str(exc))
+
+
+def _pick_device(device: str | None) -> torch.device:
+    import torch
+
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        chosen = torch.device(device)
+    except (RuntimeError, ValueError) as exc:
+        raise EngineError(f"invalid torch device {device!r}: {exc}") from exc
+    if chosen.type == "cuda" and not torch.cuda.is_available():
+        raise EngineError(
+            f"device {device!r} was requested but CUDA is not available "
+            f"(torch {torch.__version__}, CUDA build: {torch.version.cuda or 'none'})"
+        )
+    return chosen
+
+
+def _find_files(model_dir: Path) -> tuple[Path, Path, list[Path]]:
+    """The config, the one checkpoint and the voice tables in ``model_dir``."""
+    layout = f"{model_dir} must hold {LAYOUT}"
+    if not model_dir.is_dir():
+        raise EngineError(f"model directory {model_dir} does not exist; it must hold {LAYOUT}")
+    config = model_dir / "config.json"
+    if not config.is_file():
+        raise EngineError(f"{config} is missing; {layout}")
+    weights = sorted(model_dir.glob("*.pth"))
+    if len(weights) != 1:
+        found = ", ".join(path.name for path in weights) or "none"
+        raise EngineError(
+            f"{model_dir} needs exactly one *.pth checkpoint (found: {found}); {layout}"
+        )
+    voices_dir = model_dir / "voices"
+    if not voices_dir.is_dir():
+        raise EngineError(f"{voices_dir} is missing; {layout}")
+    voices = sorted(voices_dir.glob("*.pt"))
+    if not voices:
+        raise EngineError(f"{voices_dir} holds no *.pt voice tables; {layout}")
+    return config, weights[0], voices
+
+
+def _check_config(path: Path) -> None:
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise EngineError(f"{path} is not readable JSON: {exc}") from exc
+    if not isinstance(config, dict):
+        raise EngineError(f"{path} must hold a JSON object (Kokoro's config)")
+    missing = [key for key in CONFIG_KEYS if key not in config]
+    if missing:
+        raise EngineError(f"{path} lacks Kokoro config keys: {', '.join(missing)}")
+    if not isinstance(config["vocab"], dict) or not config["vocab"]:
+        raise EngineError(f"{path}: 'vocab' must map phonemes to token ids")
+
+
+def _load_voice(path: Path) -> torch.Tensor:
+    import torch
+
+    try:
+        pack = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # unpickling fails with many exception types
+        raise EngineError(f"cannot load voice table {path}: {_load_failure(exc)}") from exc
+    if not isinstance(pack, torch.Tensor) or not pack.is_floating_point():
+        raise EngineError(f"{path} must hold a float tensor of shape {VOICE_SHAPE}")
+    if tuple(pack.shape) != VOICE_SHAPE:
+        raise EngineError(f"{path} has shape {tuple(pack.shape)}; a voice table is {VOICE_SHAPE}")
+    return pack.float()
+
+
+def _load_checkpoint(path: Path) -> dict[str, dict[str, torch.Tensor]]:
+    """The checkpoint's per-part state dicts, weights-only, with any ``module.`` prefix removed."""
+    import torch
+
+    try:
+        checkpoint = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # unpickling fails with many exception types
+        raise EngineError(
+            f"cannot load {path} as a weights-only checkpoint: {_load_failure(exc)}"
+        ) from exc
+    is_parts = isinstance(checkpoint, dict) and all(
+        isinstance(v, dict) for v in checkpoint.values()
+    )
+    if not is_parts:
+        raise EngineError(f"{path} must hold a dict of state dicts keyed {', '.join(PARTS)}")
+    missing = [part for part in PARTS if part not in checkpoint]
+    extra = sorted(str(key) for key in checkpoint if key not in PARTS)
+    if missing or extra:
+        raise EngineError(
+            f"{path} must hold exactly the parts {', '.join(PARTS)} "
+            f"(missing: {', '.join(missing) or 'none'}; unexpected: {', '.join(extra) or 'none'})"
+        )
+    return {
+        part: {key.removeprefix("module."): value for key, value in checkpoint[part].items()}
+        for part in PARTS
+    }
+
+
+def _build_model(kmodel: type[KModel], config: Path, weights: Path) -> KModel:
+    """``KModel`` from local files, then every part reloaded strictly from the checkpoint."""
+    try:
+        model = kmodel(repo_id=REPO_ID, config=str(config), model=str(weights))
+    except Exception as exc:  # KModel asserts, raises KeyError/RuntimeError on bad files
+        _load_checkpoint(weights)  # a precise message when the checkpoint's layout is off
+        raise EngineError(
+            f"cannot build Kokoro from {config} and {weights}: {_clip(str(exc))}"
+        ) from exc
+    checkpoint = _load_checkpoint(weights)
+    for part, state in checkpoint.items():
+        try:
+            getattr(model, part).load_state_dict(state, strict=True)
+        except RuntimeError as exc:
+            raise EngineError(
+                f"{weights}: part {part!r} does not match the model {config} describes: "
+                f"{_clip(str(exc))}"
+            ) from exc
+    return model
+
+
+class TorchEngine(Engine):
+    """Kokoro-82M in PyTorch from a local model directory, on CUDA when available."""
+
+    name = "torch"
+
+    def __init__(
+        self,
+        g2p: EnglishG2P,
+        model_dir: Path = DEFAULT_MODEL_DIR,
+        device: str | None = None,
+        trim: Trim | None = None,
+    ) -> None:
+        kmodel = _import_kmodel()
+        self.device = _pick_device(device)
+        model_dir = Path(model_dir)
+        config, weights, voice_files = _find_files(model_dir)
+        _check_config(config)
+        voices = {path.stem: _load_voice(path) for path in voice_files}
+        model = _build_model(kmodel, config, weights)
+        try:
+            self._model = model.eval().to(self.device)
+            self._voices = {name: pack.to(self.device) for name, pack in voices.items()}
+        except RuntimeError as exc:
+            raise EngineError(f"cannot move Kokoro to {self.device}: {exc}") from exc
+        self._vocab: dict[str, int] = self._model.vocab
+        super().__init__(g2p, trim)
+
+    @property
+    def voices(self) -> tuple[str, ...]:
+        return tuple(sorted(self._voices))
+
+    @property
+    def default_voice(self) -> str:
+        return DEFAULT_VOICE if DEFAULT_VOICE in self._voices else self.voices[0]
+
+    def _infer(self, phonemes: str, voice: str, speed: float) -> np.ndarray:
+        import torch
+
+        if not any(p in self._vocab for p in phonemes):
+            return np.zeros(0, dtype=np.float32)
+        pack = self._voices[voice]
+        # Like KPipeline: the style row is picked by the phoneme string's length.
+        ref_s = pack[min(len(phonemes), len(pack)) - 1]
+        with torch.inference_mode():
+            audio = self._model(phonemes, ref_s, float(speed))
+        return audio.detach().to("cpu", torch.float32).numpy().ravel()
