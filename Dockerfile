@@ -1,0 +1,47 @@
+# syntax=docker/dockerfile:1.7
+# Kokoro-82M speech server for a SageMaker AI real-time endpoint (GPU, bidirectional streaming).
+#   docker build --target tts-server -t kokoro-tts .
+#   docker run --gpus all -p 8080:8080 kokoro-tts        # SageMaker runs it as: <image> serve
+# The agent image (AgentCore Runtime) is added as a second target by the agent work.
+
+ARG CUDA_IMAGE=nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04
+
+FROM ${CUDA_IMAGE} AS tts-server
+LABEL com.amazonaws.sagemaker.capabilities.bidirectional-streaming=true
+ARG TORCH_SPEC="torch>=2.10,<3"
+ARG TORCH_INDEX=https://download.pytorch.org/whl/cu128
+ARG KOKORO_REPO=hexgrad/Kokoro-82M
+ARG KOKORO_REVISION=main
+ENV PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PATH=/opt/venv/bin:$PATH \
+    TTS_ENGINE=torch \
+    TTS_HOST=0.0.0.0 \
+    TTS_PORT=8080 \
+    TTS_MODEL_DIR=/opt/ml/model
+
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 python3-venv ca-certificates \
+ && rm -rf /var/lib/apt/lists/* \
+ && python3 -m venv /opt/venv
+
+# torch first, from the CUDA index, so the project's `torch>=2.10` floor (PYSEC-2026-2286) is met
+# by a CUDA build and pip never swaps it.
+RUN pip install "${TORCH_SPEC}" --index-url "${TORCH_INDEX}"
+
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY tts_client ./tts_client
+COPY tts_server ./tts_server
+RUN pip install ".[tts]"
+
+# Weights are fetched at image build time into the model directory; at run time the hub is
+# offline. (A ModelDataUrl on the SageMaker model mounts its own files over /opt/ml/model.)
+RUN python -c "from huggingface_hub import snapshot_download; snapshot_download('${KOKORO_REPO}', revision='${KOKORO_REVISION}', local_dir='/opt/ml/model', allow_patterns=['config.json', 'kokoro-v1_0.pth', 'voices/*.pt'])"
+ENV HF_HUB_OFFLINE=1
+
+RUN useradd --system --uid 10001 --home-dir /app tts && chown -R tts /app /opt/ml/model
+USER tts
+EXPOSE 8080
+ENTRYPOINT ["tts-server"]
+CMD ["serve"]

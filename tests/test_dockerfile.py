@@ -1,0 +1,79 @@
+"""The Dockerfile cannot be built here (no Docker engine), so its contract is checked by parsing."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+from packaging.specifiers import SpecifierSet
+
+DOCKERFILE = Path(__file__).resolve().parents[1] / "Dockerfile"
+
+
+def stages() -> dict[str, list[tuple[str, str]]]:
+    """Instructions per named stage, continuation lines joined."""
+    text = re.sub(r"\\\n", " ", DOCKERFILE.read_text())
+    result: dict[str, list[tuple[str, str]]] = {}
+    current: list[tuple[str, str]] | None = None
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        instruction, _, rest = line.partition(" ")
+        if instruction.upper() == "FROM":
+            name = rest.split(" AS ")[-1].strip() if " AS " in rest else rest
+            current = result.setdefault(name, [])
+        elif current is not None:
+            current.append((instruction.upper(), rest.strip()))
+    return result
+
+
+@pytest.fixture
+def tts() -> list[tuple[str, str]]:
+    return stages()["tts-server"]
+
+
+def values(stage: list[tuple[str, str]], instruction: str) -> list[str]:
+    return [rest for name, rest in stage if name == instruction]
+
+
+def test_tts_server_declares_bidirectional_streaming(tts: list[tuple[str, str]]) -> None:
+    assert "com.amazonaws.sagemaker.capabilities.bidirectional-streaming=true" in values(
+        tts, "LABEL"
+    )
+
+
+def test_tts_server_listens_on_8080_on_all_interfaces(tts: list[tuple[str, str]]) -> None:
+    assert values(tts, "EXPOSE") == ["8080"]
+    env = " ".join(values(tts, "ENV"))
+    assert "TTS_PORT=8080" in env and "TTS_HOST=0.0.0.0" in env
+
+
+def test_tts_server_torch_meets_the_advisory_floor(tts: list[tuple[str, str]]) -> None:
+    arg = next(v for v in values(tts, "ARG") if v.startswith("TORCH_SPEC="))
+    spec = SpecifierSet(shlex.split(arg.partition("=")[2])[0].removeprefix("torch"))
+    assert "2.9.1" not in spec and "2.10.0" in spec
+    assert any("${TORCH_SPEC}" in run for run in values(tts, "RUN"))
+
+
+def test_tts_server_runs_the_gpu_engine_offline_as_non_root(tts: list[tuple[str, str]]) -> None:
+    env = " ".join(values(tts, "ENV"))
+    assert "TTS_ENGINE=torch" in env and "TTS_MODEL_DIR=/opt/ml/model" in env
+    assert "HF_HUB_OFFLINE=1" in env
+    user = values(tts, "USER")
+    assert user and user[-1] not in ("root", "0")
+    assert json.loads(values(tts, "ENTRYPOINT")[-1]) == ["tts-server"]
+    assert json.loads(values(tts, "CMD")[-1]) == ["serve"]  # SageMaker passes 'serve'
+
+
+def test_weights_are_fetched_at_build_time_into_the_model_dir(tts: list[tuple[str, str]]) -> None:
+    fetch = [run for run in values(tts, "RUN") if "snapshot_download" in run]
+    assert fetch and "/opt/ml/model" in fetch[0] and "kokoro-v1_0.pth" in fetch[0]
+
+
+def test_pyproject_pins_the_torch_floor() -> None:
+    pyproject = (DOCKERFILE.parent / "pyproject.toml").read_text()
+    assert re.search(r'"torch>=2\.1\d', pyproject)
