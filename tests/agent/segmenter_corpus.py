@@ -1,0 +1,684 @@
+"""Segmenter corpus: input text, expected segments and options, one rule per group.
+
+Rule cases switch the eager first fragment and short-sentence merging off (``PLAIN``) so that
+each shows one rule; ``reply`` cases are realistic LLM replies under the default options, and
+the benchmark streams them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+PLAIN: dict[str, Any] = {"eager_min_words": None, "merge_under_words": 0}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One corpus entry: feeding ``text`` with ``options`` yields ``expected``."""
+
+    group: str
+    text: str
+    expected: tuple[str, ...]
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_reply(self) -> bool:
+        """A realistic LLM reply under default options."""
+        return self.group == "reply"
+
+
+def _group(name: str, *cases: tuple[Any, ...], **options: Any) -> list[Case]:
+    """Cases as (text, *expected) or (text, *expected, {options}) tuples."""
+    out = []
+    for text, *rest in cases:
+        extra = rest.pop() if rest and isinstance(rest[-1], dict) else {}
+        out.append(Case(name, text, tuple(rest), {**options, **extra}))
+    return out
+
+
+SENTENCE_ENDS = _group(
+    "sentence ends",
+    ("Hello there. How are you?", "Hello there.", "How are you?"),
+    ("It works! Try it.", "It works!", "Try it."),
+    ("Is it ready? Yes, it is.", "Is it ready?", "Yes, it is."),
+    ("Wait!! Really?! Okay.", "Wait!!", "Really?!", "Okay."),
+    ('He said "Stop." Then he left.', 'He said "Stop."', "Then he left."),
+    ("She asked “Why?” Nobody knew.", "She asked “Why?”", "Nobody knew."),
+    (
+        "(This is an aside.) The main point follows.",
+        "(This is an aside.)",
+        "The main point follows.",
+    ),
+    ("It was 'fine.' We moved on.", "It was 'fine.'", "We moved on."),
+    ("The answer is 42. That is final.", "The answer is 42.", "That is final."),
+    ("It costs $5. That is cheap.", "It costs $5.", "That is cheap."),
+    ("We waited… Then it started.", "We waited…", "Then it started."),
+    ("Done. 3 files changed.", "Done.", "3 files changed."),
+    ("The end.", "The end."),
+    ("No punctuation at the end", "No punctuation at the end"),
+    ("One.Two", "One.Two"),
+    ("今日は晴れです。明日は雨です。", "今日は晴れです。", "明日は雨です。"),
+    ("你好！你是谁？我是助手。", "你好！", "你是谁？", "我是助手。"),
+    ("他说「好。」然后走了。", "他说「好。」", "然后走了。"),
+    ("Привет. Как дела?", "Привет.", "Как дела?"),
+    ("¿Qué tal? ¡Muy bien!", "¿Qué tal?", "¡Muy bien!"),
+    ("Is this right?\nYes.", "Is this right?", "Yes."),
+    ("Fine.   Next one.", "Fine.", "Next one."),
+    ("It was (maybe?) fine.", "It was (maybe?) fine."),
+    ('"Really?" she asked. "Yes!" he said.', '"Really?" she asked.', '"Yes!" he said.'),
+    ("Yahoo! is a website.", "Yahoo!", "is a website."),
+    ('First sentence. "Quoted start" follows.', "First sentence.", '"Quoted start" follows.'),
+    **PLAIN,
+)
+
+BREAKS = _group(
+    "breaks",
+    ("First paragraph\n\nSecond paragraph", "First paragraph", "Second paragraph"),
+    ("Line one\nLine two", "Line one", "Line two"),
+    ("a sentence that is\nwrapped in the middle.", "a sentence that is wrapped in the middle."),
+    ("Shopping list:\n- eggs\n- milk\n- bread", "Shopping list:", "eggs", "milk", "bread"),
+    ("Options:\n* red\n* blue", "Options:", "red", "blue"),
+    ("Steps:\n+ one\n+ two", "Steps:", "one", "two"),
+    ("Pick one:\n• tea\n• coffee", "Pick one:", "tea", "coffee"),
+    ("Steps:\n1. Open it.\n2. Close it.", "Steps:", "1. Open it.", "2. Close it."),
+    ("1) First\n2) Second", "1) First", "2) Second"),
+    ("# Title\nBody text.", "Title", "Body text."),
+    ("Intro.\n## Details\nMore text.", "Intro.", "Details", "More text."),
+    ("### Step 3: Deploy ###\nGo.", "Step 3: Deploy", "Go."),
+    ("- item one\n  continued here\n- item two", "item one continued here", "item two"),
+    ("- outer\n  - inner\n    - deepest", "outer", "inner", "deepest"),
+    ("Text.\n\n\n\nMore text.", "Text.", "More text."),
+    ("Before\n\n---\n\nAfter", "Before", "After"),
+    ("Title\n=====\nBody.", "Title", "Body."),
+    ("Header line\r\nSecond line\r\n", "Header line", "Second line"),
+    ("**Note:**\nKeep it short.", "Note:", "Keep it short."),
+    ("> Quoted line.\n> Another line.", "Quoted line.", "Another line."),
+    (
+        "A list item mid-line - like this - is not a list.",
+        "A list item mid-line - like this - is not a list.",
+    ),
+    (
+        "#hashtag is not a heading. C# is a language.",
+        "#hashtag is not a heading.",
+        "C# is a language.",
+    ),
+    ("Pi is roughly:\n3.14 and a bit.", "Pi is roughly:", "3.14 and a bit."),
+    (
+        "2024 was a good year.\n2025 will be better.",
+        "2024 was a good year.",
+        "2025 will be better.",
+    ),
+    **PLAIN,
+)
+
+ABBREVIATIONS = _group(
+    "abbreviations",
+    ("Dr. Smith will see you now.", "Dr. Smith will see you now."),
+    ("Ask Mr. Brown and Mrs. Green.", "Ask Mr. Brown and Mrs. Green."),
+    ("Ms. Lee met Prof. Ng today.", "Ms. Lee met Prof. Ng today."),
+    ("We visited St. Louis. It was hot.", "We visited St. Louis.", "It was hot."),
+    ("Turn left on Main St. The shop is there.", "Turn left on Main St.", "The shop is there."),
+    ("Use a tool, e.g. a hammer. It helps.", "Use a tool, e.g. a hammer.", "It helps."),
+    ("Bring fruit, e.g. Apples or pears.", "Bring fruit, e.g. Apples or pears."),
+    ("It is done, i.e. finished.", "It is done, i.e. finished."),
+    ("Use i.e. When you mean that is.", "Use i.e. When you mean that is."),
+    ("Eggs, milk, etc. are fine.", "Eggs, milk, etc. are fine."),
+    ("Eggs, milk, etc. The list goes on.", "Eggs, milk, etc.", "The list goes on."),
+    ("Python vs. Java is a classic debate.", "Python vs. Java is a classic debate."),
+    ("Meet at 9 a.m. tomorrow.", "Meet at 9 a.m. tomorrow."),
+    ("The call is at 5 p.m. Please be on time.", "The call is at 5 p.m.", "Please be on time."),
+    ("It ends at 5 p.m. Eastern time.", "It ends at 5 p.m. Eastern time."),
+    ("The U.S. economy grew.", "The U.S. economy grew."),
+    ("The U.S. Senate voted.", "The U.S. Senate voted."),
+    ("She moved to the U.S. It was a big change.", "She moved to the U.S.", "It was a big change."),
+    ("He has a Ph.D. in physics.", "He has a Ph.D. in physics."),
+    ("She earned a Ph.D. Then she taught.", "She earned a Ph.D.", "Then she taught."),
+    ("Apple Inc. announced a phone.", "Apple Inc. announced a phone."),
+    ("He works at Acme Inc. The pay is good.", "He works at Acme Inc.", "The pay is good."),
+    ("The event is on Jan. 5 this year.", "The event is on Jan. 5 this year."),
+    ("It opened in Sept. 2019.", "It opened in Sept. 2019."),
+    ("See Fig. 3 for details.", "See Fig. 3 for details."),
+    ("Track No. 7 is my favourite.", "Track No. 7 is my favourite."),
+    ("No. It is not.", "No.", "It is not."),
+    ("Smith et al. showed this.", "Smith et al. showed this."),
+    ("Martin Luther King Jr. was a leader.", "Martin Luther King Jr. was a leader."),
+    ("Gen. Patton and Capt. Kirk met Sen. Warren.", "Gen. Patton and Capt. Kirk met Sen. Warren."),
+    ("It weighs approx. 5 kg.", "It weighs approx. 5 kg."),
+    ("Compare it (cf. Section 2).", "Compare it (cf. Section 2)."),
+    ("DR. NO is a film. It is old.", "DR. NO is a film.", "It is old."),
+    **PLAIN,
+)
+
+INITIALS = _group(
+    "initials",
+    ("J. R. R. Tolkien wrote it.", "J. R. R. Tolkien wrote it."),
+    ("J.R.R. Tolkien wrote it.", "J.R.R. Tolkien wrote it."),
+    ("John F. Kennedy spoke.", "John F. Kennedy spoke."),
+    ("A. A. Milne wrote Winnie.", "A. A. Milne wrote Winnie."),
+    ("We chose plan B. It worked.", "We chose plan B.", "It worked."),
+    ("That was World War I. It ended in 1918.", "That was World War I.", "It ended in 1918."),
+    **PLAIN,
+)
+
+NUMBERS = _group(
+    "numbers",
+    ("Pi is about 3.14 and e is 2.718.", "Pi is about 3.14 and e is 2.718."),
+    ("Upgrade to v2.1.0 now. It is stable.", "Upgrade to v2.1.0 now.", "It is stable."),
+    ("Python 3.12 is out.", "Python 3.12 is out."),
+    ("It costs $3.50 today.", "It costs $3.50 today."),
+    ("Revenue was €1,250.75 in total.", "Revenue was €1,250.75 in total."),
+    ("Meet me at 5:30. Bring snacks.", "Meet me at 5:30.", "Bring snacks."),
+    ("The ratio is 16:9, the standard.", "The ratio is 16:9, the standard."),
+    ("In 2019. 2020 was harder.", "In 2019. 2020 was harder."),
+    ("We sold 1,000 units.", "We sold 1,000 units."),
+    ("Scores were 9.5, 8.7 and 7.2.", "Scores were 9.5, 8.7 and 7.2."),
+    ("The IP is 192.168.1.10.", "The IP is 192.168.1.10."),
+    **PLAIN,
+)
+
+LIST_MARKERS = _group(
+    "list markers",
+    ("Steps: 1. Open the app. 2. Sign in.", "Steps: 1. Open the app.", "2. Sign in."),
+    ("1. Preheat the oven.", "1. Preheat the oven."),
+    ("10. Tenth item here.", "10. Tenth item here."),
+    ("Do this. 2. Then that.", "Do this.", "2. Then that."),
+    ("Chapter 3. The story continues.", "Chapter 3.", "The story continues."),
+    **PLAIN,
+)
+
+ELLIPSES = _group(
+    "ellipses",
+    ("Well... maybe not.", "Well... maybe not."),
+    ("I thought… perhaps we could.", "I thought… perhaps we could."),
+    ("Loading... Done.", "Loading...", "Done."),
+    ("Wait...what happened?", "Wait...what happened?"),
+    ("And so on...", "And so on..."),
+    ("Hmm.. let me think.", "Hmm.. let me think."),
+    **PLAIN,
+)
+
+REFERENCES = _group(
+    "urls, e-mails, files",
+    (
+        "Visit https://example.com/docs/v1.2/index.html for more.",
+        "Visit https://example.com/docs/v1.2/index.html for more.",
+    ),
+    ("Go to example.com. It has docs.", "Go to example.com.", "It has docs."),
+    ("See https://x.org/search?q=a.b&lang=en!", "See https://x.org/search?q=a.b&lang=en!"),
+    ("Mail jane.doe@mail.example.org today.", "Mail jane.doe@mail.example.org today."),
+    ("Write to me at a.b@c.io. Thanks!", "Write to me at a.b@c.io.", "Thanks!"),
+    ("Edit config.yaml and restart.", "Edit config.yaml and restart."),
+    ("Open main.py. Then run it.", "Open main.py.", "Then run it."),
+    ("The file is named README.md here.", "The file is named README.md here."),
+    ("Check www.python.org/downloads.", "Check www.python.org/downloads."),
+    ("Use node.js or Vue.js for it.", "Use node.js or Vue.js for it."),
+    ("Run ./build.sh --fast now.", "Run ./build.sh --fast now."),
+    **PLAIN,
+)
+
+CODE_SPANS = _group(
+    "code spans",
+    ("Call `os.path.join()` here.", "Call os.path.join() here."),
+    ("Run `make test. Then deploy` now.", "Run make test. Then deploy now."),
+    ("Use `a, b = b, a` to swap them.", "Use a, b = b, a to swap them."),
+    ("Type ``echo `hi` now`` to test.", "Type echo `hi` now to test."),
+    ("Install `numpy`. It is fast.", "Install numpy.", "It is fast."),
+    ("Set `x = 1! Y? Z.` and go.", "Set x = 1! Y? Z. and go."),
+    ("A lone ` backtick. Odd.", "A lone backtick. Odd."),
+    ("Unclosed `code span\nNew line. Here.", "Unclosed code span", "New line.", "Here."),
+    **PLAIN,
+)
+
+MARKDOWN = _group(
+    "markdown",
+    ("This is **very** important.", "This is very important."),
+    ("This is *quite* good and _also_ fine.", "This is quite good and also fine."),
+    ("It is __bold__ and ~~struck~~ text.", "It is bold and struck text."),
+    ("***Both*** styles at once.", "Both styles at once."),
+    ("Compute 2 * 3 * 4 first.", "Compute 2 * 3 * 4 first."),
+    ("Use 2*3 or a*b here.", "Use 2*3 or a*b here."),
+    ("Rename my_variable_name to snake_case.", "Rename my_variable_name to snake_case."),
+    ("Read [the docs](https://docs.example.com/a_(b)) first.", "Read the docs first."),
+    ("See [**this** guide](http://x.io). Then start.", "See this guide.", "Then start."),
+    ("A [bracket] is not a link.", "A [bracket] is not a link."),
+    ("Here ![a cat](cat.png) sits.", "Here a cat sits."),
+    ("Wow! [Click](u) now.", "Wow!", "Click now."),
+    ("Escaped \\*stars\\* stay.", "Escaped *stars* stay."),
+    ("Path C:\\Users\\me is fine.", "Path C:\\Users\\me is fine."),
+    ("Approximately ~5 minutes.", "Approximately ~5 minutes."),
+    (
+        "Example:\n```python\nprint('Hi. There.')\n```\nThat prints it.",
+        "Example:",
+        "That prints it.",
+    ),
+    (
+        "Example:\n```\ncode here\n```\nDone.",
+        "Example:",
+        "Here is some code.",
+        "Done.",
+        {"code_block_phrase": "Here is some code."},
+    ),
+    ("Unclosed fence:\n```bash\nrm -rf /tmp/x\n", "Unclosed fence:"),
+    ("Tilde fence:\n~~~\nx = 1\n~~~\nAfter.", "Tilde fence:", "After."),
+    ("| Name | Age |\n|------|----:|\n| Ann | 30 |", "Name Age", "Ann 30"),
+    ("Use a | b in shell.", "Use a | b in shell."),
+    ("> **Tip:** save often.", "Tip: save often."),
+    ("* * *\nAfter the rule.", "After the rule."),
+    ("Star at the end *", "Star at the end *"),
+    ("**Bold at start** then text.", "Bold at start then text."),
+    ("The __init__ method.", "The init method."),
+    **PLAIN,
+)
+
+EAGER = _group(
+    "eager first fragment",
+    (
+        "Well, that is a really good question, and the answer is simple.",
+        "Well, that is a really good question,",
+        "and the answer is simple.",
+    ),
+    ("Sure, I can help with that.", "Sure, I can help with that."),
+    (
+        "Here is a quick overview: it is fast, small and free.",
+        "Here is a quick overview:",
+        "it is fast, small and free.",
+    ),
+    (
+        "The first part is long enough; the second part follows. Later, sentences stay whole.",
+        "The first part is long enough;",
+        "the second part follows.",
+        "Later, sentences stay whole.",
+    ),
+    ("The model—small as it is—runs anywhere.", "The model—small as it is—", "runs anywhere."),
+    ("One two three, four five six.", "One two three, four five six."),
+    ("One two three four, five six.", "One two three four,", "five six."),
+    ("One two, three four five, six.", "One two, three four five,", "six.", {"eager_min_words": 5}),
+    ("One two three four, five six.", "One two three four, five six.", {"eager_min_words": None}),
+    ("It costs 1,000 dollars in total, roughly.", "It costs 1,000 dollars in total,", "roughly."),
+    ("Call `f(a, b, c, d)` first, then relax.", "Call f(a, b, c, d) first,", "then relax."),
+    ("首先我们需要安装，然后运行。", "首先我们需要安装，", "然后运行。"),
+    merge_under_words=0,
+)
+
+CAP = _group(
+    "length cap",
+    (
+        "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi",
+        "alpha beta gamma delta epsilon zeta eta",
+        "theta iota kappa lambda mu nu xi",
+        {"max_chars": 40},
+    ),
+    (
+        "We went to the market, bought apples and pears, then walked home slowly.",
+        "We went to the market,",
+        "bought apples and pears,",
+        "then walked home slowly.",
+        {"max_chars": 30},
+    ),
+    (
+        "Short start, then a very long clause without any break at all here.",
+        "Short start, then a very long clause",
+        "without any break at all here.",
+        {"max_chars": 40},
+    ),
+    (
+        "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz",
+        "abcdefghijklmnopqrstuvwxyz",
+        "abcdefghijklmnopqrstuvwxyz",
+        {"max_chars": 26},
+    ),
+    ("It fits exactly here. Next.", "It fits exactly here.", "Next.", {"max_chars": 21}),
+    (
+        "Visit https://example.com/a/very/long/path/that/goes/on now.",
+        "Visit",
+        "https://example.com/a/very/long/path/t",
+        "hat/goes/on now.",
+        {"max_chars": 38},
+    ),
+    (
+        "A sentence; with marks; spaced out; evenly.",
+        "A sentence; with marks;",
+        "spaced out; evenly.",
+        {"max_chars": 24},
+    ),
+    **PLAIN,
+)
+
+MERGE = _group(
+    "short sentences",
+    ("Sure. Here is the plan.", "Sure. Here is the plan."),
+    ("Okay! Let us go.", "Okay! Let us go."),
+    ("Yes. No. Maybe so.", "Yes. No.", "Maybe so."),
+    ("Got it. Thanks a lot.", "Got it.", "Thanks a lot."),
+    ("Sure!\n\nHere is the plan.", "Sure! Here is the plan."),
+    ("Done.\n- first item", "Done.", "first item"),
+    ("Yes.\n3.14 is close.", "Yes. 3.14 is close."),
+    ("Yes.\n3. Close it.", "Yes.", "3. Close it."),
+    ("## Setup\nRun it.", "Setup", "Run it."),
+    ("Sure. Thanks. Bye.", "Sure. Thanks.", "Bye.", {"merge_under_words": 2}),
+    ("All good. Fine.", "All good.", "Fine."),
+    ("Got it. Thanks a lot.", "Got it. Thanks a lot.", {"merge_under_words": 3}),
+    ("Sure. Here is the plan.", "Sure.", "Here is the plan.", {"merge_under_words": 0}),
+    eager_min_words=None,
+)
+
+REPLIES = _group(
+    "reply",
+    (
+        "Sure! Here's a quick recipe for pancakes.\n\n"
+        "**Ingredients:**\n- 1 cup of flour\n- 2 tbsp. sugar\n- 1 egg\n\n"
+        "**Steps:**\n1. Mix the dry ingredients.\n2. Add the egg and milk, then whisk.\n"
+        "3. Cook on a hot pan for approx. 2 minutes per side.\n\nEnjoy your breakfast!",
+        "Sure! Here's a quick recipe for pancakes.",
+        "Ingredients:",
+        "1 cup of flour",
+        "2 tbsp. sugar",
+        "1 egg",
+        "Steps:",
+        "1. Mix the dry ingredients.",
+        "2. Add the egg and milk, then whisk.",
+        "3. Cook on a hot pan for approx. 2 minutes per side.",
+        "Enjoy your breakfast!",
+    ),
+    (
+        "Great question! The capital of Australia is **Canberra**, not Sydney. "
+        "It was chosen in 1908 as a compromise between Sydney and Melbourne.",
+        "Great question!",
+        "The capital of Australia is Canberra, not Sydney.",
+        "It was chosen in 1908 as a compromise between Sydney and Melbourne.",
+    ),
+    (
+        "To install it, run `pip install requests` in your terminal. Then import it with "
+        "`import requests` and call `requests.get(url)`. That's all there is to it.",
+        "To install it, run pip install requests in your terminal.",
+        "Then import it with import requests and call requests.get(url).",
+        "That's all there is to it.",
+    ),
+    (
+        "## Summary\n\nThe meeting with Dr. Patel is on Jan. 12 at 3 p.m. in Room 4.2. "
+        "Please bring the Q3 report (v1.4) and your laptop.\n\n## Action items\n\n"
+        "- Send the agenda, i.e. the list of topics.\n- Book the room.\n",
+        "Summary",
+        "The meeting with Dr. Patel is on Jan. 12 at 3 p.m. in Room 4.2.",
+        "Please bring the Q3 report (v1.4) and your laptop.",
+        "Action items",
+        "Send the agenda, i.e. the list of topics.",
+        "Book the room.",
+    ),
+    (
+        "Here's a simple Python function:\n\n```python\ndef add(a, b):\n    return a + b\n```\n\n"
+        "It takes two numbers and returns their sum. You can call it like `add(2, 3)`.",
+        "Here's a simple Python function:",
+        "It takes two numbers and returns their sum.",
+        "You can call it like add(2, 3).",
+    ),
+    (
+        "Honestly, it depends on what you value most in a laptop. If battery life matters, "
+        "the MacBook Air is hard to beat. If you want to game, look at a Windows machine "
+        "with a dedicated GPU.",
+        "Honestly, it depends on what you value most in a laptop.",
+        "If battery life matters, the MacBook Air is hard to beat.",
+        "If you want to game, look at a Windows machine with a dedicated GPU.",
+    ),
+    (
+        "Well, there are a few reasons why the sky looks blue, and they all come down to "
+        "physics. Sunlight is scattered by air molecules. Blue light scatters more than red "
+        "light, so we see blue everywhere we look.",
+        "Well, there are a few reasons why the sky looks blue,",
+        "and they all come down to physics.",
+        "Sunlight is scattered by air molecules.",
+        "Blue light scatters more than red light, so we see blue everywhere we look.",
+    ),
+    (
+        "The Eiffel Tower is about 330 m tall. It was built for the 1889 World's Fair "
+        "in Paris. At the time, it was the tallest structure in the world!",
+        "The Eiffel Tower is about 330 m tall.",
+        "It was built for the 1889 World's Fair in Paris.",
+        "At the time, it was the tallest structure in the world!",
+    ),
+    (
+        "Okay. Let's break it down:\n\n1. **Budget** – decide how much you can spend.\n"
+        "2. **Location** – pick a neighbourhood near work.\n"
+        "3. **Viewing** – visit at least 3 places.\n\nGood luck with the search!",
+        "Okay. Let's break it down:",
+        "1. Budget – decide how much you can spend.",
+        "2. Location – pick a neighbourhood near work.",
+        "3. Viewing – visit at least 3 places.",
+        "Good luck with the search!",
+    ),
+    (
+        "According to the U.S. Census Bureau, the population grew by 0.5% last year. "
+        "Most of that growth came from the South, e.g. Texas and Florida.",
+        "According to the U.S. Census Bureau,",
+        "the population grew by 0.5% last year.",
+        "Most of that growth came from the South, e.g. Texas and Florida.",
+    ),
+    (
+        "You can reach support at help@example.com or visit "
+        "[our help center](https://example.com/help). They're open 9 a.m. to 5 p.m. "
+        "on weekdays.",
+        "You can reach support at help@example.com or visit our help center.",
+        "They're open 9 a.m. to 5 p.m. on weekdays.",
+    ),
+    (
+        "I'm not sure... Let me think. The file `settings.json` controls the theme; "
+        'change `"theme": "dark"` to switch. Restart the app afterwards.',
+        "I'm not sure...",
+        "Let me think.",
+        'The file settings.json controls the theme; change "theme": "dark" to switch.',
+        "Restart the app afterwards.",
+    ),
+    (
+        "### Quick comparison\n\n| Model | Size |\n|---|---|\n| Kokoro | 82M |\n| XTTS | 467M |\n\n"
+        "Kokoro is *much* smaller, which makes it fast on a CPU.",
+        "Quick comparison",
+        "Model Size",
+        "Kokoro 82M",
+        "XTTS 467M",
+        "Kokoro is much smaller, which makes it fast on a CPU.",
+    ),
+    (
+        "Absolutely! J. K. Rowling wrote seven Harry Potter books. The first one came out "
+        "in 1997; the last in 2007.",
+        "Absolutely! J. K. Rowling wrote seven Harry Potter books.",
+        "The first one came out in 1997; the last in 2007.",
+    ),
+    (
+        "Yes.\n\nThe train leaves at 6:45 a.m. from platform 9. Tickets cost $12.50 each, "
+        "or $40 for a family pass.",
+        "Yes. The train leaves at 6:45 a.m. from platform 9.",
+        "Tickets cost $12.50 each, or $40 for a family pass.",
+    ),
+    (
+        "> Note: this only works on Linux.\n\nFirst, open a terminal. Next, type `ls -la` "
+        "and press Enter. You should see a list of files.",
+        "Note: this only works on Linux.",
+        "First, open a terminal.",
+        "Next, type ls -la and press Enter.",
+        "You should see a list of files.",
+    ),
+    (
+        "Here are three tips to sleep better:\n\n"
+        "* Keep a regular schedule, even on weekends.\n"
+        "* Avoid screens for an hour before bed.\n"
+        "* Keep the bedroom cool, dark and quiet.\n",
+        "Here are three tips to sleep better:",
+        "Keep a regular schedule, even on weekends.",
+        "Avoid screens for an hour before bed.",
+        "Keep the bedroom cool, dark and quiet.",
+    ),
+    (
+        "The formula is E = mc^2, where E is energy, m is mass and c is the speed of light "
+        "(about 3.0 x 10^8 m/s). It shows that mass and energy are equivalent.",
+        "The formula is E = mc^2,",
+        "where E is energy, m is mass and c is the speed of light (about 3.0 x 10^8 m/s).",
+        "It shows that mass and energy are equivalent.",
+    ),
+    (
+        "Hi! I'm your assistant. What would you like to do today?",
+        "Hi! I'm your assistant.",
+        "What would you like to do today?",
+    ),
+    (
+        "Mount Everest is 8,849 m high. Its summit lies on the border of Nepal and China. "
+        "Climbers usually start from Base Camp in Apr. or May.",
+        "Mount Everest is 8,849 m high.",
+        "Its summit lies on the border of Nepal and China.",
+        "Climbers usually start from Base Camp in Apr. or May.",
+    ),
+)
+
+MORE_REPLIES = _group(
+    "reply",
+    (
+        "Good morning! Today's forecast for Seattle calls for light rain in the morning, "
+        "clearing by early afternoon, with highs around 58°F. Don't forget an umbrella if "
+        "you're heading out before noon.",
+        "Good morning!",
+        "Today's forecast for Seattle calls for light rain in the morning, clearing by early "
+        "afternoon, with highs around 58°F.",
+        "Don't forget an umbrella if you're heading out before noon.",
+    ),
+    (
+        "The main difference between a virus and a bacterium is size and structure: bacteria "
+        "are single-celled organisms that can live on their own, while viruses need a host "
+        "cell to reproduce. That's why antibiotics work on bacteria but not on viruses.",
+        "The main difference between a virus and a bacterium is size and structure:",
+        "bacteria are single-celled organisms that can live on their own, while viruses need "
+        "a host cell to reproduce.",
+        "That's why antibiotics work on bacteria but not on viruses.",
+    ),
+    (
+        "Here's what you need for the trip:\n\n- **Documents**\n  - Passport (valid for 6+ "
+        "months)\n  - Visa, if required\n- **Money**\n  - Some local cash, e.g. for taxis\n\n"
+        "Have a great trip!",
+        "Here's what you need for the trip:",
+        "Documents",
+        "Passport (valid for 6+ months)",
+        "Visa, if required",
+        "Money",
+        "Some local cash, e.g. for taxis",
+        "Have a great trip!",
+    ),
+    (
+        "## Reading a file in Python\n\nUse the built-in `open()` function with a `with` "
+        'block:\n\n```python\nwith open("notes.txt") as f:\n    text = f.read()\n```\n\n'
+        "The file is closed automatically when the block ends. For large files, iterate line "
+        "by line instead of calling `f.read()`.",
+        "Reading a file in Python",
+        "Use the built-in open() function with a with block:",
+        "The file is closed automatically when the block ends.",
+        "For large files, iterate line by line instead of calling f.read().",
+    ),
+    (
+        'As Einstein reportedly said, "Imagination is more important than knowledge." '
+        "Whether he really said it is debated, though.",
+        "As Einstein reportedly said,",
+        '"Imagination is more important than knowledge."',
+        "Whether he really said it is debated, though.",
+    ),
+    (
+        "Your order #4521 will arrive on Tuesday between 2:00 and 4:00 p.m. The total was "
+        "$84.99, including $5.00 shipping. You can track it at shop.example.com/orders.",
+        "Your order #4521 will arrive on Tuesday between 2:00 and 4:00 p.m.",
+        "The total was $84.99, including $5.00 shipping.",
+        "You can track it at shop.example.com/orders.",
+    ),
+    (
+        "¡Claro! La reunión es el lunes a las 10:30. ¿Necesitas algo más?",
+        "¡Claro! La reunión es el lunes a las 10:30.",
+        "¿Necesitas algo más?",
+    ),
+    (
+        "当然可以！北京是中国的首都，也是一座历史悠久的城市。你想了解哪些景点？",
+        "当然可以！",
+        "北京是中国的首都，也是一座历史悠久的城市。",
+        "你想了解哪些景点？",
+    ),
+    (
+        "Hmm, that's tricky… The U.K. and the U.S. use different date formats, e.g. 04/05 "
+        "means April 5 in the U.S. but May 4 in the U.K. So always write the month out.",
+        "Hmm, that's tricky…",
+        "The U.K. and the U.S. use different date formats, e.g. 04/05 means April 5 in the "
+        "U.S. but May 4 in the U.K.",
+        "So always write the month out.",
+    ),
+    (
+        "**Short answer:** yes—but only if you're over 18.\n\n**Longer answer:** the rules "
+        "vary by state, so check your local DMV website before you apply.",
+        "Short answer: yes—but only if you're over 18.",
+        "Longer answer: the rules vary by state, so check your local DMV website before you apply.",
+    ),
+    (
+        "I recommend starting with the official tutorial because it covers the basics in a "
+        "very approachable way. After that you can move on to building a small project of "
+        "your own.",
+        "I recommend starting with the official tutorial because it covers the basics in a "
+        "very approachable way.",
+        "After that you can move on to building a small project of your own.",
+    ),
+    (
+        "Here are some useful resources:\n\n1. [Python docs](https://docs.python.org/3/) – "
+        "the official reference.\n2. [Real Python](https://realpython.com) – tutorials for "
+        "all levels.\n",
+        "Here are some useful resources:",
+        "1. Python docs – the official reference.",
+        "2. Real Python – tutorials for all levels.",
+    ),
+    (
+        "The museum, which was founded in 1870 by a group of wealthy collectors who wanted to "
+        "bring European art to the city, has grown over the years into one of the largest "
+        "institutions of its kind, with more than two million objects spanning five thousand "
+        "years of history, from ancient Egyptian sculpture and Greek pottery to modern "
+        "paintings, photography and design, and it welcomes around seven million visitors "
+        "every year, most of whom come during the summer months when the special exhibitions "
+        "open and the gardens are in full bloom.",
+        "The museum, which was founded in 1870 by a group of wealthy collectors who wanted to "
+        "bring European art to the city,",
+        "has grown over the years into one of the largest institutions of its kind, with more "
+        "than two million objects spanning five thousand years of history, from ancient "
+        "Egyptian sculpture and Greek pottery to modern paintings, photography and design, "
+        "and it welcomes around seven million visitors every year,",
+        "most of whom come during the summer months when the special exhibitions open and the "
+        "gardens are in full bloom.",
+    ),
+    (
+        "Sure. Let me check that for you. Done! Your meeting is now at 3 p.m. tomorrow.",
+        "Sure. Let me check that for you.",
+        "Done! Your meeting is now at 3 p.m. tomorrow.",
+    ),
+    (
+        "> The best way to predict the future is to invent it.\n\n— Alan Kay\n\n"
+        "That quote is often used in tech circles.",
+        "The best way to predict the future is to invent it.",
+        "— Alan Kay",
+        "That quote is often used in tech circles.",
+    ),
+)
+
+CASES: list[Case] = [
+    *SENTENCE_ENDS,
+    *BREAKS,
+    *ABBREVIATIONS,
+    *INITIALS,
+    *NUMBERS,
+    *LIST_MARKERS,
+    *ELLIPSES,
+    *REFERENCES,
+    *CODE_SPANS,
+    *MARKDOWN,
+    *EAGER,
+    *CAP,
+    *MERGE,
+    *REPLIES,
+    *MORE_REPLIES,
+]
+
+_TOKEN = re.compile(r"[\u3000-\u9fff]{1,2}| ?[^\W\d_]{1,10}| ?\d{1,3}| ?[^\w\s]{1,2}|\n+| +|\s|_")
+
+
+def llm_tokens(text: str) -> list[str]:
+    """Slice ``text`` roughly as an LLM tokenizer would (about four characters a token)."""
+    return _TOKEN.findall(text)
