@@ -2,7 +2,7 @@
 # Kokoro-82M speech server for a SageMaker AI real-time endpoint (GPU, bidirectional streaming).
 #   docker build --target tts-server -t kokoro-tts .
 #   docker run --gpus all -p 8080:8080 kokoro-tts        # SageMaker runs it as: <image> serve
-# The agent image (AgentCore Runtime) is added as a second target by the agent work.
+# The agent image (AgentCore Runtime) is the second target, `agent`, below.
 
 ARG CUDA_IMAGE=nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04
 
@@ -45,3 +45,22 @@ USER tts
 EXPOSE 8080
 ENTRYPOINT ["tts-server"]
 CMD ["serve"]
+
+# Voice agent for Amazon Bedrock AgentCore Runtime (ARM64, HTTP on 8080).
+#   docker buildx build --platform linux/arm64 --target agent -t kokoro-voice-agent .
+# Light image: no torch, no onnxruntime; speech comes from the SageMaker endpoint over its
+# bidirectional stream (the `sagemaker` extra, which needs Python >= 3.12).
+FROM --platform=linux/arm64 python:3.12-slim AS agent
+ENV PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    VOICE_AGENT_MODEL=bedrock:us.anthropic.claude-haiku-4-5-20251001-v1:0 \
+    TTS_SAGEMAKER_ENDPOINT=kokoro-tts
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY agent ./agent
+COPY tts_client ./tts_client
+RUN pip install ".[agent,sagemaker]"
+RUN useradd --system --uid 10001 --home-dir /app agent
+USER agent
+EXPOSE 8080
+CMD ["python", "-m", "agent.app"]

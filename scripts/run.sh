@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
-exec .venv/bin/tts-server --host "${TTS_HOST:-127.0.0.1}" --port "${TTS_PORT:-8080}" "$@"
+exec .venv/bin/voice-agent dev "$@"

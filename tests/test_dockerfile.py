@@ -77,3 +77,33 @@ def test_weights_are_fetched_at_build_time_into_the_model_dir(tts: list[tuple[st
 def test_pyproject_pins_the_torch_floor() -> None:
     pyproject = (DOCKERFILE.parent / "pyproject.toml").read_text()
     assert re.search(r'"torch>=2\.1\d', pyproject)
+
+
+@pytest.fixture
+def agent() -> list[tuple[str, str]]:
+    return stages()["agent"]
+
+
+def test_agent_image_is_arm64_python312_on_8080_as_non_root(agent: list[tuple[str, str]]) -> None:
+    base = next(line for line in DOCKERFILE.read_text().splitlines() if line.endswith(" AS agent"))
+    assert "--platform=linux/arm64" in base and "python:3.12" in base
+    assert values(agent, "EXPOSE") == ["8080"]
+    user = values(agent, "USER")
+    assert user and user[-1] not in ("root", "0")
+    assert json.loads(values(agent, "CMD")[-1]) == ["python", "-m", "agent.app"]
+
+
+def test_agent_image_installs_the_sagemaker_extra_without_the_server(
+    agent: list[tuple[str, str]],
+) -> None:
+    installs = [run for run in values(agent, "RUN") if "pip install" in run]
+    assert any("sagemaker" in run and "agent" in run and "tts" not in run for run in installs)
+    copied = " ".join(values(agent, "COPY"))
+    assert "tts_client" in copied and "tts_server" not in copied
+
+
+def test_agent_package_never_imports_the_server_or_torch() -> None:
+    root = DOCKERFILE.parent
+    heavy = re.compile(r"^\s*(from|import) (tts_server|torch|onnxruntime)\b", re.M)
+    for path in [*root.glob("agent/**/*.py"), *root.glob("tts_client/**/*.py")]:
+        assert not heavy.search(path.read_text()), path

@@ -263,10 +263,9 @@ def decode_server(data: str | bytes) -> ServerMessage:
         return Cancelled(id=_field(obj, "id", str))
     if kind == "error":
         segment = obj.get("id")
-        try:
-            code = ErrorCode(obj.get("code"))
-        except ValueError:
-            code = ErrorCode.INTERNAL
+        raw_code = obj.get("code")
+        known = isinstance(raw_code, str) and raw_code in ErrorCode.__members__.values()
+        code = ErrorCode(raw_code) if known else ErrorCode.INTERNAL
         return Error(
             id=segment if isinstance(segment, str) else None,
             code=code,

@@ -16,7 +16,7 @@ import wave
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from fastapi import FastAPI, Request, WebSocket
+from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import JSONResponse, Response
 
 from tts_client.protocol import (
@@ -169,7 +169,8 @@ async def serve_connection(websocket: WebSocket, engine: Engine, settings: Setti
             await connection.feed(frame_payload(message))
         if not worker.done():  # 'close' received: finish the queue, then close normally
             await worker
-            await websocket.close(1000)
+            with contextlib.suppress(WebSocketDisconnect, RuntimeError):  # peer already left
+                await websocket.close(1000)
     finally:
         await connection.abort()
         worker.cancel()

@@ -1,0 +1,72 @@
+"""The local dev server: the AgentCore routes (``POST /invocations``, ``GET /ping``) with
+FastAPI and sse-starlette, plus the browser voice chat at ``/``. Same turns, same events.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from sse_starlette import EventSourceResponse
+
+from agent.config import AgentConfig
+from agent.events import Event
+from agent.pipeline import BadRequest
+from agent.service import DEFAULT_CONVERSATION, VoiceAgent
+
+WEB = Path(__file__).parent / "web"
+SESSION_HEADER = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id"  # as on AgentCore
+MAX_BODY_BYTES = 64 * 1024
+KEEPALIVE_S = 15
+
+
+async def _sse(events: AsyncIterator[Event]) -> AsyncIterator[dict[str, str]]:
+    async for event in events:
+        yield {"data": json.dumps(event, separators=(",", ":"))}
+
+
+def create_app(config: AgentConfig | None = None) -> FastAPI:
+    """The dev server around one ``VoiceAgent``."""
+    voice_agent = VoiceAgent(config)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        with contextlib.suppress(Exception):  # speech may come up later
+            await voice_agent.conversations.preconnect(DEFAULT_CONVERSATION)
+        yield
+        await voice_agent.aclose()
+
+    app = FastAPI(title="kokoro-voice-agent (dev)", lifespan=lifespan)
+    app.state.voice_agent = voice_agent
+
+    @app.post("/invocations")
+    async def invocations(request: Request) -> Response:
+        body = await request.body()
+        try:
+            if len(body) > MAX_BODY_BYTES:
+                raise BadRequest("body_too_large", f"the body is over {MAX_BODY_BYTES} bytes")
+            try:
+                payload = json.loads(body)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                raise BadRequest("invalid_json", f"the body is not JSON: {exc}") from exc
+            conversation = request.headers.get(SESSION_HEADER) or DEFAULT_CONVERSATION
+            turn = await voice_agent.start(payload, conversation)
+        except BadRequest as exc:
+            return JSONResponse(exc.to_json(), status_code=400)
+        return EventSourceResponse(_sse(turn.run()), ping=KEEPALIVE_S)
+
+    @app.get("/ping")
+    async def ping() -> dict[str, str]:
+        return {"status": "HealthyBusy" if voice_agent.conversations.busy else "Healthy"}
+
+    @app.get("/", include_in_schema=False)
+    async def index() -> FileResponse:
+        return FileResponse(WEB / "index.html")
+
+    app.mount("/web", StaticFiles(directory=WEB), name="web")
+    return app

@@ -1,0 +1,54 @@
+"""The browser-facing event stream: one JSON object per SSE ``data:`` line (docs/events.md)."""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from tts_client.protocol import BYTES_PER_SAMPLE, SAMPLE_RATE
+
+Event = dict[str, Any]
+
+AUDIO_EVENT_MS = 100  # at most this much audio per audio.delta event
+AUDIO_EVENT_BYTES = SAMPLE_RATE * AUDIO_EVENT_MS // 1000 * BYTES_PER_SAMPLE
+
+
+def turn_start(turn_id: str, mode: str) -> Event:
+    return {"type": "turn.start", "turn_id": turn_id, "mode": mode}
+
+
+def text_delta(text: str) -> Event:
+    return {"type": "text.delta", "text": text}
+
+
+def segment(seq: int, text: str) -> Event:
+    return {"type": "segment", "seq": seq, "text": text}
+
+
+def audio_deltas(seq: int, pcm: bytes) -> list[Event]:
+    """PCM s16le mono as base64 ``audio.delta`` events of at most ``AUDIO_EVENT_MS`` each."""
+    return [
+        {
+            "type": "audio.delta",
+            "seq": seq,
+            "audio": base64.b64encode(pcm[i : i + AUDIO_EVENT_BYTES]).decode("ascii"),
+            "sample_rate": SAMPLE_RATE,
+        }
+        for i in range(0, len(pcm), AUDIO_EVENT_BYTES)
+    ]
+
+
+def samples_ms(samples: int) -> float:
+    return round(samples * 1000 / SAMPLE_RATE, 1)
+
+
+def segment_end(seq: int, samples: int) -> Event:
+    return {"type": "segment.end", "seq": seq, "audio_ms": samples_ms(samples)}
+
+
+def error(code: str, message: str) -> Event:
+    return {"type": "error", "code": code, "message": message}
+
+
+def turn_end() -> Event:
+    return {"type": "turn.end"}

@@ -1,0 +1,246 @@
+"""One turn, as an async generator of events: LLM text → segmenter → TTS session → audio.
+
+Two tasks run side by side. The producer streams the LLM's text, cuts it into segments and
+sends each one on the TTS session the moment it is complete (pipelined: it never waits for
+audio). The relay reads the segments' audio strictly in order and turns it into base64
+events. Both feed one queue, which the generator drains, so text never waits for audio and
+audio never waits for text. Closing the generator (client gone) or superseding the turn (a
+new prompt in the same conversation) cancels both tasks and every segment still in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from agent import events
+from agent.events import Event
+from agent.segmenter import SentenceSegmenter
+from tts_client import SegmentFailed, SegmentStream, TTSError, TTSSession
+from tts_client.protocol import MAX_SPEED, MIN_SPEED
+
+Mode = Literal["stream", "batch"]
+MODES: tuple[Mode, ...] = ("stream", "batch")
+MAX_PROMPT_CHARS = 4_000
+
+
+class BadRequest(ValueError):
+    """The request cannot start a turn; ``code`` is machine-readable."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+    def to_json(self) -> dict[str, Any]:
+        return {"error": {"code": self.code, "message": self.message}}
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRequest:
+    """What the client asked for."""
+
+    prompt: str
+    mode: Mode = "stream"
+    voice: str | None = None
+    speed: float | None = None
+
+
+def parse_request(payload: object) -> TurnRequest:
+    """Validate an invocation payload; raises ``BadRequest``."""
+    if not isinstance(payload, dict):
+        raise BadRequest("invalid_request", "the body must be a JSON object")
+    prompt, mode = payload.get("prompt"), payload.get("mode", "stream")
+    voice, speed = payload.get("voice"), payload.get("speed")
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise BadRequest("invalid_prompt", "'prompt' must be a non-empty string")
+    if len(prompt) > MAX_PROMPT_CHARS:
+        raise BadRequest("prompt_too_long", f"'prompt' is over {MAX_PROMPT_CHARS} characters")
+    if mode not in MODES:
+        raise BadRequest("invalid_mode", f"'mode' must be one of {', '.join(MODES)}")
+    if voice is not None and (not isinstance(voice, str) or not voice):
+        raise BadRequest("invalid_voice", "'voice' must be a non-empty string")
+    if speed is not None:
+        if isinstance(speed, bool) or not isinstance(speed, int | float):
+            raise BadRequest("invalid_speed", "'speed' must be a number")
+        if not math.isfinite(speed) or not MIN_SPEED <= speed <= MAX_SPEED:
+            raise BadRequest("invalid_speed", f"'speed' must be in [{MIN_SPEED}, {MAX_SPEED}]")
+        speed = float(speed)
+    return TurnRequest(prompt=prompt, mode=mode, voice=voice, speed=speed)
+
+
+class TextModel(Protocol):
+    """What the pipeline needs of a strands ``Agent``."""
+
+    def stream_async(self, prompt: str) -> AsyncIterator[dict[str, Any]]: ...
+
+
+SessionSource = Callable[[], Awaitable[TTSSession]]
+
+
+def _ms(since: float, at: float | None) -> float | None:
+    return None if at is None else round((at - since) * 1000, 1)
+
+
+class Turn:
+    """The state of one running turn; ``run()`` is its event stream."""
+
+    def __init__(
+        self,
+        request: TurnRequest,
+        llm: TextModel,
+        tts: SessionSource,
+        *,
+        received_at: float | None = None,
+        segmenter: SentenceSegmenter | None = None,
+    ) -> None:
+        self.id = uuid.uuid4().hex
+        self.request = request
+        self.received_at = received_at if received_at is not None else time.perf_counter()
+        self.finished = asyncio.Event()
+        self._llm = llm
+        self._tts = tts
+        self._segmenter = segmenter or SentenceSegmenter()
+        self._events: asyncio.Queue[Event | None] = asyncio.Queue()
+        self._segments: asyncio.Queue[tuple[int, SegmentStream] | None] = asyncio.Queue()
+        self._session: TTSSession | None = None
+        self._tts_down = False
+        self._tasks: list[asyncio.Task[None]] = []
+        self._cleanup: asyncio.Future[None] | None = None
+        self._seq = 0
+        self._first_text: float | None = None
+        self._first_audio: float | None = None
+        self._audio_samples = 0
+
+    def supersede(self) -> None:
+        """A newer turn takes over: stop generating and speaking now."""
+        if not self.finished.is_set():
+            self._events.put_nowait(events.error("superseded", "a newer turn started"))
+        for task in self._tasks:
+            task.cancel()
+
+    async def run(self) -> AsyncIterator[Event]:
+        """Yield every event of the turn, ``turn.end`` last, whatever happens."""
+        try:
+            yield events.turn_start(self.id, self.request.mode)
+            self._tasks = [
+                asyncio.create_task(self._produce(), name=f"turn-{self.id[:8]}-llm"),
+                asyncio.create_task(self._relay(), name=f"turn-{self.id[:8]}-audio"),
+            ]
+            running = len(self._tasks)
+            while running:
+                event = await self._events.get()
+                if event is None:
+                    running -= 1
+                else:
+                    yield event
+            yield self._metrics()
+            yield events.turn_end()
+        finally:
+            # A task of its own: a cancelled caller (anyio cancels every later await in its
+            # scope) must not cut the clean-up short, or segments would go on being spoken.
+            self._cleanup = asyncio.ensure_future(self._stop())
+            await asyncio.shield(self._cleanup)
+
+    async def _stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._session is not None and self._session.pending and not self._session.closed:
+            with contextlib.suppress(TTSError):  # a failing session cannot leak audio anyway
+                await self._session.cancel_all()
+        self.finished.set()
+
+    def _metrics(self) -> Event:
+        return {
+            "type": "metrics",
+            "ttft_ms": _ms(self.received_at, self._first_text),
+            "ttfa_ms": _ms(self.received_at, self._first_audio),
+            "total_ms": _ms(self.received_at, time.perf_counter()),
+            "segments": self._seq,
+            "audio_ms": events.samples_ms(self._audio_samples),
+        }
+
+    # --- producer: LLM text → segments → TTS ---------------------------------------------
+
+    async def _produce(self) -> None:
+        streaming = self.request.mode == "stream"
+        reply: list[str] = []
+        try:
+            try:
+                async for delta in self._text():
+                    if not streaming:
+                        reply.append(delta)
+                        continue
+                    for text in self._segmenter.push(delta):
+                        await self._speak(text)
+            except Exception as exc:  # the LLM failed: speak what it said, report, end the turn
+                failed = events.error("llm_failed", f"{type(exc).__name__}: {exc}")
+                self._events.put_nowait(failed)
+            if streaming:
+                for text in self._segmenter.flush():
+                    await self._speak(text)
+            elif spoken := self._segmenter.push("".join(reply)) + self._segmenter.flush():
+                await self._speak(" ".join(spoken))
+        finally:
+            self._segments.put_nowait(None)
+            self._events.put_nowait(None)
+
+    async def _text(self) -> AsyncIterator[str]:
+        async for event in self._llm.stream_async(self.request.prompt):
+            text = event.get("data")
+            if isinstance(text, str) and text:
+                if self._first_text is None:
+                    self._first_text = time.perf_counter()
+                self._events.put_nowait(events.text_delta(text))
+                yield text
+
+    async def _speak(self, text: str) -> None:
+        seq, self._seq = self._seq, self._seq + 1
+        self._events.put_nowait(events.segment(seq, text))
+        if self._tts_down:
+            return
+        try:
+            if self._session is None:
+                self._session = await self._tts()
+            stream = await self._session.speak(text, self.request.voice, self.request.speed)
+        except TTSError as exc:
+            self._tts_failed(exc)
+            return
+        self._segments.put_nowait((seq, stream))
+
+    def _tts_failed(self, exc: TTSError) -> None:
+        if not self._tts_down:
+            self._tts_down = True
+            message = f"speech is unavailable ({type(exc).__name__}: {exc}); text continues"
+            self._events.put_nowait(events.error("tts_unavailable", message))
+
+    # --- relay: audio in segment order → events ----------------------------------------
+
+    async def _relay(self) -> None:
+        try:
+            while (item := await self._segments.get()) is not None:
+                seq, stream = item
+                samples = 0
+                try:
+                    async for pcm in stream:
+                        if self._first_audio is None:
+                            self._first_audio = time.perf_counter()
+                        samples += len(pcm) // 2
+                        for event in events.audio_deltas(seq, pcm):
+                            self._events.put_nowait(event)
+                except SegmentFailed as exc:  # this segment only; the next ones still play
+                    failed = events.error("synthesis_failed", f"segment {seq}: {exc}")
+                    self._events.put_nowait(failed)
+                except TTSError as exc:
+                    self._tts_failed(exc)
+                self._audio_samples += samples
+                self._events.put_nowait(events.segment_end(seq, samples))
+        finally:
+            self._events.put_nowait(None)

@@ -1,0 +1,48 @@
+"""What both front doors share: conversations, request parsing and the event stream of a turn."""
+
+from __future__ import annotations
+
+import time
+
+from strands import Agent
+
+from agent.config import AgentConfig
+from agent.conversations import Conversations
+from agent.llm import SYSTEM_PROMPT, make_model
+from agent.pipeline import BadRequest, Turn, parse_request
+
+DEFAULT_CONVERSATION = "default"
+
+
+class VoiceAgent:
+    """The voice agent behind the AgentCore app and the dev server."""
+
+    def __init__(self, config: AgentConfig | None = None) -> None:
+        self.config = config or AgentConfig.from_env()
+        make_model(self.config.model)  # fail fast on a bad model spec
+        self.conversations = Conversations(self._new_agent, self.config.transport())
+
+    def _new_agent(self) -> Agent:
+        return Agent(
+            model=make_model(self.config.model), system_prompt=SYSTEM_PROMPT, callback_handler=None
+        )
+
+    async def start(self, payload: object, conversation: str | None = None) -> Turn:
+        """Validate ``payload`` and start its turn; raises ``BadRequest``."""
+        received_at = time.perf_counter()
+        request = parse_request(payload)
+        target = self.conversations.get(conversation or DEFAULT_CONVERSATION)
+        if request.voice is not None:
+            await self._check_voice(target.key, request.voice)
+        return await target.start_turn(request, received_at)
+
+    async def _check_voice(self, key: str, voice: str) -> None:
+        try:
+            ready = (await self.conversations.get(key).session()).ready
+        except Exception:
+            return  # speech is down: the turn reports it and still streams text
+        if voice not in ready.voices:
+            raise BadRequest("unknown_voice", f"unknown voice {voice!r}; try {ready.voices}")
+
+    async def aclose(self) -> None:
+        await self.conversations.aclose()

@@ -1,0 +1,225 @@
+"""One turn against the real local TTS server: event order, overlap, errors, cancellation."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from collections.abc import AsyncIterator
+from typing import Any
+
+import numpy as np
+import pytest
+from strands import Agent
+
+from agent.events import AUDIO_EVENT_BYTES
+from agent.llm import DemoConfig, DemoModel
+from agent.pipeline import BadRequest, Turn, TurnRequest, parse_request
+from tests.servers import ServerThread
+from tts_client import TTSSession, WebSocketTransport
+from tts_client.transport import Connection, Frame
+
+Event = dict[str, Any]
+
+
+def demo_agent(sentences: int = 4, rate: float = 40.0) -> Agent:
+    model = DemoModel(DemoConfig(sentences=sentences, tokens_per_second=rate))
+    return Agent(model=model, callback_handler=None)
+
+
+class RecordingTransport:
+    """A real WebSocket transport that remembers every control message it sent."""
+
+    def __init__(self, url: str) -> None:
+        self.inner = WebSocketTransport(url)
+        self.sent: list[str] = []
+
+    @property
+    def endpoint(self) -> str:
+        return self.inner.endpoint
+
+    @property
+    def max_connection_age(self) -> float | None:
+        return None
+
+    async def connect(self) -> Connection:
+        connection = await self.inner.connect()
+        sent = self.sent
+
+        class Recording:
+            async def send(self, message: str) -> None:
+                sent.append(message)
+                await connection.send(message)
+
+            async def recv(self) -> Frame:
+                return await connection.recv()
+
+            async def aclose(self) -> None:
+                await connection.aclose()
+
+        return Recording()
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+@pytest.fixture
+async def session(tts_server: ServerThread) -> AsyncIterator[TTSSession]:
+    async with TTSSession(RecordingTransport(tts_server.ws_url)) as opened:
+        yield opened
+
+
+def source(session: TTSSession):
+    async def get() -> TTSSession:
+        return session
+
+    return get
+
+
+async def collect(turn: Turn) -> list[Event]:
+    return [event async for event in turn.run()]
+
+
+def types(events: list[Event]) -> list[str]:
+    return [e["type"] for e in events]
+
+
+def pcm(events: list[Event]) -> np.ndarray:
+    raw = b"".join(base64.b64decode(e["audio"]) for e in events if e["type"] == "audio.delta")
+    return np.frombuffer(raw, dtype="<i2").astype(np.float32) / 32768
+
+
+async def test_stream_mode_speaks_while_the_text_is_still_streaming(session: TTSSession) -> None:
+    turn = Turn(TurnRequest("Tell me about streaming speech"), demo_agent(), source(session))
+    events = await collect(turn)
+    kinds = types(events)
+    assert kinds[0] == "turn.start" and kinds[-2:] == ["metrics", "turn.end"]
+    first_audio = kinds.index("audio.delta")
+    last_text = len(kinds) - 1 - kinds[::-1].index("text.delta")
+    assert first_audio < last_text  # the point of the whole design
+    segments = [e for e in events if e["type"] == "segment"]
+    assert len(segments) >= 4 and [s["seq"] for s in segments] == list(range(len(segments)))
+    # audio arrives in segment order, each segment closed by its segment.end
+    audio_seqs = [e["seq"] for e in events if e["type"] == "audio.delta"]
+    assert audio_seqs == sorted(audio_seqs)
+    ends = [e for e in events if e["type"] == "segment.end"]
+    assert [e["seq"] for e in ends] == [s["seq"] for s in segments]
+    for end in ends:
+        assert kinds.index("segment.end", events.index(end)) == events.index(end)
+        assert all(
+            i < events.index(end)
+            for i, e in enumerate(events)
+            if e["type"] == "audio.delta" and e["seq"] == end["seq"]
+        )
+    assert all(
+        len(base64.b64decode(e["audio"])) <= AUDIO_EVENT_BYTES for e in events if "audio" in e
+    )
+    audio = pcm(events)
+    assert np.sqrt(np.mean(audio**2)) > 0.03
+    metrics = events[-2]
+    assert metrics["segments"] == len(segments)
+    assert 0 < metrics["ttft_ms"] < metrics["ttfa_ms"] < metrics["total_ms"]
+    assert abs(metrics["audio_ms"] - audio.size / 24) < 1
+
+
+async def test_batch_mode_waits_for_the_whole_reply(session: TTSSession) -> None:
+    turn = Turn(TurnRequest("Tell me about batch", mode="batch"), demo_agent(), source(session))
+    events = await collect(turn)
+    kinds = types(events)
+    last_text = len(kinds) - 1 - kinds[::-1].index("text.delta")
+    assert kinds.index("audio.delta") > last_text
+    assert kinds.count("segment") == 1 and kinds.count("segment.end") == 1
+    text = "".join(e["text"] for e in events if e["type"] == "text.delta")
+    assert next(e for e in events if e["type"] == "segment")["text"] == text
+
+
+async def test_voice_and_speed_reach_the_server(session: TTSSession) -> None:
+    request = TurnRequest("Hi", voice="jm_kumo", speed=1.5)
+    await collect(Turn(request, demo_agent(sentences=1), source(session)))
+    sent = session.transport.sent  # type: ignore[attr-defined]
+    assert any('"voice":"jm_kumo"' in m and '"speed":1.5' in m for m in sent)
+
+
+async def test_tts_down_still_streams_text_then_reports_and_ends() -> None:
+    async def unreachable() -> TTSSession:
+        return await TTSSession.connect(WebSocketTransport("ws://127.0.0.1:9/ws", open_timeout=2))
+
+    events = await collect(Turn(TurnRequest("Hello"), demo_agent(sentences=2), unreachable))
+    kinds = types(events)
+    assert kinds.count("text.delta") > 5 and "audio.delta" not in kinds
+    errors = [e for e in events if e["type"] == "error"]
+    assert [e["code"] for e in errors] == ["tts_unavailable"]
+    assert kinds[-1] == "turn.end" and events[-2]["ttfa_ms"] is None
+
+
+class FailingModel(DemoModel):
+    async def stream(self, *args: Any, **kwargs: Any):  # type: ignore[override]
+        yield {"messageStart": {"role": "assistant"}}
+        yield {"contentBlockDelta": {"delta": {"text": "Partial answer. "}}}
+        raise RuntimeError("model endpoint exploded")
+
+
+async def test_llm_failure_is_an_error_event_and_the_turn_still_ends(session: TTSSession) -> None:
+    agent = Agent(model=FailingModel(), callback_handler=None)
+    events = await collect(Turn(TurnRequest("Hello"), agent, source(session)))
+    errors = [e for e in events if e["type"] == "error"]
+    assert errors and errors[0]["code"] == "llm_failed" and "exploded" in errors[0]["message"]
+    assert types(events)[-1] == "turn.end"
+    assert any(e["type"] == "segment" and e["text"] == "Partial answer." for e in events)
+
+
+async def test_closing_the_stream_mid_turn_cancels_synthesis(session: TTSSession) -> None:
+    turn = Turn(TurnRequest("Long answer please"), demo_agent(sentences=8), source(session))
+    stream = turn.run()
+    async for event in stream:
+        if event["type"] == "segment" and event["seq"] >= 2:
+            break  # segment 2 was just sent: it cannot have finished yet
+    assert session.pending >= 1
+    await stream.aclose()  # what the SSE layer does when the client goes away
+    assert turn.finished.is_set()
+    assert any('"type":"cancel"' in m for m in session.transport.sent)  # type: ignore[attr-defined]
+    async with asyncio.timeout(10):  # the server confirms every cancelled segment
+        while session.pending:
+            await asyncio.sleep(0.02)
+
+
+async def test_superseded_turn_stops_and_ends(session: TTSSession) -> None:
+    turn = Turn(TurnRequest("First"), demo_agent(sentences=8), source(session))
+    collected: list[Event] = []
+
+    async def consume() -> None:
+        async for event in turn.run():
+            collected.append(event)
+            if event["type"] == "audio.delta" and len(collected) < 10_000:
+                turn.supersede()
+
+    await asyncio.wait_for(consume(), 60)
+    kinds = types(collected)
+    assert "superseded" in [e.get("code") for e in collected]
+    assert kinds[-1] == "turn.end"
+
+
+@pytest.mark.parametrize(
+    ("payload", "code"),
+    [
+        ([], "invalid_request"),
+        ({}, "invalid_prompt"),
+        ({"prompt": 3}, "invalid_prompt"),
+        ({"prompt": "  "}, "invalid_prompt"),
+        ({"prompt": "x" * 5000}, "prompt_too_long"),
+        ({"prompt": "hi", "mode": "fast"}, "invalid_mode"),
+        ({"prompt": "hi", "voice": 7}, "invalid_voice"),
+        ({"prompt": "hi", "speed": "1"}, "invalid_speed"),
+        ({"prompt": "hi", "speed": 9}, "invalid_speed"),
+        ({"prompt": "hi", "speed": float("nan")}, "invalid_speed"),
+    ],
+)
+def test_bad_requests_are_typed(payload: object, code: str) -> None:
+    with pytest.raises(BadRequest) as caught:
+        parse_request(payload)
+    assert caught.value.code == code
+
+
+def test_good_request() -> None:
+    assert parse_request({"prompt": "hi", "mode": "batch", "voice": "v", "speed": 1}) == (
+        TurnRequest("hi", "batch", "v", 1.0)
+    )

@@ -1,0 +1,76 @@
+"""A transport wrapper for tests: records control frames, counts connects, injects drops."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from tts_client.errors import TTSConnectionError
+from tts_client.protocol import Cancelled, End, Error, decode_server
+from tts_client.transport import Connection, Frame, Transport
+
+
+class Recorder:
+    """Wraps ``inner``; the first connection can be cut after ``drop_after_audio`` frames."""
+
+    def __init__(self, inner: Transport, drop_after_audio: int | None = None) -> None:
+        self.inner = inner
+        self.control: list[str] = []  # every control frame received, in order
+        self.connects = 0
+        self._drop_after_audio = drop_after_audio
+
+    @property
+    def endpoint(self) -> str:
+        return self.inner.endpoint
+
+    @property
+    def max_connection_age(self) -> float | None:
+        return self.inner.max_connection_age
+
+    async def connect(self) -> Connection:
+        conn = await self.inner.connect()
+        self.connects += 1
+        drop = self._drop_after_audio if self.connects == 1 else None
+        return _Recorded(conn, self, drop)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def terminals(self) -> Counter[str]:
+        """How many terminal replies (end, cancelled, error) each segment id got."""
+        counts: Counter[str] = Counter()
+        for frame in self.control:
+            message = decode_server(frame)
+            if isinstance(message, End | Cancelled | Error) and message.id is not None:
+                counts[message.id] += 1
+        return counts
+
+    def types(self, segment_id: str) -> list[str]:
+        """The control message types received for one segment."""
+        return [
+            m.type for m in map(decode_server, self.control) if getattr(m, "id", None) == segment_id
+        ]
+
+
+class _Recorded:
+    def __init__(self, inner: Connection, owner: Recorder, drop_after_audio: int | None) -> None:
+        self._inner = inner
+        self._owner = owner
+        self._drop_after_audio = drop_after_audio
+        self._audio_frames = 0
+
+    async def send(self, message: str) -> None:
+        await self._inner.send(message)
+
+    async def recv(self) -> Frame:
+        if self._drop_after_audio is not None and self._audio_frames >= self._drop_after_audio:
+            await self._inner.aclose()
+            raise TTSConnectionError("dropped by the test")
+        frame = await self._inner.recv()
+        if isinstance(frame, str):
+            self._owner.control.append(frame)
+        else:
+            self._audio_frames += 1
+        return frame
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()

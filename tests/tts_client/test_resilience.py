@@ -1,0 +1,212 @@
+"""Drops, restarts, silent and misbehaving servers: typed errors, nothing lost or repeated."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+
+import pytest
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+
+from tests.conftest import start_server
+from tests.tts_client.conftest import FAST, raw_server, reference_pcm, route
+from tests.tts_client.faults import Recorder
+from tts_client import (
+    ServerError,
+    SessionClosed,
+    SessionConfig,
+    TTSConnectionError,
+    TTSError,
+    TTSProtocolError,
+    TTSSession,
+    TTSTimeout,
+    WebSocketTransport,
+)
+from tts_client.protocol import (
+    End,
+    Error,
+    ErrorCode,
+    Ready,
+    Speak,
+    Start,
+    decode_client,
+    encode,
+)
+from tts_client.segment import SegmentStatus
+from tts_server.engines import Engine
+
+LONG = "First part here. Then a second part. And the third part."
+READY = encode(Ready(voices=("v",), default_voice="v"))
+SHORT = replace(FAST, reply_timeout=0.3, reconnect_window=1.0, connect_timeout=0.5)
+
+
+async def test_partially_delivered_segment_resumes_without_repeating(
+    ws_url: str, engine: Engine
+) -> None:
+    recorder = Recorder(WebSocketTransport(ws_url), drop_after_audio=1)
+    async with TTSSession(recorder, FAST) as session:
+        segment = await session.speak(LONG)
+        after = await session.speak("After the drop.")
+        pcm, after_pcm = await segment.read(), await after.read()
+    assert session.connections == recorder.connects == 2
+    assert segment.status is after.status is SegmentStatus.DONE
+    assert pcm == await reference_pcm(engine, LONG)  # bit-exact: no gap, no repeat
+    assert after_pcm == await reference_pcm(engine, "After the drop.")
+
+
+async def test_server_restart_loses_and_repeats_nothing(via: str, engine: Engine) -> None:
+    server = await asyncio.to_thread(start_server, engine)
+    texts = [LONG, "Bravo.", "Charlie.", "Delta."]
+    try:
+        async with route(via, server.ws_url) as url:
+            recorder = Recorder(WebSocketTransport(url))
+            async with TTSSession(recorder, FAST) as session:
+                segments = [await session.speak(text) for text in texts]
+                chunks = aiter(segments[0])
+                first = await anext(chunks)
+                await asyncio.to_thread(server.stop)
+                server = await asyncio.to_thread(start_server, engine, port=server.port)
+                audio = [first + b"".join([c async for c in chunks])]
+                audio += [await s.read() for s in segments[1:]]
+            assert session.connections >= 2
+            assert recorder.terminals() == {s.id: 1 for s in segments}
+    finally:
+        await asyncio.to_thread(server.stop)
+    for segment, pcm, text in zip(segments, audio, texts, strict=True):
+        assert segment.status is SegmentStatus.DONE
+        assert pcm == await reference_pcm(engine, text)
+
+
+async def test_server_that_never_answers_times_out(via: str) -> None:
+    async def mute(websocket: ServerConnection) -> None:
+        await websocket.wait_closed()
+
+    async with raw_server(mute) as upstream, route(via, upstream) as url:
+        started = time.monotonic()
+        with pytest.raises(TTSTimeout):
+            await TTSSession.connect(WebSocketTransport(url), SHORT)
+        assert time.monotonic() - started < 2.0
+
+
+async def test_silent_server_fails_segments_with_a_timeout(via: str) -> None:
+    async def ready_then_mute(websocket: ServerConnection) -> None:
+        await websocket.send(READY)
+        await websocket.wait_closed()
+
+    async with raw_server(ready_then_mute) as upstream, route(via, upstream) as url:
+        session = await TTSSession.connect(WebSocketTransport(url), SHORT)
+        segment = await session.speak("Anyone there?")
+        started = time.monotonic()
+        with pytest.raises(TTSTimeout):
+            await segment.read()
+        assert time.monotonic() - started < 5.0
+        assert session.closed and isinstance(session.error, TTSTimeout)
+        with pytest.raises(SessionClosed):
+            await session.speak("Again?")
+        await session.aclose()
+
+
+async def test_server_that_keeps_dropping_fails_with_a_connection_error(via: str) -> None:
+    async def ready_then_close(websocket: ServerConnection) -> None:
+        await websocket.send(READY)
+        await websocket.recv()
+
+    async with raw_server(ready_then_close) as upstream, route(via, upstream) as url:
+        async with TTSSession(WebSocketTransport(url), SHORT) as session:
+            segment = await session.speak("Hello?")
+            with pytest.raises(TTSConnectionError):
+                await segment.read()
+        assert segment.status is SegmentStatus.FAILED
+
+
+def scripted(*misbehaviours: str) -> Callable[[ServerConnection], Awaitable[None]]:
+    """A fake server: connection N answers its first speak with misbehaviour N, then properly.
+
+    ``ok`` answers start, two audio frames, end; an unscripted connection behaves like ``ok``.
+    """
+
+    connections = 0
+
+    async def handler(websocket: ServerConnection) -> None:
+        nonlocal connections
+        script = misbehaviours[connections] if connections < len(misbehaviours) else "ok"
+        connections += 1
+        await websocket.send(READY)
+        try:
+            async for frame in websocket:
+                speak = decode_client(frame)
+                assert isinstance(speak, Speak)
+                if script == "binary_first":
+                    await websocket.send(b"\x00\x00")
+                elif script == "bad_json":
+                    await websocket.send("{not json")
+                elif script == "unknown_id":
+                    await websocket.send(encode(Start(id="someone-else")))
+                else:
+                    if script == "null_error":
+                        error = Error(id=None, code=ErrorCode.INTERNAL, message="hiccup")
+                        await websocket.send(encode(error))
+                    await websocket.send(encode(Start(id=speak.id)))
+                    await websocket.send(b"\x01\x00\x02\x00")
+                    await websocket.send(b"\x03\x00")
+                    await websocket.send(encode(End(id=speak.id, samples=3, synth_ms=1.0)))
+                script = "ok"
+        except ConnectionClosed:
+            pass
+
+    return handler
+
+
+@pytest.mark.parametrize("misbehaviour", ["binary_first", "bad_json", "unknown_id"])
+async def test_invalid_frames_are_typed_and_the_session_recovers(
+    via: str, misbehaviour: str
+) -> None:
+    errors: list[TTSError] = []
+    config = replace(FAST, on_error=errors.append)
+    async with (
+        raw_server(scripted(misbehaviour)) as upstream,
+        route(via, upstream) as url,
+        TTSSession(WebSocketTransport(url), config) as session,
+    ):
+        segment = await session.speak("Hello.")
+        assert await segment.read() == b"\x01\x00\x02\x00\x03\x00"
+        assert session.connections == 2
+    assert [type(e) for e in errors] == [TTSProtocolError]
+
+
+async def test_a_server_that_always_misbehaves_closes_the_session_cleanly(via: str) -> None:
+    async with raw_server(scripted(*["bad_json"] * 100)) as upstream, route(via, upstream) as url:
+        session = await TTSSession.connect(WebSocketTransport(url), SHORT)
+        segment = await session.speak("Hello.")
+        with pytest.raises(TTSProtocolError):
+            await segment.read()
+        assert session.closed
+        await session.aclose()
+
+
+async def test_server_error_without_id_is_reported_and_harmless(via: str) -> None:
+    errors: list[TTSError] = []
+    config = replace(FAST, on_error=errors.append)
+    async with (
+        raw_server(scripted("null_error")) as upstream,
+        route(via, upstream) as url,
+        TTSSession(WebSocketTransport(url), config) as session,
+    ):
+        segment = await session.speak("Hello.")
+        assert len(await segment.read()) == 6
+        assert session.connections == 1
+    assert len(errors) == 1 and isinstance(errors[0], ServerError)
+    assert errors[0].code is ErrorCode.INTERNAL
+
+
+async def test_wrong_protocol_version_is_refused(via: str) -> None:
+    async def future_server(websocket: ServerConnection) -> None:
+        await websocket.send(encode(Ready(voices=("v",), default_voice="v", protocol=2)))
+        await websocket.wait_closed()
+
+    async with raw_server(future_server) as upstream, route(via, upstream) as url:
+        with pytest.raises(TTSProtocolError, match="protocol 2"):
+            await TTSSession.connect(WebSocketTransport(url), SessionConfig(connect_timeout=2))

@@ -1,0 +1,150 @@
+"""TTSSession against the real server: pipelining, cancellation, errors, close, rollover."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+
+import pytest
+
+from tests.tts_client.conftest import FAST, reference_pcm
+from tests.tts_client.faults import Recorder
+from tts_client import (
+    SegmentFailed,
+    SegmentStatus,
+    SegmentStream,
+    SessionClosed,
+    TTSSession,
+    WebSocketTransport,
+)
+from tts_client.protocol import SAMPLE_RATE, ErrorCode
+from tts_server.engines import Engine
+
+WORDS = ["One.", "Two.", "Three.", "Four.", "Five.", "Six.", "Seven.", "Eight.", "Nine.", "Ten."]
+LONG = "First part here. Then a second part. And the third part."
+
+
+async def first_chunk(segment: SegmentStream) -> bytes:
+    """Wait for the segment's first audio chunk."""
+    return await anext(aiter(segment))
+
+
+async def test_ready_info(ws_url: str) -> None:
+    async with TTSSession(WebSocketTransport(ws_url), FAST) as session:
+        assert session.ready.sample_rate == SAMPLE_RATE
+        assert session.ready.default_voice in session.ready.voices
+
+
+async def test_pipelining_sends_all_before_audio_and_keeps_order(ws_url: str) -> None:
+    recorder = Recorder(WebSocketTransport(ws_url))
+    async with TTSSession(recorder, FAST) as session:
+        segments = [await session.speak(text) for text in WORDS]
+        assert all(s.timings.sent is not None for s in segments)
+        assert all(s.timings.first_audio is None for s in segments), "audio before all were sent"
+        audio = [await s.read() for s in segments]
+    assert len({s.id for s in segments}) == len(segments)
+    for segment, pcm in zip(segments, audio, strict=True):
+        assert segment.status is SegmentStatus.DONE
+        assert segment.end is not None and len(pcm) == 2 * segment.end.samples > 0
+    firsts = [s.timings.first_audio or 0.0 for s in segments]
+    assert firsts == sorted(firsts)
+    assert max(s.timings.sent or 0.0 for s in segments) < firsts[0]
+    assert recorder.terminals() == {s.id: 1 for s in segments}
+    assert recorder.connects == 1
+
+
+async def test_cancel_one_mid_stream(ws_url: str) -> None:
+    recorder = Recorder(WebSocketTransport(ws_url))
+    async with TTSSession(recorder, FAST) as session:
+        long = await session.speak(LONG)
+        queued = await session.speak("Never spoken.")
+        after = await session.speak("After.")
+        await first_chunk(long)
+        await session.cancel(long)
+        await session.cancel(queued)
+        assert await long.read() == b""  # the rest of its audio is gone
+        assert await queued.read() == b""
+        pcm = await after.read()
+    assert long.status is queued.status is SegmentStatus.CANCELLED
+    assert after.status is SegmentStatus.DONE and after.end is not None
+    assert len(pcm) == 2 * after.end.samples
+    assert recorder.types(queued.id)[-1] == "cancelled"  # it may have started meanwhile
+    assert recorder.terminals()[long.id] == 1
+
+
+async def test_cancel_all_mid_stream_then_speak_again(ws_url: str, engine: Engine) -> None:
+    async with TTSSession(WebSocketTransport(ws_url), FAST) as session:
+        doomed = [await session.speak(text) for text in (LONG, "Two.", "Three.")]
+        await first_chunk(doomed[0])
+        delivered = doomed[0].delivered_bytes
+        await session.cancel_all()
+        fresh = await session.speak("Fresh start.")
+        pcm = await fresh.read()
+        assert session.pending == 0
+    for segment in doomed:
+        assert segment.status is SegmentStatus.CANCELLED
+        assert await segment.read() == b""
+    assert doomed[0].delivered_bytes == delivered  # nothing delivered after the cancel
+    assert pcm == await reference_pcm(engine, "Fresh start.")
+
+
+async def test_segment_errors_surface_on_their_stream(ws_url: str) -> None:
+    async with TTSSession(WebSocketTransport(ws_url), FAST) as session:
+        bad_voice = await session.speak("Hello.", voice="no_such_voice")
+        empty = await session.speak("   ")
+        good = await session.speak("Still fine.")
+        with pytest.raises(SegmentFailed) as failed:
+            await bad_voice.read()
+        assert failed.value.code is ErrorCode.UNKNOWN_VOICE
+        assert failed.value.segment_id == bad_voice.id
+        with pytest.raises(SegmentFailed, match="empty_text"):
+            await empty.read()
+        assert await good.read()
+    assert bad_voice.status is SegmentStatus.FAILED
+    assert good.status is SegmentStatus.DONE
+
+
+async def test_aclose_drains_or_cancels(ws_url: str) -> None:
+    session = await TTSSession.connect(WebSocketTransport(ws_url), FAST)
+    drained = [await session.speak(text) for text in ("One.", "Two.")]
+    await session.aclose(drain=True)
+    assert [s.status for s in drained] == [SegmentStatus.DONE] * 2
+    with pytest.raises(SessionClosed):
+        await session.speak("Too late.")
+
+    session = await TTSSession.connect(WebSocketTransport(ws_url), FAST)
+    dropped = [await session.speak(text) for text in (LONG, "Two.")]
+    await session.aclose(drain=False)
+    assert [s.status for s in dropped] == [SegmentStatus.CANCELLED] * 2
+
+
+async def test_rollover_between_segments(ws_url: str) -> None:
+    recorder = Recorder(WebSocketTransport(ws_url, max_connection_age=0.3))
+    async with TTSSession(recorder, FAST) as session:
+        busy = await session.speak(LONG)
+        await asyncio.sleep(0.4)  # the connection is now too old, with a segment in flight
+        held = await session.speak("Held back.")
+        assert held.timings.sent is None  # not sent on the retiring connection
+        busy_pcm, held_pcm = await busy.read(), await held.read()
+        await asyncio.sleep(0.4)
+        idle = await session.speak("Idle rollover.")
+        idle_pcm = await idle.read()
+    for segment, pcm in ((busy, busy_pcm), (held, held_pcm), (idle, idle_pcm)):
+        assert segment.status is SegmentStatus.DONE and segment.end is not None
+        assert len(pcm) == 2 * segment.end.samples
+    assert (held.timings.sent or 0.0) >= (busy.timings.end or 0.0)
+    assert recorder.connects == session.connections == 3
+    assert recorder.terminals() == {busy.id: 1, held.id: 1, idle.id: 1}
+
+
+async def test_max_in_flight_holds_segments_back_in_order(ws_url: str) -> None:
+    config = replace(FAST, max_in_flight=2)
+    async with TTSSession(WebSocketTransport(ws_url), config) as session:
+        segments = [await session.speak(text) for text in WORDS[:4]]
+        assert [s.timings.sent is not None for s in segments] == [True, True, False, False]
+        audio = [await s.read() for s in segments]
+    assert all(s.status is SegmentStatus.DONE for s in segments)
+    assert all(
+        s.end is not None and len(a) == 2 * s.end.samples
+        for s, a in zip(segments, audio, strict=True)
+    )

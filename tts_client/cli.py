@@ -1,0 +1,141 @@
+"""``python -m tts_client``: speak text through one session and write a WAV file.
+
+    python -m tts_client --url ws://127.0.0.1:8080/ws "Hello there. How are you?"
+    printf 'One line.\\nAnother line.\\n' | python -m tts_client --url ws://127.0.0.1:8080/ws
+    python -m tts_client --endpoint kokoro-tts --region us-east-1 "Hello from SageMaker."
+
+TEXT is one segment; without it every non-empty stdin line is one segment, sent the moment
+it is read. Prints each segment's time to first audio and the total time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+import wave
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+
+from tts_client.errors import SegmentFailed, TTSError
+from tts_client.protocol import BYTES_PER_SAMPLE, CHANNELS
+from tts_client.sagemaker import SageMakerTransport
+from tts_client.segment import SegmentStream
+from tts_client.session import TTSSession
+from tts_client.transport import Transport
+from tts_client.websocket import WebSocketTransport
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line."""
+    parser = argparse.ArgumentParser(
+        prog="python -m tts_client",
+        description="Speak TEXT (or each stdin line) through one TTS session; write a WAV.",
+    )
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("--url", help="WebSocket URL, e.g. ws://127.0.0.1:8080/ws")
+    target.add_argument("--endpoint", help="SageMaker endpoint name (Python >= 3.12)")
+    parser.add_argument("--region", help="AWS region for --endpoint (default: the AWS chain's)")
+    parser.add_argument("--voice", help="voice name (default: the server's)")
+    parser.add_argument("--speed", type=float, help="speaking rate, 0.5 to 2.0")
+    parser.add_argument("--output", type=Path, default=Path("out.wav"), help="WAV to write")
+    parser.add_argument("text", nargs="?", help="text to speak; omit to read stdin lines")
+    return parser.parse_args(argv)
+
+
+def transport_for(args: argparse.Namespace) -> Transport:
+    """The transport the flags name."""
+    if args.url:
+        return WebSocketTransport(args.url)
+    return SageMakerTransport(args.endpoint, region=args.region)
+
+
+async def _lines(text: str | None) -> AsyncIterator[str]:
+    if text is not None:
+        yield text
+        return
+    while line := await asyncio.to_thread(sys.stdin.readline):
+        if line.strip():
+            yield line.strip()
+
+
+async def speak_all(
+    session: TTSSession, lines: AsyncIterator[str], voice: str | None, speed: float | None
+) -> bytes:
+    """Send every line as it comes; collect the audio in order, printing each segment's times."""
+    queue: asyncio.Queue[SegmentStream | None] = asyncio.Queue()
+
+    async def produce() -> None:
+        try:
+            async for line in lines:
+                queue.put_nowait(await session.speak(line, voice=voice, speed=speed))
+        finally:
+            queue.put_nowait(None)
+
+    producer = asyncio.create_task(produce())
+    pcm = bytearray()
+    number = 0
+    try:
+        while (segment := await queue.get()) is not None:
+            number += 1
+            try:
+                pcm += await segment.read()
+            except SegmentFailed as exc:
+                print(f"[{number}] failed: {exc}", file=sys.stderr)
+                continue
+            timings = segment.timings
+            rate = session.ready.sample_rate
+            print(
+                f"[{number}] first audio {timings.first_audio_s or 0:.3f} s, "
+                f"total {timings.total_s or 0:.3f} s, {segment.samples / rate:.2f} s of audio: "
+                f"{segment.text[:60]}",
+                flush=True,
+            )
+    finally:
+        producer.cancel()
+    await producer
+    return bytes(pcm)
+
+
+def write_wav(path: Path, pcm: bytes, sample_rate: int) -> None:
+    """Write s16le mono PCM as a WAV file."""
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(CHANNELS)
+        out.setsampwidth(BYTES_PER_SAMPLE)
+        out.setframerate(sample_rate)
+        out.writeframes(pcm)
+
+
+async def synthesize(args: argparse.Namespace) -> tuple[bytes, int]:
+    """Speak through one session; the PCM and its sample rate."""
+    transport = transport_for(args)
+    try:
+        async with TTSSession(transport) as session:
+            pcm = await speak_all(session, _lines(args.text), args.voice, args.speed)
+            return pcm, session.ready.sample_rate
+    finally:
+        await transport.aclose()
+
+
+async def run(args: argparse.Namespace) -> int:
+    """Connect, speak, write the WAV; 0 on success, 1 on a client error."""
+    started = time.perf_counter()
+    try:
+        pcm, sample_rate = await synthesize(args)
+    except (TTSError, ValueError) as exc:  # ValueError: e.g. no AWS region configured
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    write_wav(args.output, pcm, sample_rate)
+    seconds = len(pcm) / BYTES_PER_SAMPLE / sample_rate
+    print(
+        f"total {time.perf_counter() - started:.3f} s for {seconds:.2f} s of audio "
+        f"-> {args.output}",
+        flush=True,
+    )
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point."""
+    return asyncio.run(run(parse_args(argv)))

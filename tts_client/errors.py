@@ -1,0 +1,46 @@
+"""The client's exception hierarchy: every failure a caller can see is a ``TTSError``."""
+
+from __future__ import annotations
+
+from tts_client.protocol import ErrorCode
+
+
+class TTSError(Exception):
+    """Base class of every client error."""
+
+
+class TTSConnectionError(TTSError):
+    """The server could not be reached, or the connection was lost and not re-established."""
+
+
+class TTSTimeout(TTSConnectionError):
+    """The server did not answer (connect, ``ready`` or a reply) within the configured time."""
+
+
+class TTSProtocolError(TTSError):
+    """The server sent something protocol v1 does not allow."""
+
+
+class ServerError(TTSError):
+    """The server reported an ``error``; ``code`` is one of the protocol's error codes."""
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+class SegmentFailed(ServerError):
+    """The server failed one segment; the session goes on."""
+
+    def __init__(self, code: ErrorCode, message: str, segment_id: str) -> None:
+        super().__init__(code, message)
+        self.segment_id = segment_id
+
+
+class SessionClosed(TTSError):
+    """The session is closed (by ``aclose`` or after an unrecoverable error)."""
+
+
+class TransportUnavailable(TTSError):
+    """A transport's optional dependency is missing (e.g. the SageMaker SDK on Python 3.11)."""

@@ -1,0 +1,145 @@
+"""One spoken segment as the caller sees it: an async iterator of PCM chunks plus its outcome."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from tts_client.errors import TTSError
+from tts_client.protocol import BYTES_PER_SAMPLE, End
+
+if TYPE_CHECKING:
+    from tts_client.session import _Link
+
+
+class SegmentStatus(StrEnum):
+    """Where a segment is; every segment ends in exactly one of the last three."""
+
+    PENDING = "pending"
+    DONE = "done"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+
+
+@dataclass(slots=True)
+class SegmentTimings:
+    """``time.perf_counter()`` stamps: sent, first audio chunk, terminal status."""
+
+    sent: float | None = None
+    first_audio: float | None = None
+    end: float | None = None
+
+    @property
+    def first_audio_s(self) -> float | None:
+        """Seconds from sending to the first audio chunk."""
+        if self.sent is None or self.first_audio is None:
+            return None
+        return self.first_audio - self.sent
+
+    @property
+    def total_s(self) -> float | None:
+        """Seconds from sending to the terminal status."""
+        if self.sent is None or self.end is None:
+            return None
+        return self.end - self.sent
+
+
+class SegmentStream:
+    """The audio of one ``speak``: ``async for chunk in stream`` yields s16le mono PCM bytes.
+
+    Iteration stops after the last chunk when the segment is done or cancelled (buffered
+    audio of a cancelled segment is discarded) and raises its error when it failed.
+    """
+
+    def __init__(self, id: str, text: str, voice: str | None, speed: float | None) -> None:
+        self.id = id
+        self.text = text
+        self.voice = voice
+        self.speed = speed
+        self.status = SegmentStatus.PENDING
+        self.error: TTSError | None = None
+        self.end: End | None = None  # the server's `end` (samples, synth_ms) when done
+        self.timings = SegmentTimings()
+        self.delivered_bytes = 0  # audio handed to the caller's buffer, over every attempt
+        self._link: _Link | None = None  # the connection it was last sent on
+        self._skip = 0  # bytes of the current attempt already delivered by an earlier one
+        self._chunks: deque[bytes] = deque()
+        self._changed = asyncio.Event()
+
+    def __repr__(self) -> str:
+        return f"<SegmentStream {self.id[:8]} {self.status} {self.text[:24]!r}>"
+
+    @property
+    def done(self) -> bool:
+        """True once the segment has its terminal status."""
+        return self.status is not SegmentStatus.PENDING
+
+    @property
+    def samples(self) -> int:
+        """PCM samples delivered so far."""
+        return self.delivered_bytes // BYTES_PER_SAMPLE
+
+    def __aiter__(self) -> SegmentStream:
+        return self
+
+    async def __anext__(self) -> bytes:
+        while not self._chunks:
+            if self.done:
+                if self.error is not None:
+                    raise self.error
+                raise StopAsyncIteration
+            self._changed.clear()
+            await self._changed.wait()
+        return self._chunks.popleft()
+
+    async def read(self) -> bytes:
+        """All (remaining) audio, once the segment is done; raises if it failed."""
+        return b"".join([chunk async for chunk in self])
+
+    async def wait(self) -> SegmentStatus:
+        """Wait for the terminal status without consuming audio."""
+        while not self.done:
+            self._changed.clear()
+            await self._changed.wait()
+        return self.status
+
+    # --- driven by the session ---------------------------------------------------------
+
+    def _sent(self, link: _Link) -> None:
+        """(Re)sent on ``link``: audio the caller already has will be skipped."""
+        self._link = link
+        self._skip = self.delivered_bytes
+        if self.timings.sent is None:
+            self.timings.sent = time.perf_counter()
+
+    def _audio(self, data: bytes) -> None:
+        if self.done:
+            return
+        if self._skip:
+            dropped = min(self._skip, len(data))
+            self._skip -= dropped
+            data = data[dropped:]
+        if not data:
+            return
+        if self.timings.first_audio is None:
+            self.timings.first_audio = time.perf_counter()
+        self.delivered_bytes += len(data)
+        self._chunks.append(data)
+        self._changed.set()
+
+    def _finish(
+        self, status: SegmentStatus, error: TTSError | None = None, end: End | None = None
+    ) -> None:
+        if self.done:
+            return
+        self.status = status
+        self.error = error
+        self.end = end
+        self.timings.end = time.perf_counter()
+        if status is SegmentStatus.CANCELLED:
+            self._chunks.clear()
+        self._changed.set()
