@@ -23,9 +23,10 @@ class AgentConfig:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> AgentConfig:
         env = os.environ if env is None else env
+        default = cls()
         return cls(
-            model=env.get("VOICE_AGENT_MODEL") or cls.model,
-            tts_url=env.get("TTS_URL") or cls.tts_url,
+            model=env.get("VOICE_AGENT_MODEL") or default.model,
+            tts_url=env.get("TTS_URL") or default.tts_url,
             sagemaker_endpoint=env.get("TTS_SAGEMAKER_ENDPOINT") or None,
             region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or None,
         )

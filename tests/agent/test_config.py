@@ -1,0 +1,36 @@
+"""Agent settings from the environment, and the transport they choose."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from agent.config import DEFAULT_TTS_URL, AgentConfig
+from tts_client import TransportUnavailable, WebSocketTransport
+
+
+def test_defaults_are_the_offline_local_stack() -> None:
+    config = AgentConfig.from_env({})
+    assert config == AgentConfig(model="demo", tts_url=DEFAULT_TTS_URL)
+    transport = config.transport()
+    assert isinstance(transport, WebSocketTransport) and transport.url == DEFAULT_TTS_URL
+
+
+def test_environment_names_model_speech_and_region() -> None:
+    env = {
+        "VOICE_AGENT_MODEL": "bedrock:us.anthropic.claude-haiku-4-5-20251001-v1:0",
+        "TTS_URL": "ws://10.0.0.5:8080/ws",
+        "TTS_SAGEMAKER_ENDPOINT": "kokoro-tts",
+        "AWS_DEFAULT_REGION": "eu-west-1",
+    }
+    config = AgentConfig.from_env(env)
+    assert config.model.startswith("bedrock:") and config.tts_url.endswith("/ws")
+    assert (config.sagemaker_endpoint, config.region) == ("kokoro-tts", "eu-west-1")
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="on 3.12 the SDK may be installed")
+def test_sagemaker_endpoint_needs_the_312_sdk_here() -> None:
+    config = AgentConfig(sagemaker_endpoint="kokoro-tts", region="us-east-1")
+    with pytest.raises(TransportUnavailable, match=r"3\.12"):
+        config.transport()
