@@ -224,15 +224,9 @@ class CountingEngine(Engine):
     def __init__(self, inner: Engine) -> None:
         super().__init__(inner._g2p)
         self.inner = inner
+        self.preferred_voice = inner.default_voice
+        self._voices = dict.fromkeys(inner.voices)
         self.chunks = 0
-
-    @property
-    def voices(self) -> tuple[str, ...]:
-        return self.inner.voices
-
-    @property
-    def default_voice(self) -> str:
-        return self.inner.default_voice
 
     def _infer(self, phonemes: str, voice: str, speed: float) -> np.ndarray:
         self.chunks += 1

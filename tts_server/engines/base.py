@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
@@ -61,10 +61,12 @@ def to_pcm16(audio: np.ndarray) -> bytes:
 
 
 class Engine(ABC):
-    """A Kokoro engine. Subclasses provide voices and one blocking inference call."""
+    """A Kokoro engine. Subclasses load ``_voices`` and provide one blocking inference call."""
 
     name: str
+    preferred_voice: str  # the default voice, when the engine has it
     sample_rate: int = SAMPLE_RATE
+    _voices: Mapping[str, object]  # voice name -> style table
 
     def __init__(self, g2p: EnglishG2P, trim: Trim | None = None) -> None:
         self._g2p = g2p
@@ -72,14 +74,14 @@ class Engine(ABC):
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{self.name}-engine")
 
     @property
-    @abstractmethod
     def voices(self) -> tuple[str, ...]:
         """The voice names this engine can speak with."""
+        return tuple(sorted(self._voices))
 
     @property
-    @abstractmethod
     def default_voice(self) -> str:
         """The voice used when a request names none."""
+        return self.preferred_voice if self.preferred_voice in self._voices else self.voices[0]
 
     @abstractmethod
     def _infer(self, phonemes: str, voice: str, speed: float) -> np.ndarray:

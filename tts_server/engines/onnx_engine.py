@@ -70,6 +70,7 @@ class OnnxEngine(Engine):
     """Kokoro-82M int8 ONNX on the CPU."""
 
     name = "onnx"
+    preferred_voice = DEFAULT_VOICE
 
     def __init__(
         self,
@@ -91,14 +92,6 @@ class OnnxEngine(Engine):
         self._session = ort.InferenceSession(
             str(model), sess_options=options, providers=["CPUExecutionProvider"]
         )
-
-    @property
-    def voices(self) -> tuple[str, ...]:
-        return tuple(sorted(self._voices))
-
-    @property
-    def default_voice(self) -> str:
-        return DEFAULT_VOICE if DEFAULT_VOICE in self._voices else self.voices[0]
 
     def _infer(self, phonemes: str, voice: str, speed: float) -> np.ndarray:
         tokens = [self._vocab[p] for p in phonemes if p in self._vocab]

@@ -191,6 +191,7 @@ class TorchEngine(Engine):
     """Kokoro-82M in PyTorch from a local model directory, on CUDA when available."""
 
     name = "torch"
+    preferred_voice = DEFAULT_VOICE
 
     def __init__(
         self,
@@ -213,14 +214,6 @@ class TorchEngine(Engine):
             raise EngineError(f"cannot move Kokoro to {self.device}: {exc}") from exc
         self._vocab: dict[str, int] = self._model.vocab
         super().__init__(g2p, trim)
-
-    @property
-    def voices(self) -> tuple[str, ...]:
-        return tuple(sorted(self._voices))
-
-    @property
-    def default_voice(self) -> str:
-        return DEFAULT_VOICE if DEFAULT_VOICE in self._voices else self.voices[0]
 
     def _infer(self, phonemes: str, voice: str, speed: float) -> np.ndarray:
         import torch
