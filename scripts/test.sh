@@ -3,6 +3,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+  # The browser tests drive Debian's Chromium (nothing can download a browser build here).
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "test: the browser tests need Debian's chromium and chromium-driver; install them" >&2
+    exit 1
+  fi
+  apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/python -m pytest -q "$@"
