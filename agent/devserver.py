@@ -4,6 +4,7 @@ FastAPI and sse-starlette, plus the browser voice chat at ``/``. Same turns, sam
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator
@@ -63,6 +64,23 @@ def create_app(config: AgentConfig | None = None) -> FastAPI:
     @app.get("/ping")
     async def ping() -> dict[str, str]:
         return {"status": "HealthyBusy" if voice_agent.conversations.busy else "Healthy"}
+
+    @app.get("/config")
+    async def config(request: Request) -> dict[str, object]:
+        """What the voice chat offers: the model and the TTS voices ([] while speech is down).
+
+        Asking also warms up the conversation's TTS connection.
+        """
+        voices: list[str] = []
+        default_voice: str | None = None
+        key = request.headers.get(SESSION_HEADER) or DEFAULT_CONVERSATION
+        with contextlib.suppress(Exception):
+            session = await asyncio.wait_for(voice_agent.conversations.get(key).session(), 3)
+            voices, default_voice = list(session.ready.voices), session.ready.default_voice
+        model = voice_agent.config.model
+        if model.startswith("openai:"):  # do not show the server's address
+            model = "openai:" + model.rpartition("#")[2]
+        return {"model": model, "voices": voices, "default_voice": default_voice}
 
     @app.get("/", include_in_schema=False)
     async def index() -> FileResponse:

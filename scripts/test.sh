@@ -9,7 +9,7 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
     echo "test: the browser tests need Debian's chromium and chromium-driver; install them" >&2
     exit 1
   fi
-  apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null
+  apt-get update -qq && apt-get install -y -qq chromium chromium-driver fonts-dejavu-core fonts-liberation >/dev/null
 fi
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .

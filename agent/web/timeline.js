@@ -1,0 +1,99 @@
+// A small SVG timeline of one turn: when the text streamed, when each segment was sent to
+// synthesis, when its audio arrived and when it was scheduled to play. Times are milliseconds
+// since the prompt was sent, measured in the browser.
+
+const NS = "http://www.w3.org/2000/svg";
+const ROW = 16;
+const TOP = 4;
+const LABEL = 30;
+const AXIS = 18;
+
+function el(name, attrs, text) {
+  const node = document.createElementNS(NS, name);
+  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, String(value));
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function step(spanMs) {
+  for (const s of [250, 500, 1000, 2000, 5000, 10000, 20000, 60000]) if (spanMs / s <= 6) return s;
+  return 120000;
+}
+
+/**
+ * Draw `turn` (an entry of voiceChat.turns) into `svg`.
+ * @param {SVGSVGElement} svg
+ * @param {object | null} turn
+ * @param {number | null} playheadMs the audio position now, in ms since send, or null
+ */
+export function renderTimeline(svg, turn, playheadMs = null) {
+  const width = Math.max(200, Math.round(svg.getBoundingClientRect().width) || 320);
+  const segments = turn ? turn.segments : [];
+  const rows = 1 + Math.max(segments.length, 1);
+  const height = TOP + rows * ROW + AXIS;
+  svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
+  svg.setAttribute("height", String(height));
+  svg.replaceChildren();
+  if (!turn) {
+    svg.append(el("text", { x: width / 2, y: height / 2, class: "tl-empty" }, "No turn yet"));
+    return;
+  }
+  let endMs = Math.max(turn.latency.totalMs ?? 0, turn.textEndMs ?? 0, playheadMs ?? 0, 1000);
+  for (const s of segments) endMs = Math.max(endMs, s.playEndMs ?? 0, s.lastChunkMs ?? 0);
+  const plot = width - LABEL - 6;
+  const x = (ms) => LABEL + (Math.max(0, ms) / endMs) * plot;
+  const w = (from, to) => Math.max(1.5, x(to) - x(from));
+  const axisY = TOP + rows * ROW;
+
+  const tick = step(endMs);
+  for (let ms = 0; ms <= endMs; ms += tick) {
+    svg.append(el("line", { x1: x(ms), x2: x(ms), y1: TOP, y2: axisY, class: "tl-grid" }));
+    const label = tick >= 1000 ? `${ms / 1000}s` : `${(ms / 1000).toFixed(2).replace(/0$/, "")}s`;
+    svg.append(el("text", { x: x(ms), y: axisY + 12, class: "tl-tick" }, label));
+  }
+
+  const rowY = (i) => TOP + i * ROW;
+  svg.append(el("text", { x: 0, y: rowY(0) + 11, class: "tl-label" }, "text"));
+  if (turn.latency.ttftMs != null) {
+    const to = turn.textEndMs ?? turn.latency.ttftMs;
+    const bar = el("rect", {
+      x: x(turn.latency.ttftMs), y: rowY(0) + 4, width: w(turn.latency.ttftMs, to), height: 8,
+      rx: 2, class: "tl-text",
+    });
+    bar.append(el("title", {}, `text streamed ${fmt(turn.latency.ttftMs)} to ${fmt(to)}`));
+    svg.append(bar);
+  }
+  segments.forEach((s, i) => {
+    const y = rowY(i + 1);
+    svg.append(el("text", { x: 0, y: y + 11, class: "tl-label" }, `S${s.seq + 1}`));
+    if (s.firstChunkMs != null) {
+      const arrived = el("rect", {
+        x: x(s.firstChunkMs), y: y + 10, width: Math.max(3, w(s.firstChunkMs, s.lastChunkMs)),
+        height: 4, rx: 1, class: "tl-arrive",
+      });
+      arrived.append(el("title", {}, `S${s.seq + 1} audio arrived ${fmt(s.firstChunkMs)} to ${fmt(s.lastChunkMs)}`));
+      svg.append(arrived);
+    }
+    if (s.playStartMs != null) {
+      const play = el("rect", {
+        x: x(s.playStartMs), y: y + 3, width: w(s.playStartMs, s.playEndMs), height: 6, rx: 2,
+        class: "tl-play",
+      });
+      play.append(el("title", {}, `S${s.seq + 1} plays ${fmt(s.playStartMs)} to ${fmt(s.playEndMs)}`));
+      svg.append(play);
+    }
+    const mark = el("path", {
+      d: `M${x(s.sentMs)} ${y + 2} l4 6 l-4 6 l-4 -6 z`, class: "tl-sent",
+    });
+    mark.append(el("title", {}, `S${s.seq + 1} sent to speech at ${fmt(s.sentMs)}: ${s.text}`));
+    svg.append(mark);
+  });
+  if (playheadMs != null && playheadMs >= 0 && playheadMs <= endMs) {
+    svg.append(el("line", { x1: x(playheadMs), x2: x(playheadMs), y1: TOP, y2: axisY, class: "tl-head" }));
+  }
+  svg.append(el("line", { x1: LABEL, x2: width - 6, y1: axisY, y2: axisY, class: "tl-axis" }));
+}
+
+function fmt(ms) {
+  return ms == null ? "?" : `${Math.round(ms)} ms`;
+}
