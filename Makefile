@@ -1,4 +1,4 @@
-.PHONY: run test
+.PHONY: run test bench audit
 
 # Set up .venv/ and start the local stack on 127.0.0.1 (embedded CPU model, no network).
 run:
@@ -7,3 +7,13 @@ run:
 # Set up .venv/ and run lint plus every test.
 test:
 	scripts/test.sh
+
+# Measure the local stack (about 5 minutes on 2 cores); writes docs/benchmarks/agent_latency.*
+bench:
+	scripts/bootstrap.sh
+	.venv/bin/voice-agent bench
+
+# Dependency floors, vulnerability scan and SBOMs (fails closed without a vulnerability service)
+audit:
+	scripts/bootstrap.sh
+	.venv/bin/voice-agent audit $(AUDIT_FLAGS)

@@ -1,16 +1,21 @@
-"""``voice-agent``: run the local stack.
+"""``voice-agent``: run the local stack, measure it, accept an endpoint, audit the environment.
 
     voice-agent dev [--host 127.0.0.1] [--port 8000] [--tts-url ws://...] [--model demo]
+    voice-agent bench [--quick] [--tts-url ws://...] [--agent-url URL | --agent-arn ARN]
+    voice-agent acceptance (TTS-URL | --endpoint NAME --region R)
+    voice-agent audit [--allow-offline] [--env PATH ...]
 
-Without ``--tts-url`` it starts the local TTS server (``tts-server``, embedded CPU model) as a
-child process on ``--tts-port`` and waits until its ``/ping`` proves a real synthesis.
+Without ``--tts-url``, ``dev`` starts the local TTS server (``tts-server``, embedded CPU model)
+as a child process on ``--tts-port`` and waits until its ``/ping`` proves a real synthesis.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import ctypes
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -23,6 +28,7 @@ import uvicorn
 from agent.config import AgentConfig
 
 TTS_READY_LIMIT_S = 180.0
+PR_SET_PDEATHSIG = 1  # prctl option, <linux/prctl.h>
 
 
 class LocalTTSFailed(RuntimeError):
@@ -36,8 +42,18 @@ def _healthy(url: str) -> bool:
         return False
 
 
+def _die_with_parent() -> None:
+    """In the child: get SIGTERM when the parent dies, however it dies (Linux).
+
+    uvicorn re-raises SIGTERM after its shutdown, which kills the parent before any ``finally``
+    could stop the child.
+    """
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 @contextlib.contextmanager
-def local_tts(host: str, port: int) -> Iterator[str]:
+def local_tts(host: str, port: int, log_level: str | None = None) -> Iterator[str]:
     """A healthy TTS server at ``host:port``: reuse a running one, else start a child process."""
     http = f"http://{host}:{port}"
     ws = f"ws://{host}:{port}/invocations-bidirectional-stream"
@@ -45,7 +61,8 @@ def local_tts(host: str, port: int) -> Iterator[str]:
         yield ws
         return
     command = [sys.executable, "-m", "tts_server", "--host", host, "--port", str(port)]
-    child = subprocess.Popen(command)
+    command += ["--log-level", log_level] if log_level else []
+    child = subprocess.Popen(command, preexec_fn=_die_with_parent)
     try:
         deadline = time.monotonic() + TTS_READY_LIMIT_S
         while not _healthy(http):
@@ -83,6 +100,8 @@ def dev(args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
+    from agent import acceptance, audit, bench
+
     parser = argparse.ArgumentParser(prog="voice-agent", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     dev_parser = commands.add_parser("dev", help="run the local dev server and voice chat")
@@ -92,8 +111,22 @@ def main(argv: Sequence[str] | None = None) -> None:
     dev_parser.add_argument("--tts-port", type=int, default=8080, help="port of the local server")
     dev_parser.add_argument("--model", help="demo | bedrock:<id> | openai:<base-url>#<model>")
     dev_parser.set_defaults(run=dev)
+    for name, module, summary in (
+        ("bench", bench, "latency benchmark: first audio vs. completion, stream vs. batch"),
+        ("acceptance", acceptance, "acceptance test of a TTS endpoint; exit 1 on any failure"),
+        ("audit", audit, "dependency floors, vulnerability scan and SBOMs"),
+    ):
+        sub = commands.add_parser(
+            name,
+            help=summary,
+            description=module.__doc__,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        module.add_arguments(sub)
+        sub.set_defaults(run=module.run)
     args = parser.parse_args(argv)
-    args.run(args)
+    if status := args.run(args):
+        raise SystemExit(status)
 
 
 if __name__ == "__main__":

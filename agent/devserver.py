@@ -66,7 +66,7 @@ def create_app(config: AgentConfig | None = None) -> FastAPI:
         return {"status": "HealthyBusy" if voice_agent.conversations.busy else "Healthy"}
 
     @app.get("/config")
-    async def config(request: Request) -> dict[str, object]:
+    async def client_config(request: Request) -> dict[str, object]:
         """What the voice chat offers: the model and the TTS voices ([] while speech is down).
 
         Asking also warms up the conversation's TTS connection.
