@@ -23,14 +23,12 @@ import time
 from collections import defaultdict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
-from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
-from tts_client.errors import TransportUnavailable, TTSConnectionError, TTSError
+from tts_client.errors import TransportUnavailable, TTSError
 from tts_client.protocol import (
     BYTES_PER_SAMPLE,
     PROTOCOL_VERSION,
@@ -47,9 +45,9 @@ from tts_client.protocol import (
     decode_server,
     encode,
 )
-from tts_client.sagemaker import BINARY, COMPLETE, UTF8, SageMakerConnection
+from tts_client.transport import Connection, Frame
+from tts_client.websocket import WebSocketTransport
 
-Frame = str | bytes
 PASS, FAIL, NA = "PASS", "FAIL", "n/a"
 TIMEOUT_S = 30.0
 MAX_FRAME_BYTES = 1 << 20
@@ -72,77 +70,8 @@ class Failed(Exception):
     """A check did not pass; the message says why."""
 
 
-class RawConnection(Protocol):
-    """A connection that sends each frame as the type it is given."""
-
-    async def send(self, frame: Frame) -> None:
-        """``str``: a text frame (SageMaker UTF8); ``bytes``: a binary one (BINARY)."""
-        ...
-
-    async def recv(self) -> Frame:
-        """The next frame: ``str`` for text (UTF8), ``bytes`` for binary."""
-        ...
-
-    async def aclose(self) -> None: ...
-
-
-class RawWebSocket:
-    """A WebSocket whose frame type follows the Python type of what is sent."""
-
-    def __init__(self, websocket: ClientConnection) -> None:
-        self._websocket = websocket
-
-    @classmethod
-    async def open(cls, url: str) -> RawWebSocket:
-        """Connect; raises ``TTSConnectionError``."""
-        try:
-            websocket = await connect(
-                url, open_timeout=10, max_size=MAX_FRAME_BYTES, compression=None, proxy=None
-            )
-        except (OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:
-            raise TTSConnectionError(f"{url}: cannot connect: {exc}") from exc
-        return cls(websocket)
-
-    async def send(self, frame: Frame) -> None:
-        try:
-            await self._websocket.send(frame)
-        except ConnectionClosed as exc:
-            raise TTSConnectionError(f"connection closed: {exc}") from exc
-
-    async def recv(self) -> Frame:
-        try:
-            return await self._websocket.recv()
-        except ConnectionClosed as exc:
-            raise TTSConnectionError(f"connection closed: {exc}") from exc
-
-    async def aclose(self) -> None:
-        await self._websocket.close()
-
-
-class RawSageMaker:
-    """A SageMaker bidirectional stream: ``str`` goes as a UTF8 part, ``bytes`` as BINARY."""
-
-    def __init__(self, stream: Any, payload_part: Callable[[bytes, str, str], object]) -> None:
-        self._stream = stream
-        self._payload_part = payload_part
-        self._reader = SageMakerConnection(stream, payload_part, MAX_FRAME_BYTES)
-
-    async def send(self, frame: Frame) -> None:
-        data, data_type = (frame.encode(), UTF8) if isinstance(frame, str) else (frame, BINARY)
-        try:
-            await self._stream.input_stream.send(self._payload_part(data, data_type, COMPLETE))
-        except Exception as exc:  # the SDK raises OSError or its own errors
-            raise TTSConnectionError(f"send failed: {exc!r}") from exc
-
-    async def recv(self) -> Frame:
-        return await self._reader.recv()
-
-    async def aclose(self) -> None:
-        await self._reader.aclose()
-
-
 class Endpoint(Protocol):
-    """What is tested: how to open a raw connection and where its /ping is."""
+    """What is tested: how to open a connection (frames typed as sent) and where its /ping is."""
 
     @property
     def name(self) -> str: ...
@@ -152,7 +81,7 @@ class Endpoint(Protocol):
         """None: not ours to reach (SageMaker pings its container itself)."""
         ...
 
-    async def open(self) -> RawConnection: ...
+    async def open(self) -> Connection: ...
 
     async def aclose(self) -> None: ...
 
@@ -171,8 +100,9 @@ class WebSocketEndpoint:
         self.name = url
         self.ping_url = ping_url or ping_url_for(url)
 
-    async def open(self) -> RawConnection:
-        return await RawWebSocket.open(self.name)
+    async def open(self) -> Connection:
+        transport = WebSocketTransport(self.name, max_frame_bytes=MAX_FRAME_BYTES)
+        return await transport.connect()
 
     async def aclose(self) -> None:
         """Nothing is shared between connections."""
@@ -184,20 +114,13 @@ class SageMakerEndpoint:
     ping_url: str | None = None
 
     def __init__(self, endpoint_name: str, region: str | None = None) -> None:
-        from tts_client.sagemaker import SageMakerTransport, load_sdk
+        from tts_client.sagemaker import SageMakerTransport
 
         self._transport = SageMakerTransport(endpoint_name, region)  # TransportUnavailable
-        self._sdk = load_sdk()
         self.name = self._transport.endpoint
 
-    async def open(self) -> RawConnection:
-        request = self._sdk.input(endpoint_name=self._transport.endpoint_name, target_variant=None)
-        try:
-            client = await self._transport.client()
-            stream = await client.invoke_endpoint_with_bidirectional_stream(request)
-        except Exception as exc:
-            raise TTSConnectionError(f"{self.name}: cannot open: {exc!r}") from exc
-        return RawSageMaker(stream, self._sdk.payload_part)
+    async def open(self) -> Connection:
+        return await self._transport.connect()
 
     async def aclose(self) -> None:
         await self._transport.aclose()
@@ -206,7 +129,7 @@ class SageMakerEndpoint:
 class Reader:
     """Reads server frames on one connection, checks their order, records them per id."""
 
-    def __init__(self, conn: RawConnection, ready: Ready, timeout_s: float) -> None:
+    def __init__(self, conn: Connection, ready: Ready, timeout_s: float) -> None:
         self.conn = conn
         self.ready = ready
         self.timeout_s = timeout_s

@@ -91,9 +91,10 @@ class SageMakerConnection:
         self._assembler = PartAssembler(max_frame_bytes)
         self._receiver: Any = None
 
-    async def send(self, message: str) -> None:
-        """Send ``message`` as one COMPLETE part with ``DataType=UTF8``."""
-        event = self._payload_part(message.encode("utf-8"), UTF8, COMPLETE)
+    async def send(self, frame: Frame) -> None:
+        """Send one COMPLETE part: ``str`` with ``DataType=UTF8``, ``bytes`` with ``BINARY``."""
+        data, data_type = (frame.encode(), UTF8) if isinstance(frame, str) else (frame, BINARY)
+        event = self._payload_part(data, data_type, COMPLETE)
         try:
             await self._stream.input_stream.send(event)
         except Exception as exc:  # the SDK raises OSError or its own errors

@@ -15,8 +15,11 @@ Frame = str | bytes
 class Connection(Protocol):
     """One open, ordered, bidirectional stream of frames."""
 
-    async def send(self, message: str) -> None:
-        """Send one control message. Raises ``TTSConnectionError`` if the stream is gone."""
+    async def send(self, frame: Frame) -> None:
+        """Send one frame, typed by its Python type (the session sends only ``str``).
+
+        Raises ``TTSConnectionError`` if the stream is gone.
+        """
         ...
 
     async def recv(self) -> Frame:

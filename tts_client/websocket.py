@@ -19,10 +19,10 @@ class WebSocketConnection:
     def __init__(self, websocket: ClientConnection) -> None:
         self._websocket = websocket
 
-    async def send(self, message: str) -> None:
-        """Send ``message`` as a text frame."""
+    async def send(self, frame: Frame) -> None:
+        """Send ``str`` as a text frame, ``bytes`` as a binary one."""
         try:
-            await self._websocket.send(message)
+            await self._websocket.send(frame)
         except ConnectionClosed as exc:
             raise TTSConnectionError(f"connection closed: {exc}") from exc
 

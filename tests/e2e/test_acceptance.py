@@ -12,11 +12,11 @@ import pytest
 from websockets.asyncio.server import Request, Response, ServerConnection, serve
 
 from agent import cli
-from agent.acceptance import FAIL, NA, PASS, Acceptance, Check, RawSageMaker, WebSocketEndpoint
+from agent.acceptance import FAIL, NA, PASS, Acceptance, Check, WebSocketEndpoint
 from tests.servers import ServerThread
 from tests.tts_client.test_sagemaker import FakeStream, payload_part
 from tts_client.protocol import End, Error, ErrorCode, Ready, Start, encode
-from tts_client.sagemaker import BINARY, UTF8
+from tts_client.sagemaker import BINARY, UTF8, SageMakerConnection
 from tts_client.testing.gateway import Gateway
 
 
@@ -89,9 +89,9 @@ async def test_sagemaker_parts_carry_the_data_type_of_the_check() -> None:
     class FakeEndpoint:  # streams shaped like the SDK's: they answer any speak
         name, ping_url = "sagemaker://fake/kokoro", None
 
-        async def open(self) -> RawSageMaker:
+        async def open(self) -> SageMakerConnection:
             streams.append(FakeStream())
-            return RawSageMaker(streams[-1], payload_part)
+            return SageMakerConnection(streams[-1], payload_part)
 
         async def aclose(self) -> None:
             pass
