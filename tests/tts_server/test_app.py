@@ -372,3 +372,31 @@ def test_no_handler_assumes_text_frames() -> None:
         str(p) for p in sources if re.search(r"receive_text\(|receive_json\(", p.read_text())
     ]
     assert sources and offenders == []
+
+
+class FlakyEngine(CountingEngine):
+    """Fails on any text that mentions 'explode'; speaks everything else."""
+
+    def _infer(self, phonemes: str, voice: str, speed: float) -> np.ndarray:
+        if "ksplˈOd" in phonemes:
+            raise RuntimeError("the model blew up")
+        return super()._infer(phonemes, voice, speed)
+
+
+async def test_a_failing_synthesis_is_a_typed_error_and_the_next_segment_plays(
+    engine: Engine,
+) -> None:
+    server = ServerThread(create_app(loader=lambda _settings: FlakyEngine(engine))).start()
+    try:
+        wait_healthy(server.http_url)
+        async with connect(server.ws_url) as socket:
+            await socket.recv()
+            await socket.send(speak("bad", "Please explode now."))
+            await socket.send(speak("good", "This one is fine."))
+            events = await until_terminal(socket, {"bad", "good"})
+    finally:
+        server.stop()
+    failed = next(e for e in events if isinstance(e, Error))
+    assert (failed.id, failed.code) == ("bad", ErrorCode.SYNTHESIS_FAILED)
+    assert "blew up" in failed.message
+    assert isinstance(events[-1], End) and events[-1].id == "good"
