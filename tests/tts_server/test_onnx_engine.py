@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import numpy as np
@@ -78,3 +79,21 @@ def test_trim_removes_silence_and_fades_edges() -> None:
     assert tone.size <= trimmed.size <= tone.size + 2 * 240 + 2
     assert abs(trimmed[0]) < 1e-6 and abs(trimmed[-1]) < 0.01
     assert Trim()(silence).size == 0
+
+
+async def test_cancelling_a_synthesis_interrupts_the_running_inference(engine: Engine) -> None:
+    long_sentence = ", ".join(["the quick brown fox jumps over the lazy dog"] * 8) + "."
+
+    async def speak(text: str) -> None:
+        async for _ in engine.synthesize(text):
+            pass
+
+    started = time.perf_counter()
+    await speak(long_sentence)
+    uninterrupted = time.perf_counter() - started
+    doomed = asyncio.create_task(speak(long_sentence))
+    await asyncio.sleep(0.3 + 0.1 * uninterrupted)  # past G2P, inside the model run
+    doomed.cancel()
+    started = time.perf_counter()
+    await speak("Next.")  # waits for the engine thread: only briefly if the run was aborted
+    assert time.perf_counter() - started < 0.5 * uninterrupted, uninterrupted

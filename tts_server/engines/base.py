@@ -9,7 +9,7 @@ Each sentence is its own piece, and its audio is yielded before the next one is 
 from __future__ import annotations
 
 import asyncio
-import functools
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -72,6 +72,8 @@ class Engine(ABC):
         self._g2p = g2p
         self._trim = trim or Trim()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{self.name}-engine")
+        self._lock = threading.Lock()  # guards _running and what _interrupt touches
+        self._running: object | None = None  # the token of the job on the engine thread
 
     @property
     def voices(self) -> tuple[str, ...]:
@@ -96,8 +98,33 @@ class Engine(ABC):
         return voice
 
     async def _run(self, fn: Callable[..., T], *args: object) -> T:
+        """Run ``fn`` on the engine thread; if the caller is cancelled meanwhile, interrupt it.
+
+        A job still queued is simply dropped. The one running is interrupted if the engine can
+        (``_interrupt``), so that a cancelled segment does not hold up the next one.
+        """
+        token = object()
+
+        def job() -> T:
+            with self._lock:
+                self._running = token
+            try:
+                return fn(*args)
+            finally:
+                with self._lock:
+                    self._running = None
+
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, functools.partial(fn, *args))
+        try:
+            return await loop.run_in_executor(self._executor, job)
+        except asyncio.CancelledError:
+            with self._lock:
+                if self._running is token:
+                    self._interrupt()
+            raise
+
+    def _interrupt(self) -> None:  # noqa: B027 - optional hook, not abstract
+        """Abort the inference running now (called with ``_lock`` held); default: let it end."""
 
     async def phonemize(self, text: str) -> str:
         """Phonemes for ``text`` (on the engine thread: spaCy is not free)."""

@@ -92,6 +92,8 @@ class OnnxEngine(Engine):
         self._session = ort.InferenceSession(
             str(model), sess_options=options, providers=["CPUExecutionProvider"]
         )
+        self._ort = ort
+        self._run_options: ort.RunOptions | None = None  # of the inference running now
 
     def _infer(self, phonemes: str, voice: str, speed: float) -> np.ndarray:
         tokens = [self._vocab[p] for p in phonemes if p in self._vocab]
@@ -99,12 +101,22 @@ class OnnxEngine(Engine):
             return np.zeros(0, dtype=np.float32)
         table = self._voices[voice]
         style = table[min(len(tokens), len(table)) - 1].reshape(1, -1)
-        (audio,) = self._session.run(
-            None,
-            {
-                "tokens": np.array([[0, *tokens, 0]], dtype=np.int64),
-                "style": style.astype(np.float32),
-                "speed": np.array([speed], dtype=np.float32),
-            },
-        )
+        feed = {
+            "tokens": np.array([[0, *tokens, 0]], dtype=np.int64),
+            "style": style.astype(np.float32),
+            "speed": np.array([speed], dtype=np.float32),
+        }
+        options = self._ort.RunOptions()
+        with self._lock:
+            self._run_options = options
+        try:
+            (audio,) = self._session.run(None, feed, run_options=options)
+        finally:
+            with self._lock:
+                self._run_options = None
         return np.asarray(audio, dtype=np.float32).ravel()
+
+    def _interrupt(self) -> None:
+        """Set onnxruntime's terminate flag: the running ``session.run`` fails within ms."""
+        if self._run_options is not None:
+            self._run_options.terminate = True
