@@ -97,6 +97,15 @@ def _count_words(text: str) -> int:
     return len(WORDS.findall(text))
 
 
+def _copy_until(special: re.Pattern[str], raw: str, i: int, out: list[str]) -> int:
+    """Copy ``raw[i:]`` up to the next ``special`` match into ``out``; its index, or len(raw)."""
+    m = special.search(raw, i)
+    k = m.start() if m else len(raw)
+    if k > i:
+        out.append(raw[i:k])
+    return k
+
+
 def _is_markup(prev: str, nxt: str) -> bool:
     """An emphasis run is markup unless it stands between spaces or inside a word."""
     if prev.isspace() and nxt.isspace():
@@ -273,14 +282,10 @@ class SentenceSegmenter:
 
     def _inline(self, raw: str, i: int, out: list[str]) -> int | None:
         """Copy plain text, then handle one markup character; None to wait for more text."""
-        m = INLINE_SPECIAL.search(raw, i)
         n = len(raw)
-        if m is None:
-            out.append(raw[i:])
+        k = _copy_until(INLINE_SPECIAL, raw, i, out)
+        if k == n:
             return n
-        k = m.start()
-        if k > i:
-            out.append(raw[i:k])
         wait = k if k > i else None
         final = self._final
         c = raw[k]
@@ -344,14 +349,10 @@ class SentenceSegmenter:
 
     def _code_span(self, raw: str, i: int, out: list[str]) -> int | None:
         """Copy code-span text up to its closing backticks or the end of the line."""
-        m = CODE_SPAN_SPECIAL.search(raw, i)
         n = len(raw)
-        if m is None:
-            out.append(raw[i:])
+        k = _copy_until(CODE_SPAN_SPECIAL, raw, i, out)
+        if k == n:
             return n
-        k = m.start()
-        if k > i:
-            out.append(raw[i:k])
         if raw[k] == "\n":
             self._ticks = 0
             out.append(CODE_OFF)
