@@ -36,7 +36,7 @@ import httpx
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from agent.acceptance import FAIL, NA, PASS, Check, report
+from tts_client.acceptance import FAIL, NA, PASS, Check, report
 
 ROOT = Path(__file__).resolve().parents[1]
 SBOM_DIR = ROOT / "docs" / "sbom"

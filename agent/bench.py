@@ -46,7 +46,7 @@ import httpx
 from agent.events import samples_ms
 from agent.pipeline import MODES, Mode, Turn, TurnRequest
 from tts_client import TTSSession, WebSocketTransport
-from tts_client.protocol import BYTES_PER_SAMPLE
+from tts_protocol import BYTES_PER_SAMPLE
 
 if TYPE_CHECKING:
     from agent.llm import DemoConfig

@@ -100,7 +100,8 @@ def dev(args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    from agent import acceptance, audit, bench
+    from agent import audit, bench
+    from tts_client import acceptance
 
     parser = argparse.ArgumentParser(prog="voice-agent", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)

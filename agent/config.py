@@ -34,7 +34,7 @@ class AgentConfig:
     def transport(self) -> Transport:
         """The TTS transport: SageMaker's bidirectional stream when an endpoint is named."""
         if self.sagemaker_endpoint:
-            from tts_client.sagemaker import SageMakerTransport
+            from tts_client.transports.sagemaker import SageMakerTransport
 
             return SageMakerTransport(self.sagemaker_endpoint, self.region)
         return WebSocketTransport(self.tts_url)

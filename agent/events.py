@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from tts_client.protocol import BYTES_PER_SAMPLE, SAMPLE_RATE
+from tts_protocol import BYTES_PER_SAMPLE, SAMPLE_RATE
 
 Event = dict[str, Any]
 

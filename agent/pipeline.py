@@ -23,7 +23,7 @@ from agent import events
 from agent.events import Event
 from agent.segmenter import SentenceSegmenter
 from tts_client import SegmentFailed, SegmentStream, TTSError, TTSSession
-from tts_client.protocol import MAX_SPEED, MIN_SPEED
+from tts_protocol import MAX_SPEED, MIN_SPEED
 
 Mode = Literal["stream", "batch"]
 MODES: tuple[Mode, ...] = ("stream", "batch")

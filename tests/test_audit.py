@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from agent import audit, cli
-from agent.acceptance import FAIL, PASS
+from tts_client.acceptance import FAIL, PASS
 
 
 def fake_site(root: Path, versions: dict[str, str]) -> Path:

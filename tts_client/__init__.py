@@ -5,10 +5,11 @@
         async for pcm in segment:  # s16le mono at session.ready.sample_rate
             play(pcm)
 
-See docs/tts_client.md. The SageMaker transport lives in ``tts_client.sagemaker`` (Python
+See docs/tts_client.md. The SageMaker transport lives in ``tts_client.transports.sagemaker`` (Python
 >= 3.12, the ``sagemaker`` extra).
 """
 
+from tts_client.config import SessionConfig
 from tts_client.errors import (
     SegmentFailed,
     ServerError,
@@ -21,9 +22,8 @@ from tts_client.errors import (
 )
 from tts_client.pool import SessionPool
 from tts_client.segment import SegmentStatus, SegmentStream, SegmentTimings
-from tts_client.session import SessionConfig, TTSSession
-from tts_client.transport import Connection, Transport
-from tts_client.websocket import WebSocketTransport
+from tts_client.session import TTSSession
+from tts_client.transports import Connection, Transport, WebSocketTransport
 
 __all__ = [
     "Connection",

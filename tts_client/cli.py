@@ -19,12 +19,12 @@ from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 from tts_client.errors import SegmentFailed, TTSError
-from tts_client.protocol import BYTES_PER_SAMPLE, CHANNELS
-from tts_client.sagemaker import SageMakerTransport
 from tts_client.segment import SegmentStream
 from tts_client.session import TTSSession
-from tts_client.transport import Transport
-from tts_client.websocket import WebSocketTransport
+from tts_client.transports.base import Transport
+from tts_client.transports.sagemaker import SageMakerTransport
+from tts_client.transports.websocket import WebSocketTransport
+from tts_protocol import BYTES_PER_SAMPLE, CHANNELS
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

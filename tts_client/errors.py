@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tts_client.protocol import ErrorCode
+from tts_protocol import ErrorCode
 
 
 class TTSError(Exception):

@@ -7,8 +7,9 @@ import contextlib
 from collections import defaultdict
 from collections.abc import AsyncIterator
 
-from tts_client.session import SessionConfig, TTSSession
-from tts_client.transport import Transport
+from tts_client.config import SessionConfig
+from tts_client.session import TTSSession
+from tts_client.transports.base import Transport
 
 PoolKey = tuple[str, str]
 

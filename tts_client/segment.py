@@ -7,13 +7,9 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
 
 from tts_client.errors import TTSError
-from tts_client.protocol import BYTES_PER_SAMPLE, End
-
-if TYPE_CHECKING:
-    from tts_client.session import _Link
+from tts_protocol import BYTES_PER_SAMPLE, End
 
 
 class SegmentStatus(StrEnum):
@@ -65,8 +61,6 @@ class SegmentStream:
         self.end: End | None = None  # the server's `end` (samples, synth_ms) when done
         self.timings = SegmentTimings()
         self.delivered_bytes = 0  # audio handed to the caller's buffer, over every attempt
-        self._link: _Link | None = None  # the connection it was last sent on
-        self._skip = 0  # bytes of the current attempt already delivered by an earlier one
         self._chunks: deque[bytes] = deque()
         self._changed = asyncio.Event()
 
@@ -107,33 +101,27 @@ class SegmentStream:
             await self._changed.wait()
         return self.status
 
-    # --- driven by the session ---------------------------------------------------------
+    # --- driven by the session (``ClientProtocol`` has already ordered and de-duplicated) ---
 
-    def _sent(self, link: _Link) -> None:
-        """(Re)sent on ``link``: audio the caller already has will be skipped."""
-        self._link = link
-        self._skip = self.delivered_bytes
+    def mark_sent(self) -> None:
+        """The ``speak`` went out (the first time counts for the timings)."""
         if self.timings.sent is None:
             self.timings.sent = time.perf_counter()
 
-    def _audio(self, data: bytes) -> None:
-        if self.done:
-            return
-        if self._skip:
-            dropped = min(self._skip, len(data))
-            self._skip -= dropped
-            data = data[dropped:]
-        if not data:
+    def feed(self, pcm: bytes) -> None:
+        """New audio for the caller; ignored once the segment is over."""
+        if self.done or not pcm:
             return
         if self.timings.first_audio is None:
             self.timings.first_audio = time.perf_counter()
-        self.delivered_bytes += len(data)
-        self._chunks.append(data)
+        self.delivered_bytes += len(pcm)
+        self._chunks.append(pcm)
         self._changed.set()
 
-    def _finish(
+    def finish(
         self, status: SegmentStatus, error: TTSError | None = None, end: End | None = None
     ) -> None:
+        """Set the terminal status (the first one wins); a cancel drops buffered audio."""
         if self.done:
             return
         self.status = status

@@ -1,9 +1,11 @@
 """``TTSSession``: one persistent, pipelined synthesis session over any ``Transport``.
 
 ``speak`` sends a segment at once and returns its ``SegmentStream``; many segments may be in
-flight. The server answers strictly in order, so audio frames (which carry no id) belong to the
-segment of the last ``start``. If the connection drops, the session reconnects with backoff and
-re-sends every segment without a terminal reply, skipping the audio the caller already has.
+flight. The rules of the wire (audio belongs to the last ``start``, one terminal reply per
+segment, byte-exact resume) live in ``tts_protocol.ClientProtocol``; this module does the I/O
+around it: connecting, reading, timeouts, reconnect with backoff and rollover. If the
+connection drops, the session reconnects and the protocol re-sends every segment without a
+terminal reply, skipping the audio the caller already has.
 """
 
 from __future__ import annotations
@@ -11,13 +13,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import random
 import uuid
-from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from collections.abc import Coroutine
 from types import TracebackType
 from typing import Any
 
+from tts_client.config import SessionConfig
 from tts_client.errors import (
     SegmentFailed,
     ServerError,
@@ -27,53 +28,35 @@ from tts_client.errors import (
     TTSProtocolError,
     TTSTimeout,
 )
-from tts_client.protocol import (
-    PROTOCOL_VERSION,
-    Cancel,
-    Cancelled,
+from tts_client.segment import SegmentStatus, SegmentStream
+from tts_client.transports.base import Connection, Frame, Transport
+from tts_protocol import (
+    Audio,
     ClientMessage,
+    ClientProtocol,
     Close,
-    End,
-    Error,
-    ProtocolError,
+    ConnectionFailed,
+    Event,
     Ready,
+    SegmentCancelled,
+    SegmentEnded,
+    ServerErrorReported,
     Speak,
-    Start,
-    decode_server,
     encode,
 )
-from tts_client.segment import SegmentStatus, SegmentStream
-from tts_client.transport import Connection, Frame, Transport
+from tts_protocol import SegmentFailed as SegmentFailedEvent
 
 log = logging.getLogger("tts_client")
 
 
-@dataclass(frozen=True, slots=True)
-class SessionConfig:
-    """Timeouts, reconnect policy and flow control of a session."""
-
-    connect_timeout: float = 15.0  # transport connect plus the server's `ready`
-    reply_timeout: float = 15.0  # longest silence allowed while segments are outstanding
-    reconnect_window: float = 30.0  # give up after this long without progress
-    backoff_initial: float = 0.1
-    backoff_max: float = 2.0
-    max_in_flight: int = 16  # segments sent without a terminal reply; more wait client-side
-    drain_timeout: float = 60.0  # aclose(drain=True) cancels what is left after this
-    close_timeout: float = 2.0  # wait this long for the server to close after 'close'
-    on_error: Callable[[TTSError], None] | None = None  # errors not tied to one segment
-
-
 class _Link:
-    """One live connection and what the session has outstanding on it."""
+    """One connection of the session (the live one, or one being retired)."""
 
-    def __init__(self, conn: Connection, ready: Ready, opened_at: float) -> None:
+    def __init__(self, conn: Connection, opened_at: float) -> None:
         self.conn = conn
-        self.ready = ready
         self.opened_at = opened_at
-        self.outstanding = 0  # segments sent here without a terminal reply yet
-        self.current: SegmentStream | None = None  # the segment whose audio is arriving
         self.retiring = False  # too old: send nothing more, replace once idle
-        self.done = False  # replaced or closed: its reader must not recover it
+        self.done = False  # replaced or closed: its frames are no longer the protocol's
         self.closed = asyncio.Event()  # set when its reader saw the connection end
         self.watchdog: asyncio.Timeout | None = None
 
@@ -86,9 +69,9 @@ class TTSSession:
         self.config = config or SessionConfig()
         self.error: TTSError | None = None  # why the session closed itself, if it did
         self.connections = 0  # connections opened so far (reconnects and rollovers included)
-        self._pending: dict[str, SegmentStream] = {}  # no terminal reply yet, in send order
+        self._protocol = ClientProtocol(self.config.max_in_flight)
+        self._streams: dict[str, SegmentStream] = {}  # the protocol's pending segments
         self._link: _Link | None = None
-        self._ready: Ready | None = None
         self._send_lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = False  # no new segments
@@ -123,9 +106,9 @@ class TTSSession:
     @property
     def ready(self) -> Ready:
         """The server's ``ready`` (voices, default_voice, sample_rate) of the latest connection."""
-        if self._ready is None:
+        if self._protocol.ready is None:
             raise RuntimeError("the session has not connected yet")
-        return self._ready
+        return self._protocol.ready
 
     @property
     def closed(self) -> bool:
@@ -135,7 +118,7 @@ class TTSSession:
     @property
     def pending(self) -> int:
         """Segments without a terminal reply from the server."""
-        return len(self._pending)
+        return self._protocol.pending
 
     # --- public API ----------------------------------------------------------------------
 
@@ -148,7 +131,8 @@ class TTSSession:
         if not self.connections:
             raise RuntimeError("start the session first (async with, or TTSSession.connect)")
         segment = SegmentStream(uuid.uuid4().hex, text, voice, speed)
-        self._pending[segment.id] = segment
+        self._protocol.speak(Speak(segment.id, text, voice, speed))
+        self._streams[segment.id] = segment
         self._maybe_retire()
         await self._flush()
         return segment
@@ -158,25 +142,18 @@ class TTSSession:
         if segment.done:
             return
         async with self._send_lock:
-            segment._finish(SegmentStatus.CANCELLED)
-            link = segment._link
-            if link is not None and link is self._link and not link.done:
-                await self._send(link, Cancel(id=segment.id))
-            else:  # never sent on the live connection: it will not be
-                self._pending.pop(segment.id, None)
+            segment.finish(SegmentStatus.CANCELLED)
+            await self._send_live(self._protocol.cancel(segment.id))
+            self._prune()
 
     async def cancel_all(self) -> None:
         """Cancel every segment without a terminal status (one ``cancel`` frame)."""
         async with self._send_lock:
-            doomed = [s for s in self._pending.values() if not s.done]
-            for segment in doomed:
-                segment._finish(SegmentStatus.CANCELLED)
-            link = self._link if self._link is not None and not self._link.done else None
-            if link is not None and any(s._link is link for s in doomed):
-                await self._send(link, Cancel(id=None))
-            for segment in doomed:
-                if link is None or segment._link is not link:
-                    self._pending.pop(segment.id, None)
+            ids, message = self._protocol.cancel_all()
+            for id in ids:
+                self._streams[id].finish(SegmentStatus.CANCELLED)
+            await self._send_live(message)
+            self._prune()
 
     async def aclose(self, *, drain: bool = True) -> None:
         """Close: with ``drain``, first let pending segments finish (up to ``drain_timeout``).
@@ -187,15 +164,15 @@ class TTSSession:
             return
         self._stopping = True
         if drain:
-            waits = [s.wait() for s in self._pending.values() if not s.done]
+            waits = [s.wait() for s in self._streams.values() if not s.done]
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(self.config.drain_timeout):
                     await asyncio.gather(*waits)
         await self.cancel_all()
         self._closed = True
-        link, self._link = self._link, None
+        link = self._link
         if link is not None:
-            link.done = True
+            self._abandon(link)
             await self._retire(link, graceful=True)
         for task in self._tasks:
             task.cancel()
@@ -210,30 +187,19 @@ class TTSSession:
             async with asyncio.timeout(timeout):
                 conn = await self.transport.connect()
                 try:
-                    ready = self._parse_ready(await conn.recv())
+                    self._protocol.connection_opened()
+                    for event in self._protocol.receive(await conn.recv()):
+                        self._raise_if_failed(event)
                 except BaseException:
                     await conn.aclose()
                     raise
         except TimeoutError as exc:
             raise TTSTimeout(f"{self.transport.endpoint}: not ready within {timeout} s") from exc
         self.connections += 1
-        return _Link(conn, ready, asyncio.get_running_loop().time())
-
-    def _parse_ready(self, frame: Frame) -> Ready:
-        if isinstance(frame, bytes):
-            raise TTSProtocolError("expected 'ready', got a binary frame")
-        message = self._decode(frame)
-        if isinstance(message, Error):
-            raise TTSConnectionError(f"server not ready: {message.code}: {message.message}")
-        if not isinstance(message, Ready):
-            raise TTSProtocolError(f"expected 'ready', got {message.type!r}")
-        if message.protocol != PROTOCOL_VERSION:
-            raise TTSProtocolError(f"server speaks protocol {message.protocol}, not 1")
-        return message
+        return _Link(conn, asyncio.get_running_loop().time())
 
     async def _install(self, link: _Link) -> None:
         self._link = link
-        self._ready = link.ready
         self._spawn(self._read(link))
         await self._flush()
 
@@ -247,16 +213,13 @@ class TTSSession:
             self._roll_over_if_idle(link)
 
     def _roll_over_if_idle(self, link: _Link) -> None:
-        if link.retiring and not link.outstanding:
+        if link.retiring and link is self._link and not self._protocol.in_flight:
             self._spawn(self._replace(link, None))
 
     async def _replace(self, link: _Link, error: TTSError | None) -> None:
         """Retire ``link`` (rollover when ``error`` is None) and open its successor."""
         if link.done:
             return
-        link.done = True
-        if self._link is link:
-            self._link = None
         self._abandon(link)
         self._spawn(self._retire(link, graceful=error is None))
         if self._closed:
@@ -271,7 +234,7 @@ class TTSSession:
                     await self._fail(error)
                     return
                 log.warning("%s: %s; reconnecting", self.transport.endpoint, error)
-                await asyncio.sleep(self._backoff(attempt))
+                await asyncio.sleep(self.config.backoff(attempt))
                 attempt += 1
             try:
                 new = await self._open()
@@ -284,16 +247,13 @@ class TTSSession:
             await self._install(new)
             return
 
-    def _backoff(self, attempt: int) -> float:
-        delay = min(self.config.backoff_max, self.config.backoff_initial * 2.0**attempt)
-        return delay * random.uniform(0.5, 1.0)
-
     def _abandon(self, link: _Link) -> None:
-        """Forget ``link``: segments cancelled on it are over; the rest will be re-sent."""
-        link.current = None
-        for segment in list(self._pending.values()):
-            if segment._link is link and segment.done:
-                del self._pending[segment.id]
+        """Stop using ``link``: segments cancelled on it are over; the rest will be re-sent."""
+        link.done = True
+        if self._link is link:
+            self._link = None
+            self._protocol.connection_lost()
+            self._prune()
 
     async def _retire(self, link: _Link, *, graceful: bool) -> None:
         """Close ``link``; gracefully: send 'close' and let the server close it first."""
@@ -309,10 +269,15 @@ class TTSSession:
         log.error("%s: giving up: %s", self.transport.endpoint, error)
         self.error = error
         self._stopping = True
-        for segment in self._pending.values():
-            segment._finish(SegmentStatus.FAILED, error)
-        self._pending.clear()
+        for id in self._protocol.fail_all():
+            self._streams[id].finish(SegmentStatus.FAILED, error)
+        self._streams.clear()
         self._report(error)
+
+    def _prune(self) -> None:
+        """Forget the streams of segments that the protocol dropped without a reply."""
+        for id in [id for id in self._streams if not self._protocol.is_pending(id)]:
+            del self._streams[id]
 
     # --- sending -------------------------------------------------------------------------
 
@@ -322,19 +287,17 @@ class TTSSession:
             link = self._link
             if link is None or link.retiring:
                 return
-            for segment in list(self._pending.values()):
-                if link.done or link.outstanding >= self.config.max_in_flight:
-                    return
-                if segment._link is link:
-                    continue
-                if segment.done:  # cancelled before it was ever sent here
-                    self._pending.pop(segment.id, None)
-                    continue
-                segment._sent(link)
-                link.outstanding += 1
+            speaks = self._protocol.take_speaks()
+            self._prune()
+            for speak in speaks:
+                self._streams[speak.id].mark_sent()
                 self._arm(link)
-                speak = Speak(segment.id, segment.text, segment.voice, segment.speed)
                 await self._send(link, speak)
+
+    async def _send_live(self, message: ClientMessage | None) -> None:
+        """Send ``message`` (if any) on the live link; the protocol only asks when there is one."""
+        if message is not None and self._link is not None:
+            await self._send(self._link, message)
 
     async def _send(self, link: _Link, message: ClientMessage) -> None:
         """Send on ``link``; a failure closes it so that its reader reconnects."""
@@ -357,7 +320,9 @@ class TTSSession:
         """Read ``link`` until it ends; an end the session did not ask for reconnects."""
         try:
             while True:
-                await self._on_frame(link, await self._receive(link))
+                frame = await self._receive(link)
+                if not link.done:  # a retired link is read only until the server closes it
+                    await self._on_events(link, self._protocol.receive(frame))
         except Exception as exc:
             if link.done or self._closed:
                 return
@@ -374,64 +339,52 @@ class TTSSession:
 
     async def _receive(self, link: _Link) -> Frame:
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.config.reply_timeout if link.outstanding else None
+        waiting = not link.done and self._protocol.in_flight
+        deadline = loop.time() + self.config.reply_timeout if waiting else None
         try:
             async with asyncio.timeout_at(deadline) as link.watchdog:
                 return await link.conn.recv()
         except TimeoutError as exc:
             raise TTSTimeout(
                 f"{self.transport.endpoint}: no reply in {self.config.reply_timeout} s "
-                f"with {link.outstanding} segment(s) outstanding"
+                f"with {self._protocol.in_flight} segment(s) outstanding"
             ) from exc
         finally:
             link.watchdog = None
 
-    async def _on_frame(self, link: _Link, frame: Frame) -> None:
-        if isinstance(frame, bytes):
-            if link.current is None:
-                raise TTSProtocolError("audio frame outside a segment")
-            link.current._audio(frame)
-            return
-        message = self._decode(frame)
-        if isinstance(message, Start):
-            segment = self._segment(link, message.id)
-            if link.current is not None:
-                raise TTSProtocolError(f"'start' {message.id} before 'end' {link.current.id}")
-            link.current = segment
-            return
-        if isinstance(message, Error) and (message.id is None or message.id not in self._pending):
-            self._report(ServerError(message.code, message.message))
-            return
-        if not isinstance(message, End | Cancelled | Error):
-            raise TTSProtocolError(f"unexpected {message.type!r} frame")
-        segment = self._segment(link, message.id)
-        if isinstance(message, End):
-            segment._finish(SegmentStatus.DONE, end=message)
-        elif isinstance(message, Cancelled):
-            segment._finish(SegmentStatus.CANCELLED)
-        else:
-            failure = SegmentFailed(message.code, message.message, segment.id)
-            segment._finish(SegmentStatus.FAILED, failure)
-        del self._pending[segment.id]
-        if link.current is segment:
-            link.current = None
-        link.outstanding -= 1
-        self._outage_since = None  # progress: the connection works
-        self._roll_over_if_idle(link)
-        await self._flush()
+    async def _on_events(self, link: _Link, events: list[Event]) -> None:
+        progress = False
+        for event in events:
+            if isinstance(event, Audio):
+                self._streams[event.segment_id].feed(event.pcm)
+            elif isinstance(event, SegmentEnded | SegmentCancelled | SegmentFailedEvent):
+                self._finish(event)
+                progress = True
+            elif isinstance(event, ServerErrorReported):
+                self._report(ServerError(event.code, event.message))
+            else:
+                self._raise_if_failed(event)
+        if progress:
+            self._outage_since = None  # the connection works
+            self._roll_over_if_idle(link)
+            await self._flush()
 
-    def _segment(self, link: _Link, segment_id: str | None) -> SegmentStream:
-        segment = self._pending.get(segment_id or "")
-        if segment is None or segment._link is not link:
-            raise TTSProtocolError(f"reply for unknown segment {segment_id!r}")
-        return segment
+    def _finish(self, event: SegmentEnded | SegmentCancelled | SegmentFailedEvent) -> None:
+        stream = self._streams.pop(event.segment_id)
+        if isinstance(event, SegmentEnded):
+            stream.finish(SegmentStatus.DONE, end=event.end)
+        elif isinstance(event, SegmentCancelled):
+            stream.finish(SegmentStatus.CANCELLED)
+        else:
+            failure = SegmentFailed(event.code, event.message, event.segment_id)
+            stream.finish(SegmentStatus.FAILED, failure)
 
     @staticmethod
-    def _decode(frame: str) -> Ready | Start | End | Cancelled | Error:
-        try:
-            return decode_server(frame)
-        except ProtocolError as exc:
-            raise TTSProtocolError(f"invalid control frame: {exc.message}") from exc
+    def _raise_if_failed(event: Event) -> None:
+        """Raise ``ConnectionFailed`` as the client's typed error; other events pass."""
+        if isinstance(event, ConnectionFailed):
+            error = TTSProtocolError if event.violation else TTSConnectionError
+            raise error(event.reason)
 
     # --- plumbing ------------------------------------------------------------------------
 

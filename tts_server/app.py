@@ -8,26 +8,29 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
 import logging
 import time
 import uuid
-import wave
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import JSONResponse, Response
 
-from tts_client.protocol import (
+from tts_protocol import (
+    BYTES_PER_SAMPLE,
     SAMPLE_RATE,
+    WS_PATHS,
     Error,
     ErrorCode,
     ProtocolError,
     Ready,
+    Speak,
     encode,
     parse_object,
-    validate_speak,
+    samples_ms,
+    speak_fields,
+    wav_bytes,
 )
 from tts_server.connection import SynthesisConnection, frame_payload
 from tts_server.engines import load_engine
@@ -38,7 +41,6 @@ from tts_server.settings import Settings
 log = logging.getLogger("tts_server")
 
 EngineLoader = Callable[[Settings], Engine]
-WS_PATHS = ("/invocations-bidirectional-stream", "/ws")
 MAX_BODY_BYTES = 64 * 1024
 TRY_AGAIN_LATER = 1013  # WebSocket close code
 
@@ -98,7 +100,7 @@ def create_app(settings: Settings | None = None, loader: EngineLoader = load_eng
             return _error(413, ErrorCode.TEXT_TOO_LONG, f"body exceeds {MAX_BODY_BYTES} bytes")
         try:
             obj = parse_object(body)
-            speak = validate_speak({**obj, "id": "invocation"}, settings.max_text_chars)
+            speak = Speak(*speak_fields({**obj, "id": "invocation"}, settings.max_text_chars))
             fmt = obj.get("format", "wav")
             if fmt not in ("wav", "pcm"):
                 raise ProtocolError(ErrorCode.INVALID_MESSAGE, "'format' must be 'wav' or 'pcm'")
@@ -122,11 +124,11 @@ def create_app(settings: Settings | None = None, loader: EngineLoader = load_eng
             "X-Sample-Rate": str(SAMPLE_RATE),
             "X-Synthesis-Ms": f"{(time.perf_counter() - started) * 1000:.1f}",
             "X-First-Audio-Ms": f"{first_audio_ms or 0.0:.1f}",
-            "X-Audio-Ms": f"{len(pcm) / 2 / SAMPLE_RATE * 1000:.1f}",
+            "X-Audio-Ms": f"{samples_ms(len(pcm) // BYTES_PER_SAMPLE)}",
         }
         if fmt == "pcm":
             return Response(bytes(pcm), media_type="audio/L16", headers=headers)
-        return Response(_wav(bytes(pcm)), media_type="audio/wav", headers=headers)
+        return Response(wav_bytes(bytes(pcm)), media_type="audio/wav", headers=headers)
 
     async def stream(websocket: WebSocket) -> None:
         await websocket.accept()
@@ -176,13 +178,3 @@ async def serve_connection(websocket: WebSocket, engine: Engine, settings: Setti
         worker.cancel()
         if worker.done() and not worker.cancelled() and worker.exception():
             log.info("connection ended: %r", worker.exception())
-
-
-def _wav(pcm: bytes) -> bytes:
-    buffer = io.BytesIO()
-    with wave.open(buffer, "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(SAMPLE_RATE)
-        out.writeframes(pcm)
-    return buffer.getvalue()

@@ -13,7 +13,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from tts_client.protocol import (
+from tts_protocol import (
     DEFAULT_MAX_TEXT_CHARS,
     Cancel,
     Cancelled,
@@ -92,7 +92,7 @@ class SynthesisConnection:
                 self._closing = True
                 self._wakeup.set()
         except ProtocolError as exc:
-            await self.send(exc.to_message())
+            await self.send(Error.of(exc))
 
     def _enqueue(self, speak: Speak) -> None:
         if self._closing:

@@ -14,7 +14,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from tts_client.protocol import End, Error, Speak, Start, decode_server, encode
+from tts_protocol import End, Error, Speak, Start, decode_server, encode
 from tts_server.connection import SynthesisConnection, frame_payload
 from tts_server.engines.base import Engine
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from tts_client.protocol import DEFAULT_MAX_TEXT_CHARS
+from tts_protocol import DEFAULT_MAX_TEXT_CHARS
 from tts_server.connection import DEFAULT_MAX_QUEUE
 
 EngineName = Literal["onnx", "torch"]

@@ -16,7 +16,7 @@ from agent.llm import DemoConfig, DemoModel
 from agent.pipeline import BadRequest, Turn, TurnRequest, parse_request
 from tests.servers import ServerThread
 from tts_client import TTSSession, WebSocketTransport
-from tts_client.transport import Connection, Frame
+from tts_client.transports.base import Connection, Frame
 
 Event = dict[str, Any]
 

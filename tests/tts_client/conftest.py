@@ -10,7 +10,7 @@ import pytest_asyncio
 from websockets.asyncio.server import ServerConnection, serve
 
 from tests.servers import ServerThread
-from tts_client.session import SessionConfig
+from tts_client.config import SessionConfig
 from tts_client.testing.gateway import Gateway
 from tts_server.engines import Engine
 from tts_server.engines.base import to_pcm16

@@ -10,7 +10,7 @@ import pytest
 
 from tests.servers import ServerThread
 from tts_client.cli import main
-from tts_client.protocol import SAMPLE_RATE
+from tts_protocol import SAMPLE_RATE
 
 
 def test_cli_speaks_text_and_writes_a_wav(

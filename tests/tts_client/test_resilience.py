@@ -13,7 +13,6 @@ from websockets.exceptions import ConnectionClosed
 
 from tests.conftest import start_server
 from tests.tts_client.conftest import FAST, raw_server, reference_pcm, route
-from tests.tts_client.faults import Recorder
 from tts_client import (
     ServerError,
     SessionClosed,
@@ -25,7 +24,9 @@ from tts_client import (
     TTSTimeout,
     WebSocketTransport,
 )
-from tts_client.protocol import (
+from tts_client.segment import SegmentStatus
+from tts_client.testing.recording import Recorder
+from tts_protocol import (
     End,
     Error,
     ErrorCode,
@@ -35,7 +36,6 @@ from tts_client.protocol import (
     decode_client,
     encode,
 )
-from tts_client.segment import SegmentStatus
 from tts_server.engines import Engine
 
 LONG = "First part here. Then a second part. And the third part."

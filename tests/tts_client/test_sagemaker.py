@@ -14,8 +14,7 @@ from hypothesis import strategies as st
 from tests.tts_client.conftest import FAST
 from tts_client import SegmentStatus, TransportUnavailable, TTSConnectionError, TTSSession
 from tts_client.errors import TTSProtocolError
-from tts_client.protocol import Close, End, Ready, Speak, Start, decode_client, encode
-from tts_client.sagemaker import (
+from tts_client.transports.sagemaker import (
     BINARY,
     COMPLETE,
     PARTIAL,
@@ -24,6 +23,7 @@ from tts_client.sagemaker import (
     SageMakerConnection,
     SageMakerTransport,
 )
+from tts_protocol import Close, End, Ready, Speak, Start, decode_client, encode
 
 AUDIO = bytes(range(12))
 

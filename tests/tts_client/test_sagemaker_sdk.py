@@ -21,7 +21,13 @@ from smithy_http import Fields
 from smithy_http.aio import HTTPResponse
 
 from tts_client import SegmentStatus, SessionConfig, TTSSession
-from tts_client.protocol import (
+from tts_client.transports.sagemaker import (
+    Boto3Credentials,
+    SageMakerTransport,
+    http2_client,
+    load_sdk,
+)
+from tts_protocol import (
     Close,
     End,
     Ready,
@@ -29,12 +35,6 @@ from tts_client.protocol import (
     Start,
     decode_client,
     encode,
-)
-from tts_client.sagemaker import (
-    Boto3Credentials,
-    SageMakerTransport,
-    http2_client,
-    load_sdk,
 )
 
 AUDIO = bytes(range(200)) * 10

@@ -8,7 +8,6 @@ from dataclasses import replace
 import pytest
 
 from tests.tts_client.conftest import FAST, reference_pcm
-from tests.tts_client.faults import Recorder
 from tts_client import (
     SegmentFailed,
     SegmentStatus,
@@ -17,7 +16,8 @@ from tts_client import (
     TTSSession,
     WebSocketTransport,
 )
-from tts_client.protocol import SAMPLE_RATE, ErrorCode
+from tts_client.testing.recording import Recorder
+from tts_protocol import SAMPLE_RATE, ErrorCode
 from tts_server.engines import Engine
 
 WORDS = ["One.", "Two.", "Three.", "Four.", "Five.", "Six.", "Seven.", "Eight.", "Nine.", "Ten."]

@@ -18,7 +18,7 @@ from websockets.exceptions import ConnectionClosed
 
 from tests.conftest import start_server, wait_healthy
 from tests.servers import ServerThread
-from tts_client.protocol import (
+from tts_protocol import (
     Cancelled,
     End,
     Error,

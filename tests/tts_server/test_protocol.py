@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tts_client.protocol import (
+from tts_protocol import (
     MAX_AUDIO_FRAME_BYTES,
     Cancel,
     Cancelled,
@@ -135,7 +135,7 @@ def test_speed_bounds_are_inclusive_and_ints_become_floats() -> None:
 
 
 def test_protocol_error_becomes_an_error_frame() -> None:
-    error = ProtocolError(ErrorCode.QUEUE_FULL, "too many", "s9").to_message()
+    error = Error.of(ProtocolError(ErrorCode.QUEUE_FULL, "too many", "s9"))
     assert decode_server(encode(error)) == Error(
         id="s9", code=ErrorCode.QUEUE_FULL, message="too many"
     )

@@ -18,7 +18,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from tts_client.protocol import SAMPLE_RATE
+from tts_protocol import SAMPLE_RATE
 from tts_server.g2p import MAX_PHONEMES, EnglishG2P, split_phonemes
 
 T = TypeVar("T")

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tts_client.errors import TransportUnavailable, TTSConnectionError, TTSProtocolError
-from tts_client.transport import Frame
+from tts_client.transports.base import Frame
 
 log = logging.getLogger("tts_client")
 

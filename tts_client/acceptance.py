@@ -29,7 +29,9 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from tts_client.errors import TransportUnavailable, TTSError
-from tts_client.protocol import (
+from tts_client.transports.base import Connection, Frame
+from tts_client.transports.websocket import WebSocketTransport
+from tts_protocol import (
     BYTES_PER_SAMPLE,
     PROTOCOL_VERSION,
     Cancel,
@@ -45,8 +47,6 @@ from tts_client.protocol import (
     decode_server,
     encode,
 )
-from tts_client.transport import Connection, Frame
-from tts_client.websocket import WebSocketTransport
 
 PASS, FAIL, NA = "PASS", "FAIL", "n/a"
 TIMEOUT_S = 30.0
@@ -114,7 +114,7 @@ class SageMakerEndpoint:
     ping_url: str | None = None
 
     def __init__(self, endpoint_name: str, region: str | None = None) -> None:
-        from tts_client.sagemaker import SageMakerTransport
+        from tts_client.transports.sagemaker import SageMakerTransport
 
         self._transport = SageMakerTransport(endpoint_name, region)  # TransportUnavailable
         self.name = self._transport.endpoint

@@ -8,7 +8,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from tts_client.errors import TTSConnectionError, TTSTimeout
-from tts_client.transport import Frame
+from tts_client.transports.base import Frame
 
 DEFAULT_MAX_FRAME_BYTES = 1 << 20
 

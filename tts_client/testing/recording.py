@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 
 from tts_client.errors import TTSConnectionError
-from tts_client.protocol import Cancelled, End, Error, decode_server
-from tts_client.transport import Connection, Frame, Transport
+from tts_client.transports.base import Connection, Frame, Transport
+from tts_protocol import Cancelled, End, Error, decode_server
 
 
 class Recorder:

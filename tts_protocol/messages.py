@@ -1,4 +1,4 @@
-"""Synthesis protocol v1: pure message types with encode/decode, shared by server and client.
+"""Protocol v1's messages: pure types with encode/decode, shared by server and client.
 
 No I/O happens here. Control messages are JSON objects; audio travels as raw PCM s16le mono
 in binary frames. A client message may arrive in a text *or* a binary frame (SageMaker
@@ -9,49 +9,18 @@ See ``docs/protocol.md``.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import asdict, dataclass, field
-from enum import StrEnum
 from typing import Any
 
-PROTOCOL_VERSION = 1
-SAMPLE_RATE = 24_000
-AUDIO_FORMAT = "pcm_s16le"
-CHANNELS = 1
-BYTES_PER_SAMPLE = 2
-MAX_AUDIO_FRAME_BYTES = 32 * 1024
-MIN_SPEED = 0.5
-MAX_SPEED = 2.0
-DEFAULT_MAX_TEXT_CHARS = 2_000
-MAX_ID_CHARS = 128
-
-
-class ErrorCode(StrEnum):
-    """Every error code the server may send."""
-
-    INVALID_JSON = "invalid_json"
-    INVALID_MESSAGE = "invalid_message"
-    EMPTY_TEXT = "empty_text"
-    TEXT_TOO_LONG = "text_too_long"
-    UNKNOWN_VOICE = "unknown_voice"
-    QUEUE_FULL = "queue_full"
-    SYNTHESIS_FAILED = "synthesis_failed"
-    INTERNAL = "internal"
-
-
-class ProtocolError(Exception):
-    """A message that cannot be accepted; ``id`` names the segment when it is known."""
-
-    def __init__(self, code: ErrorCode, message: str, id: str | None = None) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = message
-        self.id = id
-
-    def to_message(self) -> Error:
-        """The ``error`` frame that reports this failure."""
-        return Error(id=self.id, code=self.code, message=self.message)
-
+from tts_protocol.constants import (
+    AUDIO_FORMAT,
+    CHANNELS,
+    DEFAULT_MAX_TEXT_CHARS,
+    PROTOCOL_VERSION,
+    SAMPLE_RATE,
+)
+from tts_protocol.errors import ErrorCode, ProtocolError
+from tts_protocol.validation import check_id, speak_fields
 
 # --- client -> server -------------------------------------------------------------------
 
@@ -136,6 +105,11 @@ class Error:
     message: str
     type: str = field(default="error", init=False)
 
+    @classmethod
+    def of(cls, exc: ProtocolError) -> Error:
+        """The ``error`` frame that reports ``exc``."""
+        return cls(id=exc.id, code=exc.code, message=exc.message)
+
 
 ServerMessage = Ready | Start | End | Cancelled | Error
 Message = ClientMessage | ServerMessage
@@ -162,53 +136,11 @@ def parse_object(data: str | bytes) -> dict[str, Any]:
         obj = json.loads(data)
     except json.JSONDecodeError as exc:
         raise ProtocolError(ErrorCode.INVALID_JSON, f"frame is not JSON: {exc.msg}") from exc
+    except RecursionError as exc:  # thousands of nested arrays: refuse, do not crash
+        raise ProtocolError(ErrorCode.INVALID_JSON, "frame is nested too deeply") from exc
     if not isinstance(obj, dict):
         raise ProtocolError(ErrorCode.INVALID_MESSAGE, "message must be a JSON object")
     return obj
-
-
-def _optional_id(obj: dict[str, Any]) -> str | None:
-    value = obj.get("id")
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value or len(value) > MAX_ID_CHARS:
-        raise ProtocolError(
-            ErrorCode.INVALID_MESSAGE, f"'id' must be a non-empty string of <= {MAX_ID_CHARS} chars"
-        )
-    return value
-
-
-def validate_speak(obj: dict[str, Any], max_text_chars: int = DEFAULT_MAX_TEXT_CHARS) -> Speak:
-    """Build a ``Speak`` from a decoded object, checking every field."""
-    id = _optional_id(obj)
-    if id is None:
-        raise ProtocolError(ErrorCode.INVALID_MESSAGE, "'speak' needs an 'id'")
-    text, voice, speed = obj.get("text"), obj.get("voice"), obj.get("speed")
-    if not isinstance(text, str):
-        raise ProtocolError(ErrorCode.INVALID_MESSAGE, "'text' must be a string", id)
-    if not text.strip():
-        raise ProtocolError(ErrorCode.EMPTY_TEXT, "'text' is empty", id)
-    if len(text) > max_text_chars:
-        raise ProtocolError(
-            ErrorCode.TEXT_TOO_LONG,
-            f"'text' has {len(text)} chars; the limit is {max_text_chars}",
-            id,
-        )
-    if voice is not None and (not isinstance(voice, str) or not voice):
-        raise ProtocolError(ErrorCode.INVALID_MESSAGE, "'voice' must be a non-empty string", id)
-    if speed is not None:
-        if (
-            isinstance(speed, bool)
-            or not isinstance(speed, int | float)
-            or not math.isfinite(speed)
-        ):
-            raise ProtocolError(ErrorCode.INVALID_MESSAGE, "'speed' must be a number", id)
-        if not MIN_SPEED <= speed <= MAX_SPEED:
-            raise ProtocolError(
-                ErrorCode.INVALID_MESSAGE, f"'speed' must be in [{MIN_SPEED}, {MAX_SPEED}]", id
-            )
-        speed = float(speed)
-    return Speak(id=id, text=text, voice=voice, speed=speed)
 
 
 def decode_client(
@@ -218,9 +150,9 @@ def decode_client(
     obj = parse_object(data)
     kind = obj.get("type")
     if kind == "speak":
-        return validate_speak(obj, max_text_chars)
+        return Speak(*speak_fields(obj, max_text_chars))
     if kind == "cancel":
-        return Cancel(id=_optional_id(obj))
+        return Cancel(id=check_id(obj.get("id")))
     if kind == "close":
         return Close()
     raise ProtocolError(
@@ -272,9 +204,3 @@ def decode_server(data: str | bytes) -> ServerMessage:
             message=str(obj.get("message", "")),
         )
     raise ProtocolError(ErrorCode.INVALID_MESSAGE, f"unknown server message type {kind!r}")
-
-
-def split_audio(pcm: bytes, max_frame_bytes: int = MAX_AUDIO_FRAME_BYTES) -> list[bytes]:
-    """Split PCM bytes into frames of at most ``max_frame_bytes``, on sample boundaries."""
-    step = max_frame_bytes - max_frame_bytes % BYTES_PER_SAMPLE
-    return [pcm[i : i + step] for i in range(0, len(pcm), step)]

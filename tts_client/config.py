@@ -1,0 +1,29 @@
+"""``SessionConfig``: the timeouts, reconnect policy and flow control of a ``TTSSession``."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tts_client.errors import TTSError
+
+
+@dataclass(frozen=True, slots=True)
+class SessionConfig:
+    """Timeouts, reconnect policy and flow control of a session."""
+
+    connect_timeout: float = 15.0  # transport connect plus the server's `ready`
+    reply_timeout: float = 15.0  # longest silence allowed while segments are outstanding
+    reconnect_window: float = 30.0  # give up after this long without progress
+    backoff_initial: float = 0.1
+    backoff_max: float = 2.0
+    max_in_flight: int = 16  # segments sent without a terminal reply; more wait client-side
+    drain_timeout: float = 60.0  # aclose(drain=True) cancels what is left after this
+    close_timeout: float = 2.0  # wait this long for the server to close after 'close'
+    on_error: Callable[[TTSError], None] | None = None  # errors not tied to one segment
+
+    def backoff(self, attempt: int) -> float:
+        """Seconds to wait before reconnect ``attempt`` (0, 1, ...): doubling, capped, jittered."""
+        delay = min(self.backoff_max, self.backoff_initial * 2.0**attempt)
+        return delay * random.uniform(0.5, 1.0)

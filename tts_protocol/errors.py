@@ -1,0 +1,28 @@
+"""The protocol's typed errors: every code the server may send, and the exception behind it."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class ErrorCode(StrEnum):
+    """Every error code the server may send."""
+
+    INVALID_JSON = "invalid_json"
+    INVALID_MESSAGE = "invalid_message"
+    EMPTY_TEXT = "empty_text"
+    TEXT_TOO_LONG = "text_too_long"
+    UNKNOWN_VOICE = "unknown_voice"
+    QUEUE_FULL = "queue_full"
+    SYNTHESIS_FAILED = "synthesis_failed"
+    INTERNAL = "internal"
+
+
+class ProtocolError(Exception):
+    """A message that cannot be accepted; ``id`` names the segment when it is known."""
+
+    def __init__(self, code: ErrorCode, message: str, id: str | None = None) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.id = id
