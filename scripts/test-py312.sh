@@ -27,4 +27,4 @@ if [ ! -f "$stamp" ]; then
   touch "$stamp"
 fi
 exec .venv312/bin/python -m pytest -q --noconftest -p no:cacheprovider \
-  tests/tts_client/test_sagemaker_sdk.py "$@"
+  tests/tts_client/transports/test_sagemaker_sdk.py "$@"

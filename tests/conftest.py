@@ -15,7 +15,7 @@ from tts_server.engines import Engine, load_engine
 from tts_server.settings import Settings
 
 # The real-SDK tests need Python >= 3.12; scripts/test-py312.sh runs them there.
-collect_ignore = ["tts_client/test_sagemaker_sdk.py"] if sys.version_info < (3, 12) else []
+collect_ignore = ["tts_client/transports/test_sagemaker_sdk.py"] if sys.version_info < (3, 12) else []
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,8 @@ from typing import Any
 
 import uvicorn
 
+from tts_protocol import STREAM_PATH
+
 
 class ServerThread:
     """An ASGI app served by uvicorn on 127.0.0.1 in a background thread."""
@@ -26,7 +28,7 @@ class ServerThread:
 
     @property
     def ws_url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/invocations-bidirectional-stream"
+        return f"ws://127.0.0.1:{self.port}{STREAM_PATH}"
 
     def start(self, limit_s: float = 30.0) -> ServerThread:
         """Start serving and wait until the socket is bound."""

@@ -14,7 +14,6 @@ import argparse
 import asyncio
 import sys
 import time
-import wave
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from tts_client.session import TTSSession
 from tts_client.transports.base import Transport
 from tts_client.transports.sagemaker import SageMakerTransport
 from tts_client.transports.websocket import WebSocketTransport
-from tts_protocol import BYTES_PER_SAMPLE, CHANNELS
+from tts_protocol import BYTES_PER_SAMPLE, wav_bytes
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -98,15 +97,6 @@ async def speak_all(
     return bytes(pcm)
 
 
-def write_wav(path: Path, pcm: bytes, sample_rate: int) -> None:
-    """Write s16le mono PCM as a WAV file."""
-    with wave.open(str(path), "wb") as out:
-        out.setnchannels(CHANNELS)
-        out.setsampwidth(BYTES_PER_SAMPLE)
-        out.setframerate(sample_rate)
-        out.writeframes(pcm)
-
-
 async def synthesize(args: argparse.Namespace) -> tuple[bytes, int]:
     """Speak through one session; the PCM and its sample rate."""
     transport = transport_for(args)
@@ -126,7 +116,7 @@ async def run(args: argparse.Namespace) -> int:
     except (TTSError, ValueError) as exc:  # ValueError: e.g. no AWS region configured
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    write_wav(args.output, pcm, sample_rate)
+    args.output.write_bytes(wav_bytes(pcm, sample_rate))
     seconds = len(pcm) / BYTES_PER_SAMPLE / sample_rate
     print(
         f"total {time.perf_counter() - started:.3f} s for {seconds:.2f} s of audio "

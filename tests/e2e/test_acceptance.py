@@ -13,7 +13,7 @@ from websockets.asyncio.server import Request, Response, ServerConnection, serve
 
 from agent import cli
 from tests.servers import ServerThread
-from tests.tts_client.test_sagemaker import FakeStream, payload_part
+from tests.tts_client.transports.sdk_shapes import FakeStream, payload_part
 from tts_client.acceptance import FAIL, NA, PASS, Acceptance, Check, WebSocketEndpoint
 from tts_client.testing.gateway import Gateway
 from tts_client.transports.sagemaker import BINARY, UTF8, SageMakerConnection

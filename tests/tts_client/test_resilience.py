@@ -25,7 +25,7 @@ from tts_client import (
     WebSocketTransport,
 )
 from tts_client.segment import SegmentStatus
-from tts_client.testing.recording import Recorder
+from tts_client.testing.recording import RecordingTransport
 from tts_protocol import (
     End,
     Error,
@@ -46,7 +46,7 @@ SHORT = replace(FAST, reply_timeout=0.3, reconnect_window=1.0, connect_timeout=0
 async def test_partially_delivered_segment_resumes_without_repeating(
     ws_url: str, engine: Engine
 ) -> None:
-    recorder = Recorder(WebSocketTransport(ws_url), drop_after_audio=1)
+    recorder = RecordingTransport(WebSocketTransport(ws_url), drop_after_audio=1)
     async with TTSSession(recorder, FAST) as session:
         segment = await session.speak(LONG)
         after = await session.speak("After the drop.")
@@ -62,7 +62,7 @@ async def test_server_restart_loses_and_repeats_nothing(via: str, engine: Engine
     texts = [LONG, "Bravo.", "Charlie.", "Delta."]
     try:
         async with route(via, server.ws_url) as url:
-            recorder = Recorder(WebSocketTransport(url))
+            recorder = RecordingTransport(WebSocketTransport(url))
             async with TTSSession(recorder, FAST) as session:
                 segments = [await session.speak(text) for text in texts]
                 chunks = aiter(segments[0])

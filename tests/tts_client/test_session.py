@@ -16,7 +16,7 @@ from tts_client import (
     TTSSession,
     WebSocketTransport,
 )
-from tts_client.testing.recording import Recorder
+from tts_client.testing.recording import RecordingTransport
 from tts_protocol import SAMPLE_RATE, ErrorCode
 from tts_server.engines import Engine
 
@@ -36,7 +36,7 @@ async def test_ready_info(ws_url: str) -> None:
 
 
 async def test_pipelining_sends_all_before_audio_and_keeps_order(ws_url: str) -> None:
-    recorder = Recorder(WebSocketTransport(ws_url))
+    recorder = RecordingTransport(WebSocketTransport(ws_url))
     async with TTSSession(recorder, FAST) as session:
         segments = [await session.speak(text) for text in WORDS]
         assert all(s.timings.sent is not None for s in segments)
@@ -54,7 +54,7 @@ async def test_pipelining_sends_all_before_audio_and_keeps_order(ws_url: str) ->
 
 
 async def test_cancel_one_mid_stream(ws_url: str) -> None:
-    recorder = Recorder(WebSocketTransport(ws_url))
+    recorder = RecordingTransport(WebSocketTransport(ws_url))
     async with TTSSession(recorder, FAST) as session:
         long = await session.speak(LONG)
         queued = await session.speak("Never spoken.")
@@ -119,7 +119,7 @@ async def test_aclose_drains_or_cancels(ws_url: str) -> None:
 
 
 async def test_rollover_between_segments(ws_url: str) -> None:
-    recorder = Recorder(WebSocketTransport(ws_url, max_connection_age=0.3))
+    recorder = RecordingTransport(WebSocketTransport(ws_url, max_connection_age=0.3))
     async with TTSSession(recorder, FAST) as session:
         busy = await session.speak(LONG)
         await asyncio.sleep(0.4)  # the connection is now too old, with a segment in flight

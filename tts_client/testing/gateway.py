@@ -24,6 +24,8 @@ from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 from websockets.typing import Data
 
+from tts_protocol import STREAM_PATH
+
 INTERNAL_ERROR = 1011
 UNSENDABLE_CLOSE_CODES = (1005, 1006, 1015)  # reserved: they describe a close, never travel
 
@@ -54,7 +56,7 @@ class Gateway:
         if self._server is None:
             raise RuntimeError("the gateway is not started")
         port = next(iter(self._server.sockets)).getsockname()[1]
-        return f"ws://{self._host}:{port}/invocations-bidirectional-stream"
+        return f"ws://{self._host}:{port}{STREAM_PATH}"
 
     async def start(self) -> Gateway:
         """Start listening."""

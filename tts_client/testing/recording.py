@@ -1,4 +1,8 @@
-"""A transport wrapper for tests: records control frames, counts connects, injects drops."""
+"""``RecordingTransport``: wraps a transport, records control frames, counts connects, cuts one.
+
+For tests of the client's resilience: it sees exactly what the session received and can drop
+the first connection after a number of audio frames, as a network failure would.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +13,8 @@ from tts_client.transports.base import Connection, Frame, Transport
 from tts_protocol import Cancelled, End, Error, decode_server
 
 
-class Recorder:
-    """Wraps ``inner``; the first connection can be cut after ``drop_after_audio`` frames."""
+class RecordingTransport:
+    """Wraps ``inner``; the first connection is cut after ``drop_after_audio`` audio frames."""
 
     def __init__(self, inner: Transport, drop_after_audio: int | None = None) -> None:
         self.inner = inner
@@ -20,19 +24,23 @@ class Recorder:
 
     @property
     def endpoint(self) -> str:
+        """The wrapped transport's endpoint."""
         return self.inner.endpoint
 
     @property
     def max_connection_age(self) -> float | None:
+        """The wrapped transport's rollover age."""
         return self.inner.max_connection_age
 
     async def connect(self) -> Connection:
+        """Connect through ``inner``; only the first connection may be cut."""
         conn = await self.inner.connect()
         self.connects += 1
         drop = self._drop_after_audio if self.connects == 1 else None
-        return _Recorded(conn, self, drop)
+        return RecordedConnection(conn, self.control, drop)
 
     async def aclose(self) -> None:
+        """Close ``inner``."""
         await self.inner.aclose()
 
     def terminals(self) -> Counter[str]:
@@ -51,26 +59,31 @@ class Recorder:
         ]
 
 
-class _Recorded:
-    def __init__(self, inner: Connection, owner: Recorder, drop_after_audio: int | None) -> None:
+class RecordedConnection:
+    """One connection: appends control frames to ``control``; may drop after some audio."""
+
+    def __init__(self, inner: Connection, control: list[str], drop_after_audio: int | None) -> None:
         self._inner = inner
-        self._owner = owner
+        self._control = control
         self._drop_after_audio = drop_after_audio
         self._audio_frames = 0
 
-    async def send(self, message: str) -> None:
-        await self._inner.send(message)
+    async def send(self, frame: Frame) -> None:
+        """Send through the wrapped connection."""
+        await self._inner.send(frame)
 
     async def recv(self) -> Frame:
+        """The next frame, recorded; ``TTSConnectionError`` once the drop point is reached."""
         if self._drop_after_audio is not None and self._audio_frames >= self._drop_after_audio:
             await self._inner.aclose()
             raise TTSConnectionError("dropped by the test")
         frame = await self._inner.recv()
         if isinstance(frame, str):
-            self._owner.control.append(frame)
+            self._control.append(frame)
         else:
             self._audio_frames += 1
         return frame
 
     async def aclose(self) -> None:
+        """Close the wrapped connection."""
         await self._inner.aclose()

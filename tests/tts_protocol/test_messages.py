@@ -1,4 +1,4 @@
-"""Protocol v1: round trips and every error code, without any I/O."""
+"""Protocol v1 messages: round trips and every error code, without any I/O."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import json
 import pytest
 
 from tts_protocol import (
-    MAX_AUDIO_FRAME_BYTES,
     Cancel,
     Cancelled,
     Close,
@@ -21,7 +20,6 @@ from tts_protocol import (
     decode_client,
     decode_server,
     encode,
-    split_audio,
 )
 
 CLIENT_MESSAGES = [
@@ -160,10 +158,7 @@ def test_unknown_server_error_code_is_reported_as_internal() -> None:
     assert message == Error(id=None, code=ErrorCode.INTERNAL, message="x")
 
 
-def test_split_audio_keeps_frames_small_and_on_sample_boundaries() -> None:
-    pcm = bytes(range(256)) * 300  # 76 800 bytes
-    frames = split_audio(pcm)
-    assert b"".join(frames) == pcm
-    assert all(len(f) <= MAX_AUDIO_FRAME_BYTES and len(f) % 2 == 0 for f in frames)
-    assert [len(f) for f in split_audio(b"\x00" * 10, max_frame_bytes=5)] == [4, 4, 2]
-    assert split_audio(b"") == []
+def test_deeply_nested_json_is_a_typed_error_not_a_crash() -> None:
+    assert _code("[" * 5000 + "]" * 5000) == (ErrorCode.INVALID_JSON, None)
+    with pytest.raises(ProtocolError):
+        decode_server("[" * 5000)
