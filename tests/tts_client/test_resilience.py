@@ -210,3 +210,31 @@ async def test_wrong_protocol_version_is_refused(via: str) -> None:
     async with raw_server(future_server) as upstream, route(via, upstream) as url:
         with pytest.raises(TTSProtocolError, match="protocol 2"):
             await TTSSession.connect(WebSocketTransport(url), SessionConfig(connect_timeout=2))
+
+
+async def test_progress_resets_the_outage_window() -> None:
+    """Drops spread over more than ``reconnect_window`` are survived while segments complete."""
+
+    async def one_segment_per_connection(websocket: ServerConnection) -> None:
+        await websocket.send(READY)
+        speak = decode_client(await websocket.recv())
+        if not isinstance(speak, Speak):  # the session's 'close' at the end
+            return
+        await websocket.send(encode(Start(id=speak.id)))
+        await websocket.send(b"\x01\x00" * 240)
+        await websocket.send(encode(End(id=speak.id, samples=240, synth_ms=1.0)))
+        await asyncio.sleep(0.05)  # then the server closes the connection, unasked
+
+    config = replace(SHORT, reconnect_window=0.6, backoff_initial=0.02, backoff_max=0.02)
+    pcm = []
+    async with (
+        raw_server(one_segment_per_connection) as url,
+        TTSSession(WebSocketTransport(url), config) as session,
+    ):
+        started = time.monotonic()
+        for i in range(10):
+            pcm.append(await (await session.speak(f"Sentence {i}.")).read())
+            await asyncio.sleep(0.2)  # a drop, then a reconnect, before the next one
+        assert time.monotonic() - started > 3 * config.reconnect_window
+        assert not session.closed and session.connections >= 10
+    assert pcm == [b"\x01\x00" * 240] * 10
