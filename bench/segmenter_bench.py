@@ -1,9 +1,9 @@
 """Segmenter micro-benchmark: cost per pushed token, and how soon boundaries are released.
 
-    python bench/segmenter_bench.py
+    python -m bench.segmenter_bench
 
-Streams every realistic reply of the test corpus (``tests/agent/segmenter_corpus.py``), sliced
-as an LLM tokenizer would, through ``SentenceSegmenter``. Latencies use a simulated clock at
+Streams every realistic reply of the segmenter's corpus (``agent/segmenter/corpus``), sliced as
+an LLM tokenizer would, through ``SentenceSegmenter``. Latencies use a simulated clock at
 50 tokens/s: token k arrives at k * 20 ms, nothing sleeps. Writes
 ``docs/benchmarks/segmenter.{md,json}``.
 """
@@ -15,24 +15,21 @@ import json
 import os
 import platform
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from agent.segmenter import SentenceSegmenter
+from agent.segmenter.corpus import CASES, llm_tokens
+from agent.segmenter.sentences import CLAUSE_MARKS
 
-from agent.segmenter import CLAUSE_MARKS, SentenceSegmenter  # noqa: E402
-from tests.agent.segmenter_corpus import CASES, llm_tokens  # noqa: E402
-
-OUT = ROOT / "docs" / "benchmarks"
+OUT = Path(__file__).resolve().parents[1] / "docs" / "benchmarks"
 TOKEN_MS = 1000 / 50  # 50 tokens/s
 REPEATS = 9  # cost runs; the median is reported
 PASSES = 20  # corpus passes per cost run
 EAGER_SWEEP = (None, 2, 3, 4, 5, 6, 8)
 MERGE_SWEEP = (0, 2)
-DEFAULTS = SentenceSegmenter()
+DEFAULTS = SentenceSegmenter().sentences  # the default cutting options
 WINDOW_CHARS = DEFAULTS.max_chars  # text window for the phonemes-per-character measurement
 
 

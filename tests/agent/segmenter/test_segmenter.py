@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from agent.segmenter import SentenceSegmenter
-from tests.agent.segmenter_corpus import CASES, Case, llm_tokens
+from agent.segmenter.corpus import CASES, Case, llm_tokens
 
 # Markup the segmenter may drop; every other non-space character must reach the output.
 MARKUP = frozenset("*_~`#->\\=+•")

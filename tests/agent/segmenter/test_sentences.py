@@ -1,0 +1,130 @@
+"""SentenceCutter on its own: filtered text (plain text and marks) in, segments out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from agent.segmenter.sentences import SentenceCutter
+from agent.segmenter.text_filter import BLOCK, CODE_OFF, CODE_ON, PARA
+
+PLAIN: dict[str, Any] = {"max_chars": 350, "eager_min_words": None, "merge_under_words": 0}
+
+
+def cutter(**options: Any) -> SentenceCutter:
+    """A cutter with eager cuts and merging off unless ``options`` say otherwise."""
+    return SentenceCutter(**{**PLAIN, **options})
+
+
+def segments(text: str, **options: Any) -> list[str]:
+    """All segments of ``text``, fed one character at a time."""
+    sentences = cutter(**options)
+    out = [segment for char in text for segment in sentences.push(char)]
+    return out + sentences.flush("")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Hello there. How are you?", ["Hello there.", "How are you?"]),
+        ('He said "Stop." Then he left.', ['He said "Stop."', "Then he left."]),
+        ("We waited… Then it started.", ["We waited…", "Then it started."]),
+        ("你好！你是谁？", ["你好！", "你是谁？"]),
+        ("Dr. Smith is in.", ["Dr. Smith is in."]),
+        ("Ask e.g. Ann.", ["Ask e.g. Ann."]),
+        ("See Fig. 3 now.", ["See Fig. 3 now."]),
+        ("The U.S. Senate voted.", ["The U.S. Senate voted."]),
+        ("She moved to the U.S. It was new.", ["She moved to the U.S.", "It was new."]),
+        ("Pi is 3.14 and v2.1.0 is out.", ["Pi is 3.14 and v2.1.0 is out."]),
+        ("Go to example.com. It has docs.", ["Go to example.com.", "It has docs."]),
+        ("Well... maybe not.", ["Well... maybe not."]),
+        ("I use npm. npm is fast.", ["I use npm. npm is fast."]),
+        ("Steps: 1. Open it. 2. Close it.", ["Steps: 1. Open it.", "2. Close it."]),
+    ],
+)
+def test_sentence_ends_and_false_ends(text: str, expected: list[str]) -> None:
+    assert segments(text) == expected
+
+
+def test_no_boundary_inside_a_code_span_and_its_marks_are_dropped() -> None:
+    text = f"Run {CODE_ON}make test. Then deploy{CODE_OFF} now. Done."
+    assert segments(text) == ["Run make test. Then deploy now.", "Done."]
+
+
+def test_breaks_cut_and_whitespace_is_collapsed() -> None:
+    text = f"First line{PARA}  Second   line{BLOCK}{BLOCK}Item{BLOCK}"
+    assert segments(text) == ["First line", "Second line", "Item"]
+
+
+def test_short_sentence_merges_across_a_paragraph_break_but_not_a_block() -> None:
+    assert segments(f"Sure!{PARA}Here is the plan.", merge_under_words=2) == [
+        "Sure! Here is the plan."
+    ]
+    assert segments(f"Sure!{BLOCK}Here is the plan.", merge_under_words=2) == [
+        "Sure!",
+        "Here is the plan.",
+    ]
+    assert segments("Yes. No. Maybe so.", merge_under_words=2) == ["Yes. No.", "Maybe so."]
+
+
+def test_eager_cut_only_in_the_first_segment() -> None:
+    text = "Well, that is a good question, and here is why, in short. Later, it waits."
+    assert segments(text, eager_min_words=4) == [
+        "Well, that is a good question,",
+        "and here is why, in short.",
+        "Later, it waits.",
+    ]
+    assert segments("One, two, three.", eager_min_words=1) == ["One,", "two, three."]
+    assert segments("Costs 1,000 dollars, roughly.", eager_min_words=1) == [
+        "Costs 1,000 dollars,",
+        "roughly.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "max_chars", "expected"),
+    [
+        (
+            "We went to the market, bought apples and pears, then walked home slowly.",
+            30,
+            ["We went to the market,", "bought apples and pears,", "then walked home slowly."],
+        ),
+        (
+            "Short start, then a very long clause without any break at all here.",
+            40,
+            ["Short start, then a very long clause", "without any break at all here."],
+        ),
+        ("abcdefghijklmnopqrstuvwxyz" * 2, 26, ["abcdefghijklmnopqrstuvwxyz"] * 2),
+    ],
+)
+def test_length_cap(text: str, max_chars: int, expected: list[str]) -> None:
+    assert segments(text, max_chars=max_chars) == expected
+
+
+def test_release_waits_only_for_the_evidence() -> None:
+    sentences = cutter()
+    assert sentences.push("Hello there.") == []
+    assert sentences.push(" ") == []
+    assert sentences.push("W") == ["Hello there."]
+    assert sentences.push("hy not? ") == ["Why not?"]
+    assert sentences.push("In the U.S. Th") == []
+    assert sentences.push("e end") == ["In the U.S."]
+    assert sentences.flush(".") == ["The end."]
+
+
+def test_flush_resets_for_the_next_reply() -> None:
+    sentences = cutter(eager_min_words=2)
+    assert sentences.push("Well then, this is the first reply, ") == ["Well then,"]
+    assert sentences.flush("") == ["this is the first reply,"]
+    assert sentences.push("Second one, with eager cuts again. ") == ["Second one,"]
+    sentences.reset()
+    assert sentences.flush("") == []
+
+
+@pytest.mark.parametrize(
+    "options", [{"max_chars": 19}, {"eager_min_words": 0}, {"eager_min_words": -1}]
+)
+def test_invalid_options(options: dict[str, Any]) -> None:
+    with pytest.raises(ValueError):
+        cutter(**options)

@@ -1,0 +1,117 @@
+"""TextFilter on its own: markdown in, plain text with break and code-span marks out."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.segmenter.text_filter import BLOCK, CODE_OFF, CODE_ON, PARA, TextFilter
+
+# The marks made visible, so that expectations read like the filtered stream.
+VISIBLE = str.maketrans({PARA: "¶", BLOCK: "■", CODE_ON: "⟨", CODE_OFF: "⟩"})
+
+
+def filtered(markdown: str, *, sizes: int = 0, phrase: str = "") -> str:
+    """The filter's whole output for ``markdown``, pushed in slices of ``sizes`` (0: at once)."""
+    text_filter = TextFilter(code_block_phrase=phrase)
+    step = sizes or len(markdown) or 1
+    out = [text_filter.push(markdown[i : i + step]) for i in range(0, len(markdown), step)]
+    return ("".join(out) + text_filter.flush()).translate(VISIBLE)
+
+
+@pytest.mark.parametrize(
+    ("markdown", "expected"),
+    [
+        ("This is **very** important.", "¶This is very important."),
+        ("*quite* __bold__ ~~struck~~", "¶quite bold struck"),
+        (
+            "so 2 * 3 * 4, 2*3, my_variable_name, ~5 min",
+            "so 2 * 3 * 4, 2*3, my_variable_name, ~5 min",
+        ),
+        ("Escaped \\*stars\\* stay.", "¶Escaped *stars* stay."),
+        ("Read [the docs](https://d.example/a_(b)) first.", "¶Read the docs first."),
+        ("Here ![a cat](cat.png) sits.", "¶Here a cat sits."),
+        ("Brackets [that are not] a link.", "¶Brackets [that are not] a link."),
+        ("Stray \x02control\f marks", "¶Stray  control  marks"),
+    ],
+)
+def test_inline_markup(markdown: str, expected: str) -> None:
+    assert filtered(markdown) == expected
+
+
+@pytest.mark.parametrize(
+    ("markdown", "expected"),
+    [
+        ("Call `os.path.join()` here.", "¶Call ⟨os.path.join()⟩ here."),
+        ("``a`b`` c", "¶⟨a`b⟩ c"),
+        ("`never closed\nNext line", "¶⟨never closed⟩ ¶Next line"),
+        ("`**not emphasis**`", "¶⟨**not emphasis**⟩"),
+    ],
+)
+def test_code_spans_are_marked_and_kept_verbatim(markdown: str, expected: str) -> None:
+    assert filtered(markdown) == expected
+
+
+@pytest.mark.parametrize(
+    ("markdown", "expected"),
+    [
+        ("Line one\nLine two", "¶Line one ¶Line two"),
+        ("a sentence that is\nwrapped here.", "a sentence that is wrapped here."),
+        ("First\n\nSecond", "¶First ¶Second"),
+        ("# Title\nText", "¶■ Title■ ¶Text"),
+        ("## Title ##\nText", "¶■ Title ■ ¶Text"),
+        ("#hashtag", "¶#hashtag"),
+        ("- eggs\n* milk\n+ tea\n• jam", "¶■ eggs ¶■ milk ¶■ tea ¶■ jam"),
+        ("1. One\n2) Two", "¶■1. One ¶■2) Two"),
+        ("3.14 is pi", "¶3.14 is pi"),
+        ("> A quote", "¶A quote"),
+        ("Above\n---\nBelow", "¶Above ¶■Below"),
+        ("| Ann | 30 |\n|---|---|\n| Bo | 4 |", "¶■ Ann   30  ■ ¶■■ Bo   4  "),
+    ],
+)
+def test_line_structure_becomes_marks(markdown: str, expected: str) -> None:
+    assert filtered(markdown) == expected
+
+
+def test_fenced_code_block_is_skipped_or_replaced_by_the_phrase() -> None:
+    markdown = "Look:\n```py\nprint('Hello. World.')\n```\nDone."
+    assert filtered(markdown) == "¶Look: ¶■■ ¶Done."
+    assert filtered(markdown, phrase="Here is  some code.") == "¶Look: ¶■Here is some code.■ ¶Done."
+    assert filtered("~~~\ncode\n~~~~\nDone.") == "¶■■ ¶Done."
+    assert filtered("```\ncode\n``` not a close\nstill code") == "¶■■"
+
+
+@pytest.mark.parametrize("sizes", [1, 2, 3, 7])
+@pytest.mark.parametrize(
+    "markdown",
+    [
+        "Read [the docs](https://d.example/a_(b)) **now**.",
+        "## Steps\n1. Run `make test`.\n- then ~~not~~ *this*\n\n```\nx\n```\n| a | b |",
+        "Escaped \\` tick, ![img](x.png) and [no link](",
+    ],
+)
+def test_output_does_not_depend_on_slicing(markdown: str, sizes: int) -> None:
+    assert filtered(markdown, sizes=sizes) == filtered(markdown)
+
+
+def test_undecided_markup_waits_for_more_text() -> None:
+    text_filter = TextFilter(code_block_phrase="")
+    assert text_filter.push("Read [the do") == PARA + "Read "
+    assert text_filter.push("cs](https://exa") == ""
+    assert text_filter.push("mple.com) now **") == "the docs now "
+    assert text_filter.push("x") == "x"
+    assert text_filter.flush() == ""
+
+
+def test_flush_ends_open_constructs_and_resets() -> None:
+    text_filter = TextFilter(code_block_phrase="")
+    assert text_filter.push("```\ncode, never closed") == PARA + BLOCK + BLOCK
+    assert text_filter.flush() == ""
+    assert text_filter.push("Plain **again**") == PARA + "Plain again"
+    assert text_filter.flush() == ""
+
+
+def test_reset_drops_the_reply_in_progress() -> None:
+    text_filter = TextFilter(code_block_phrase="")
+    text_filter.push("Inside `a code span")
+    text_filter.reset()
+    assert text_filter.push("# New") + text_filter.flush() == PARA + BLOCK + " New"
