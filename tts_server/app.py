@@ -113,7 +113,7 @@ def create_app(settings: Settings | None = None, loader: EngineLoader = load_eng
         first_audio_ms: float | None = None
         pcm = bytearray()
         try:
-            async for chunk in engine.synthesize(speak.text, voice, speak.speed or 1.0):
+            async for chunk in engine.synthesize_resolved(speak.text, voice, speak.speed or 1.0):
                 if first_audio_ms is None:
                     first_audio_ms = (time.perf_counter() - started) * 1000
                 pcm += to_pcm16(chunk)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import uvicorn
 
+from tts_protocol import PING_PATH, STREAM_PATH
 from tts_server.app import create_app
 from tts_server.settings import parse_settings
 
@@ -18,12 +19,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         level=settings.log_level.upper(), format="%(levelname)s %(name)s %(message)s"
     )
     app = create_app(settings)
+    address = f"{settings.host}:{settings.port}"
     print(
-        f"tts-server: {settings.engine} engine on http://{settings.host}:{settings.port}\n"
-        f"  readiness:  curl -s http://{settings.host}:{settings.port}/ping\n"
-        f"  batch:      curl -s -X POST http://{settings.host}:{settings.port}/invocations "
+        f"tts-server: {settings.engine} engine on http://{address}\n"
+        f"  readiness:  curl -s http://{address}{PING_PATH}\n"
+        f"  batch:      curl -s -X POST http://{address}/invocations "
         "-H 'Content-Type: application/json' -d '{\"text\": \"Hello there.\"}' -o hello.wav\n"
-        f"  streaming:  ws://{settings.host}:{settings.port}/invocations-bidirectional-stream",
+        f"  streaming:  ws://{address}{STREAM_PATH}",
         flush=True,
     )
     uvicorn.run(

@@ -11,6 +11,7 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from tts_protocol import (
@@ -46,8 +47,25 @@ def frame_payload(message: Mapping[str, Any]) -> str | bytes:
     return text if text is not None else b""
 
 
+@dataclass(frozen=True, slots=True)
+class _Segment:
+    """A queued ``speak`` and the voice it resolved to when it was queued."""
+
+    speak: Speak
+    voice: str
+
+    @property
+    def id(self) -> str:
+        """The segment id."""
+        return self.speak.id
+
+
 class SynthesisConnection:
-    """Per-connection state: a bounded FIFO of segments and one synthesis worker."""
+    """Per-connection state: a bounded FIFO of segments and one synthesis worker.
+
+    A segment's voice is resolved once, when it is queued: an unknown voice is answered with
+    ``unknown_voice`` right away, and the queue holds the resolved name the engine speaks with.
+    """
 
     def __init__(
         self,
@@ -63,10 +81,10 @@ class SynthesisConnection:
         self._send_bytes = send_bytes
         self._max_queue = max_queue
         self._max_text_chars = max_text_chars
-        self._queue: deque[Speak] = deque()
+        self._queue: deque[_Segment] = deque()
         self._wakeup = asyncio.Event()
         self._send_lock = asyncio.Lock()
-        self._current: Speak | None = None
+        self._current: _Segment | None = None
         self._current_task: asyncio.Task[None] | None = None
         self._closing = False
 
@@ -105,17 +123,17 @@ class SynthesisConnection:
                 ErrorCode.QUEUE_FULL, f"{self._max_queue} segments are already queued", speak.id
             )
         try:
-            self._engine.resolve_voice(speak.voice)
+            voice = self._engine.resolve_voice(speak.voice)
         except UnknownVoice as exc:
             raise ProtocolError(ErrorCode.UNKNOWN_VOICE, str(exc), speak.id) from exc
-        self._queue.append(speak)
+        self._queue.append(_Segment(speak, voice))
         self._wakeup.set()
 
     async def _cancel(self, segment_id: str | None) -> None:
         doomed = [s for s in self._queue if segment_id is None or s.id == segment_id]
-        for speak in doomed:
-            self._queue.remove(speak)
-            await self.send(Cancelled(id=speak.id))
+        for segment in doomed:
+            self._queue.remove(segment)
+            await self.send(Cancelled(id=segment.id))
         current = self._current
         if current and (segment_id is None or current.id == segment_id) and self._current_task:
             self._current_task.cancel()
@@ -129,28 +147,32 @@ class SynthesisConnection:
                 self._wakeup.clear()
                 await self._wakeup.wait()
                 continue
-            speak = self._queue.popleft()
-            self._current = speak
-            self._current_task = asyncio.create_task(self._synthesize(speak))
+            segment = self._queue.popleft()
+            self._current = segment
+            self._current_task = asyncio.create_task(self._synthesize(segment))
             try:
                 await asyncio.wait([self._current_task])
-                await self._report(speak, self._current_task)
+                await self._report(segment.id, self._current_task)
             finally:
                 self._current_task.cancel()
                 self._current = None
                 self._current_task = None
 
-    async def _report(self, speak: Speak, task: asyncio.Task[None]) -> None:
+    async def _report(self, segment_id: str, task: asyncio.Task[None]) -> None:
         if task.cancelled():
-            await self.send(Cancelled(id=speak.id))
+            await self.send(Cancelled(id=segment_id))
         elif (exc := task.exception()) is not None:
-            await self.send(Error(id=speak.id, code=ErrorCode.SYNTHESIS_FAILED, message=f"{exc!r}"))
+            await self.send(
+                Error(id=segment_id, code=ErrorCode.SYNTHESIS_FAILED, message=f"{exc!r}")
+            )
 
-    async def _synthesize(self, speak: Speak) -> None:
+    async def _synthesize(self, segment: _Segment) -> None:
+        """Stream one segment in the voice it was resolved to when queued."""
+        speak = segment.speak
         started = time.perf_counter()
         samples = 0
         await self.send(Start(id=speak.id))
-        chunks = self._engine.synthesize(speak.text, speak.voice, speak.speed or 1.0)
+        chunks = self._engine.synthesize_resolved(speak.text, segment.voice, speak.speed or 1.0)
         async for chunk in chunks:
             samples += chunk.size
             for frame in split_audio(to_pcm16(chunk)):

@@ -90,7 +90,7 @@ class Engine(ABC):
         """Blocking: synthesize one model-sized phoneme string to float32 audio."""
 
     def resolve_voice(self, voice: str | None) -> str:
-        """The voice to use for ``voice``; raises ``UnknownVoice`` if the engine lacks it."""
+        """The voice to use for ``voice`` (the one voice check); ``UnknownVoice`` if unknown."""
         if voice is None:
             return self.default_voice
         if voice not in self.voices:
@@ -130,11 +130,19 @@ class Engine(ABC):
         """Phonemes for ``text`` (on the engine thread: spaCy is not free)."""
         return await self._run(self._g2p, text)
 
-    async def synthesize(
+    def synthesize(
         self, text: str, voice: str | None = None, speed: float = 1.0
     ) -> AsyncIterator[np.ndarray]:
-        """Yield trimmed float32 audio chunks for ``text``, one per model-sized piece."""
-        voice = self.resolve_voice(voice)
+        """Audio chunks for ``text`` in ``resolve_voice(voice)`` (``UnknownVoice`` at once)."""
+        return self.synthesize_resolved(text, self.resolve_voice(voice), speed)
+
+    async def synthesize_resolved(
+        self, text: str, voice: str, speed: float = 1.0
+    ) -> AsyncIterator[np.ndarray]:
+        """Yield trimmed float32 audio chunks for ``text``, one per model-sized piece.
+
+        ``voice`` is a name ``resolve_voice`` returned: it is not checked again.
+        """
         phonemes = await self.phonemize(text)
         for piece in split_phonemes(phonemes, MAX_PHONEMES):
             audio = await self._run(self._infer, piece, voice, speed)

@@ -1,0 +1,387 @@
+"""``SynthesisConnection`` driven directly: ASGI frames in through ``frame_payload``, replies out.
+
+No socket here: a ``Peer`` feeds text or binary ``websocket.receive`` messages the way the
+WebSocket route does and records every control message and audio frame the connection sends.
+The route's own wiring (real sockets, close codes, disconnects) is tested in test_app.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tts_protocol import (
+    MAX_AUDIO_FRAME_BYTES,
+    Cancel,
+    Cancelled,
+    Close,
+    End,
+    Error,
+    ErrorCode,
+    ServerMessage,
+    Speak,
+    Start,
+    decode_server,
+    encode,
+)
+from tts_server.connection import SynthesisConnection, frame_payload
+from tts_server.engines import Engine
+
+Event = ServerMessage | bytes
+Sendable = Speak | Cancel | Close | str | bytes
+LONG_TEXT = " ".join(
+    f"Paragraph {n} talks at length about rivers, mountains and the weather." for n in range(12)
+)
+
+
+def asgi_frame(message: Sendable, *, binary: bool) -> dict[str, Any]:
+    """The ASGI ``websocket.receive`` message of a text or binary frame carrying ``message``."""
+    raw = message if isinstance(message, str | bytes) else encode(message)
+    if binary:
+        return {"type": "websocket.receive", "bytes": raw.encode() if isinstance(raw, str) else raw}
+    return {"type": "websocket.receive", "text": raw.decode() if isinstance(raw, bytes) else raw}
+
+
+class Peer:
+    """Feeds a ``SynthesisConnection`` as the WebSocket route does; records what it sends."""
+
+    def __init__(self, engine: Engine, **limits: int) -> None:
+        self.events: list[Event] = []
+        self.connection = SynthesisConnection(engine, self._on_text, self._on_bytes, **limits)
+        self.worker: asyncio.Task[None] | None = None
+
+    async def _on_text(self, text: str) -> None:
+        self.events.append(decode_server(text))
+
+    async def _on_bytes(self, data: bytes) -> None:
+        self.events.append(data)
+
+    def start(self) -> None:
+        """Start the connection's synthesis worker."""
+        self.worker = asyncio.create_task(self.connection.run())
+
+    async def send(
+        self, message: Speak | Cancel | Close | str | bytes, binary: bool = True
+    ) -> None:
+        """Deliver ``message`` in one text or binary frame."""
+        await self.connection.feed(frame_payload(asgi_frame(message, binary=binary)))
+
+    async def until(self, done: Callable[[list[Event]], bool], limit_s: float = 60.0) -> None:
+        """Wait until ``done(events)`` holds."""
+        async with asyncio.timeout(limit_s):
+            while not done(self.events):
+                await asyncio.sleep(0.005)
+
+    async def until_terminal(self, *ids: str) -> list[Event]:
+        """Wait until every segment in ``ids`` got an end, cancelled or error reply."""
+        await self.until(lambda events: set(ids) <= terminal_ids(events))
+        return self.events
+
+    async def stop(self) -> None:
+        """Abort as the route does when the peer is gone, and wait for the worker."""
+        await self.connection.abort()
+        if self.worker is not None:
+            await asyncio.wait_for(self.worker, 30)
+
+
+def terminal_ids(events: list[Event]) -> set[str]:
+    return {e.id for e in events if isinstance(e, End | Cancelled | Error) and e.id is not None}
+
+
+def controls(events: list[Event]) -> list[ServerMessage]:
+    return [e for e in events if not isinstance(e, bytes)]
+
+
+def audio_of(events: list[Event]) -> bytes:
+    return b"".join(e for e in events if isinstance(e, bytes))
+
+
+def first_audio_after(segment: str) -> Callable[[list[Event]], bool]:
+    """True once a segment started and one of its audio frames came out."""
+    return lambda events: Start(id=segment) in events and isinstance(events[-1], bytes)
+
+
+@pytest.fixture
+async def peer(engine: Engine) -> AsyncIterator[Peer]:
+    """A running connection on the real Kokoro engine."""
+    peer = Peer(engine)
+    peer.start()
+    yield peer
+    await peer.stop()
+
+
+class RecordingEngine(Engine):
+    """The real engine's model, recording voice checks and the voice each piece is spoken in."""
+
+    name = "recording"
+
+    def __init__(self, inner: Engine) -> None:
+        super().__init__(inner._g2p)
+        self.inner = inner
+        self.preferred_voice = inner.default_voice
+        self._voices = dict.fromkeys(inner.voices)
+        self.checked: list[str | None] = []
+        self.spoken: list[str] = []
+
+    def resolve_voice(self, voice: str | None) -> str:
+        self.checked.append(voice)
+        return super().resolve_voice(voice)
+
+    def _infer(self, phonemes: str, voice: str, speed: float) -> np.ndarray:
+        self.spoken.append(voice)
+        return self.inner._infer(phonemes, voice, speed)
+
+
+class FlakyEngine(RecordingEngine):
+    """Fails on any text that mentions 'explode'; speaks everything else."""
+
+    def _infer(self, phonemes: str, voice: str, speed: float) -> np.ndarray:
+        if "ksplˈOd" in phonemes:
+            raise RuntimeError("the model blew up")
+        return super()._infer(phonemes, voice, speed)
+
+
+@pytest.mark.parametrize(
+    ("message", "payload"),
+    [
+        ({"type": "websocket.receive", "bytes": b'{"type":"close"}'}, b'{"type":"close"}'),
+        ({"type": "websocket.receive", "text": '{"type":"close"}'}, '{"type":"close"}'),
+        ({"type": "websocket.receive", "bytes": None, "text": "hi"}, "hi"),
+        ({"type": "websocket.receive", "bytes": b"", "text": None}, b""),
+        ({"type": "websocket.receive"}, b""),
+    ],
+)
+def test_frame_payload_is_whichever_frame_type_carried_the_message(
+    message: dict[str, Any], payload: str | bytes
+) -> None:
+    assert frame_payload(message) == payload
+
+
+@pytest.mark.parametrize("binary", [True, False], ids=["binary-frame", "text-frame"])
+async def test_a_speak_in_either_frame_type_yields_start_audio_end(
+    peer: Peer, binary: bool
+) -> None:
+    await peer.send(Speak(id="s1", text="Either frame type carries a message."), binary=binary)
+    events = await peer.until_terminal("s1")
+    assert events[0] == Start(id="s1")
+    end = events[-1]
+    assert isinstance(end, End) and end.id == "s1" and end.synth_ms > 0
+    frames = [f for f in events[1:-1] if isinstance(f, bytes)]
+    assert frames and len(frames) == len(events) - 2
+    assert all(len(f) <= MAX_AUDIO_FRAME_BYTES and len(f) % 2 == 0 for f in frames)
+    assert len(audio_of(events)) == 2 * end.samples > 2 * 24_000
+
+
+async def test_segments_play_in_arrival_order_each_with_one_terminal(peer: Peer) -> None:
+    ids = [f"seg-{n}" for n in range(10)]
+    for n, segment in enumerate(ids):  # all queued before any audio is out; frame types mixed
+        await peer.send(Speak(id=segment, text=f"Sentence number {n} is short."), n % 2 == 0)
+    events = await peer.until_terminal(*ids)
+    replies = controls(events)
+    assert [type(m) for m in replies] == [Start, End] * len(ids)
+    assert [m.id for m in replies] == [s for s in ids for _ in range(2)]  # type: ignore[union-attr]
+    current = None  # audio frames sit only between their segment's start and end
+    for event in events:
+        if isinstance(event, Start):
+            current = event.id
+        elif isinstance(event, End):
+            assert event.id == current
+            current = None
+        else:
+            assert current is not None
+
+
+async def test_queue_full_counts_waiting_segments_not_the_one_in_progress(engine: Engine) -> None:
+    peer = Peer(engine, max_queue=2)
+    for segment in ("q1", "q2", "q3"):  # the worker is not running yet: all three wait
+        await peer.send(Speak(id=segment, text=LONG_TEXT))
+    full = Error(id="q3", code=ErrorCode.QUEUE_FULL, message="2 segments are already queued")
+    assert peer.events == [full]
+    peer.start()
+    try:
+        await peer.until(lambda events: Start(id="q1") in events)  # q1 left the queue
+        await peer.send(Speak(id="q4", text="Room again."))
+        assert [e for e in peer.events if isinstance(e, Error)] == [full]
+        await peer.send(Cancel())
+        events = await peer.until_terminal("q1", "q2", "q4")
+        assert {e.id for e in events if isinstance(e, Cancelled)} == {"q1", "q2", "q4"}
+    finally:
+        await peer.stop()
+
+
+async def test_ids_are_unique_among_queued_and_in_progress_segments(peer: Peer) -> None:
+    duplicate = Error(id="dup", code=ErrorCode.INVALID_MESSAGE, message="duplicate segment id")
+    await peer.send(Speak(id="dup", text=LONG_TEXT))
+    await peer.send(Speak(id="dup", text="Again, while queued."))
+    assert peer.events == [duplicate]
+    await peer.until(lambda events: Start(id="dup") in events)
+    await peer.send(Speak(id="dup", text="Again, while in progress."))
+    assert peer.events[-1] == duplicate
+    await peer.send(Cancel(id="dup"))
+    await peer.until(lambda events: Cancelled(id="dup") in events)
+    await peer.send(Speak(id="dup", text="Once it is over, the id is free."))
+    await peer.until(lambda events: isinstance(events[-1], End))
+    assert controls(peer.events).count(Start(id="dup")) == 2
+
+
+async def test_cancel_by_id_drops_a_queued_segment_and_stops_the_current_one(
+    peer: Peer,
+) -> None:
+    await peer.send(Speak(id="long", text=LONG_TEXT))
+    await peer.send(Speak(id="mid", text="Never spoken."))
+    await peer.send(Speak(id="next", text="And now something short."))
+    await peer.until(first_audio_after("long"))
+    await peer.send(Cancel(id="mid"), binary=False)
+    assert peer.events[-1] == Cancelled(id="mid")  # answered at once, from the queue
+    await peer.send(Cancel(id="nobody"))  # an id nobody knows is ignored
+    await peer.send(Cancel(id="long"))
+    cancelled_at = len(peer.events)
+    events = await peer.until_terminal("long", "next")
+    assert events[cancelled_at : cancelled_at + 2] == [Cancelled(id="long"), Start(id="next")]
+    assert isinstance(events[-1], End) and events[-1].id == "next"
+    assert [e.id for e in controls(events) if isinstance(e, Start)] == ["long", "next"]
+    assert [e.id for e in controls(events) if isinstance(e, Cancelled)] == ["mid", "long"]
+
+
+async def test_cancel_all_cancels_queued_and_current_each_exactly_once(peer: Peer) -> None:
+    ids = ["a", "b", "c"]
+    await peer.send(Speak(id="a", text=LONG_TEXT))
+    await peer.send(Speak(id="b", text="Queued."), binary=False)
+    await peer.send(Speak(id="c", text="Queued too."))
+    await peer.until(lambda events: Start(id="a") in events)
+    await peer.send(Cancel())
+    events = await peer.until_terminal(*ids)
+    terminals = [e for e in events if isinstance(e, Cancelled)]
+    assert sorted(t.id for t in terminals) == ids
+    last_cancel = max(events.index(t) for t in terminals)
+    assert not any(isinstance(e, bytes | Start) for e in events[last_cancel:])
+    await peer.send(Speak(id="fresh", text="Still serving."))
+    assert isinstance((await peer.until_terminal("fresh"))[-1], End)
+
+
+async def test_close_drains_the_queue_refuses_new_segments_then_run_returns(
+    peer: Peer,
+) -> None:
+    await peer.send(Speak(id="c1", text="First."))
+    await peer.send(Speak(id="c2", text="Second."), binary=False)
+    await peer.send(Close(), binary=False)
+    assert peer.connection.closing
+    await peer.send(Speak(id="late", text="Too late."))
+    assert peer.events[-1] == Error(
+        id="late", code=ErrorCode.INVALID_MESSAGE, message="connection is closing"
+    )
+    assert peer.worker is not None
+    await asyncio.wait_for(asyncio.shield(peer.worker), 60)  # run() ends by itself
+    assert [e.id for e in controls(peer.events) if isinstance(e, End)] == ["c1", "c2"]
+    assert Start(id="late") not in peer.events
+
+
+async def test_abort_drops_the_queue_and_stops_the_segment_in_progress(peer: Peer) -> None:
+    await peer.send(Speak(id="a", text=LONG_TEXT))
+    await peer.send(Speak(id="b", text="Never spoken."))
+    await peer.until(first_audio_after("a"))
+    await peer.stop()  # run() must return promptly, not after the long segment
+    assert peer.connection.closing
+    assert controls(peer.events) == [Start(id="a"), Cancelled(id="a")]
+
+
+MALFORMED: list[tuple[str | bytes, ErrorCode, str | None]] = [
+    (b"\x00\xffgarbage\x80", ErrorCode.INVALID_JSON, None),
+    (b'\xc3\x28{"type":"speak"}', ErrorCode.INVALID_JSON, None),
+    ("", ErrorCode.INVALID_JSON, None),
+    ("{oops", ErrorCode.INVALID_JSON, None),
+    ("[1, 2, 3]", ErrorCode.INVALID_MESSAGE, None),
+    ('{"type": "speak", "text": "no id"}', ErrorCode.INVALID_MESSAGE, None),
+    ('{"type": "dance", "id": "d1"}', ErrorCode.INVALID_MESSAGE, "d1"),
+    ('{"type": "cancel", "id": 7}', ErrorCode.INVALID_MESSAGE, None),
+    (encode(Speak(id="e1", text="   ")), ErrorCode.EMPTY_TEXT, "e1"),
+    (encode(Speak(id="l1", text="x" * 51)), ErrorCode.TEXT_TOO_LONG, "l1"),
+    (encode(Speak(id="p1", text="Hi.", speed=4)), ErrorCode.INVALID_MESSAGE, "p1"),
+    (encode(Speak(id="v1", text="Hi.", voice="")), ErrorCode.INVALID_MESSAGE, "v1"),
+]
+
+
+@pytest.mark.parametrize(
+    ("frame", "code", "segment", "binary"),
+    [
+        pytest.param(frame, code, segment, binary, id=f"{code}-{n}-{kind}")
+        for n, (frame, code, segment) in enumerate(MALFORMED)
+        for binary, kind in ((True, "binary"), (False, "text"))
+        if binary or isinstance(frame, str)  # bytes that are not UTF-8 need a binary frame
+    ],
+)
+async def test_a_malformed_frame_gets_one_typed_error(
+    engine: Engine, frame: str | bytes, code: ErrorCode, segment: str | None, binary: bool
+) -> None:
+    peer = Peer(engine, max_text_chars=50)
+    await peer.send(frame, binary=binary)
+    assert [(e.code, e.id) for e in peer.events if isinstance(e, Error)] == [(code, segment)]
+    assert len(peer.events) == 1 and not peer.connection.closing
+
+
+async def test_malformed_frames_do_not_stop_the_connection(engine: Engine) -> None:
+    peer = Peer(engine, max_text_chars=50)
+    peer.start()
+    try:
+        for frame, _code, _segment in MALFORMED:
+            await peer.send(frame)
+        await peer.send(Speak(id="after", text="Still here."), binary=False)
+        events = await peer.until_terminal("after")
+    finally:
+        await peer.stop()
+    assert len(events) > len(MALFORMED) + 2 and isinstance(events[-1], End)
+    assert all(isinstance(e, Error) for e in events[: len(MALFORMED)])
+
+
+async def test_an_unknown_voice_is_refused_when_queued_before_any_start(peer: Peer) -> None:
+    await peer.send(Speak(id="a", text=LONG_TEXT))
+    await peer.until(lambda events: Start(id="a") in events)
+    await peer.send(Speak(id="v1", text="Hi.", voice="af_unknown"), binary=False)
+    error = peer.events[-1]  # answered at once, while "a" is still being spoken
+    assert isinstance(error, Error) and (error.id, error.code) == ("v1", ErrorCode.UNKNOWN_VOICE)
+    assert "af_unknown" in error.message and "jf_alpha" in error.message
+    await peer.send(Cancel(id="a"))
+    await peer.send(Speak(id="ok", text="Fine voice."))
+    events = await peer.until_terminal("a", "ok")
+    assert Start(id="v1") not in events and isinstance(events[-1], End)
+
+
+async def test_the_voice_is_checked_once_when_queued_and_spoken_as_resolved(
+    engine: Engine,
+) -> None:
+    recording = RecordingEngine(engine)
+    other = next(v for v in engine.voices if v != engine.default_voice)
+    peer = Peer(recording)
+    peer.start()
+    try:
+        await peer.send(Speak(id="default", text="Default voice."))
+        await peer.send(Speak(id="named", text="Named voice.", voice=other))
+        await peer.until_terminal("default", "named")
+    finally:
+        await peer.stop()
+    assert recording.checked == [None, other]  # once per segment, by the connection
+    assert (recording.spoken[0], recording.spoken[-1]) == (engine.default_voice, other)
+    assert [type(e) for e in controls(peer.events)] == [Start, End, Start, End]
+
+
+async def test_a_failing_synthesis_is_a_typed_error_and_the_next_segment_plays(
+    engine: Engine,
+) -> None:
+    peer = Peer(FlakyEngine(engine))
+    peer.start()
+    try:
+        await peer.send(Speak(id="bad", text="Please explode now."))
+        await peer.send(Speak(id="good", text="This one is fine."))
+        events = await peer.until_terminal("bad", "good")
+    finally:
+        await peer.stop()
+    start, failed, *rest = controls(events)
+    assert start == Start(id="bad") and isinstance(failed, Error)
+    assert (failed.id, failed.code) == ("bad", ErrorCode.SYNTHESIS_FAILED)
+    assert "blew up" in failed.message
+    assert rest[0] == Start(id="good") and isinstance(rest[1], End) and rest[1].id == "good"
+    assert audio_of(events[events.index(rest[0]) :])

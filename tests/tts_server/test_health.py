@@ -1,0 +1,161 @@
+"""Readiness and the warm-up, directly: what makes ``warm_up`` pass or fail, and ``/ping``.
+
+Broken models are real ``Engine`` subclasses (real G2P, piece splitting, trimming and worker
+thread) whose model is a small function, so only the audio they produce is fake.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import httpx
+import numpy as np
+import pytest
+
+from tests.servers import ServerThread
+from tts_protocol import SAMPLE_RATE, Error, ErrorCode, Speak, decode_client
+from tts_server import health
+from tts_server.app import create_app
+from tts_server.connection import SynthesisConnection, frame_payload
+from tts_server.engines import Engine
+from tts_server.health import (
+    MIN_RMS,
+    MIN_SECONDS_PER_CHAR,
+    WARMUP_TEXT,
+    Readiness,
+    State,
+    WarmupFailed,
+    warm_up,
+)
+
+Model = Callable[[str], np.ndarray]
+
+
+class StubModelEngine(Engine):
+    """A real engine around a fake model: ``model(phonemes)`` is each piece's audio."""
+
+    name = "stub"
+
+    def __init__(self, inner: Engine, model: Model) -> None:
+        super().__init__(inner._g2p)
+        self.preferred_voice = inner.default_voice
+        self._voices = dict.fromkeys(inner.voices)
+        self._model = model
+
+    def _infer(self, phonemes: str, voice: str, speed: float) -> np.ndarray:
+        return self._model(phonemes)
+
+
+def noise(std: float, seconds: float) -> Model:
+    """Gaussian noise of ``std`` (of full scale): some samples pass the trim threshold."""
+    rng = np.random.default_rng(7)
+    return lambda _phonemes: rng.normal(0.0, std, int(seconds * SAMPLE_RATE)).astype(np.float32)
+
+
+NEAR_SILENT = noise(std=0.004, seconds=1.0)  # rms 0.004 < MIN_RMS, peaks above 0.01: not trimmed
+
+
+def test_readiness_starts_loading_and_fail_records_the_reason() -> None:
+    readiness = Readiness()
+    assert (readiness.state, readiness.reason, readiness.details) == (
+        State.LOADING,
+        "model is loading",
+        {},
+    )
+    readiness.fail("EngineError: no weights")
+    assert (readiness.state, readiness.reason) == (State.FAILED, "EngineError: no weights")
+    assert Readiness().details is not readiness.details
+    assert [s.value for s in State] == ["Loading", "Healthy", "Failed"]  # what /ping reports
+
+
+async def test_warm_up_on_the_real_engine_measures_plausible_speech(engine: Engine) -> None:
+    details = await warm_up(engine)
+    assert set(details) == {"warmup_ms", "warmup_audio_ms", "warmup_rms"}
+    assert details["warmup_audio_ms"] > 1000 * MIN_SECONDS_PER_CHAR * len(WARMUP_TEXT)
+    assert details["warmup_rms"] > MIN_RMS and details["warmup_ms"] > 0
+
+
+class BinaryOnlyConnection(SynthesisConnection):
+    """A connection whose peer may only send binary frames: a text payload is an error."""
+
+    async def feed(self, payload: str | bytes) -> None:
+        if not isinstance(payload, bytes):
+            message = f"text frame {payload!r}: this peer sends binary frames only"
+            await self.send(Error(id=None, code=ErrorCode.INVALID_MESSAGE, message=message))
+            return
+        await super().feed(payload)
+
+
+async def test_warm_up_sends_its_speak_as_a_binary_frame_through_frame_payload(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    frames: list[dict[str, Any]] = []
+
+    def recording_frame_payload(message: Mapping[str, Any]) -> str | bytes:
+        frames.append(dict(message))
+        return frame_payload(message)
+
+    monkeypatch.setattr(health, "frame_payload", recording_frame_payload)
+    monkeypatch.setattr(health, "SynthesisConnection", BinaryOnlyConnection)
+    details = await warm_up(engine)  # WarmupFailed if any payload reached feed() as text
+    assert details["warmup_rms"] > MIN_RMS
+    assert len(frames) == 1, "the warm-up speak must go through frame_payload"
+    frame = frames[0]
+    assert frame["type"] == "websocket.receive" and frame.get("text") is None
+    assert isinstance(frame["bytes"], bytes)
+    assert decode_client(frame["bytes"]) == Speak(id="warmup", text=WARMUP_TEXT)
+
+
+async def test_near_silent_audio_of_plausible_length_fails_the_warm_up(engine: Engine) -> None:
+    with pytest.raises(WarmupFailed, match=r"implausible: [1-9][\d.]* s, rms 0\.00"):
+        await warm_up(StubModelEngine(engine, NEAR_SILENT))
+    louder = await warm_up(StubModelEngine(engine, noise(std=0.1, seconds=1.0)))
+    assert louder["warmup_rms"] > MIN_RMS  # same length, audible: it is the level that failed
+
+
+async def test_loud_audio_too_short_for_the_text_fails_the_warm_up(engine: Engine) -> None:
+    with pytest.raises(WarmupFailed, match=r"implausible: 0\.\d+ s, rms 0\.[1-9]"):
+        await warm_up(StubModelEngine(engine, noise(std=0.2, seconds=0.05)))
+
+
+async def test_a_model_error_fails_the_warm_up_with_its_message(engine: Engine) -> None:
+    def broken(_phonemes: str) -> np.ndarray:
+        raise RuntimeError("CUDA out of memory")
+
+    with pytest.raises(WarmupFailed, match=r"synthesis_failed: .*CUDA out of memory"):
+        await warm_up(StubModelEngine(engine, broken))
+
+
+async def test_a_hung_model_fails_the_warm_up_within_its_limit(engine: Engine) -> None:
+    release = threading.Event()
+
+    def hung(_phonemes: str) -> np.ndarray:
+        release.wait(30)
+        return np.zeros(SAMPLE_RATE, dtype=np.float32)
+
+    started = time.monotonic()
+    try:
+        with pytest.raises(TimeoutError):
+            await warm_up(StubModelEngine(engine, hung), limit_s=0.5)
+    finally:
+        release.set()
+    assert time.monotonic() - started < 10
+
+
+async def test_ping_stays_503_when_the_warm_up_audio_is_near_silent(engine: Engine) -> None:
+    stub = StubModelEngine(engine, NEAR_SILENT)
+    server = ServerThread(create_app(loader=lambda _settings: stub)).start()
+    try:
+        async with httpx.AsyncClient(base_url=server.http_url) as client:
+            async with asyncio.timeout(60):
+                while (response := await client.get("/ping")).json()["status"] == "Loading":
+                    await asyncio.sleep(0.05)
+            assert response.status_code == 503 and response.json()["status"] == "Failed"
+            assert "implausible" in response.json()["reason"]
+            assert (await client.get("/ping")).status_code == 503  # and it stays there
+    finally:
+        server.stop()
