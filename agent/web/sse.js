@@ -1,9 +1,9 @@
 // Incremental text/event-stream parsing over a fetch() body (EventSource cannot POST).
 //
 // Follows the HTML "event stream interpretation" rules for what this app needs: lines end in
-// CRLF, LF or CR (sse-starlette writes CRLF); a line starting with ":" is a comment (the
-// keep-alive ping); "data:" lines accumulate; a blank line dispatches. Events are yielded as
-// soon as their blank line arrives, never when the body ends.
+// CRLF, LF or CR (our front doors write LF; other SSE servers may write CRLF); a line starting
+// with ":" is a comment (the keep-alive ping); "data:" lines accumulate; a blank line
+// dispatches. Events are yielded as soon as their blank line arrives, never when the body ends.
 
 /**
  * Yield the JSON payload of every `data:` event in `response`'s body, as it arrives.

@@ -1,0 +1,107 @@
+// Keeps the page in step with its state: the status pill and the Stop button, redraws of the
+// latency panel batched into one per animation frame, and the frame loop that, while audio
+// plays, highlights the sentence being heard and moves the timeline's playhead.
+
+import { renderLatency } from "./latency.js";
+import { sinceSent } from "./state.js";
+import { segmentHeardAt } from "./transcript.js";
+
+const PLAYHEAD_MS = 100; // while audio plays, the panel is redrawn at most this often
+
+export class Display {
+  /**
+   * @param {object} options
+   * @param {object} options.chat the page state (state.js)
+   * @param {import("./player.js").PcmPlayer} options.player
+   * @param {import("./transcript.js").Transcript} options.transcript
+   * @param {() => object | null} options.currentTurn the turn being streamed or played
+   * @param {HTMLElement} options.status the status pill
+   * @param {HTMLButtonElement} options.stopButton the Stop button
+   * @param {object} options.panel the latency panel's elements (latency.js)
+   */
+  constructor({ chat, player, transcript, currentTurn, status, stopButton, panel }) {
+    this.chat = chat;
+    this.player = player;
+    this.transcript = transcript;
+    this.currentTurn = currentTurn;
+    this.status = status;
+    this.stopButton = stopButton;
+    this.panel = panel;
+    this.queued = false;
+  }
+
+  /** The page's state: idle | streaming (a request is open) | playing (audio left). */
+  setState(state) {
+    this.chat.state = state;
+    this.stopButton.disabled = state === "idle";
+    document.body.dataset.state = state;
+    this.renderStatus();
+  }
+
+  /** Highlight segment `seq` of `turn` as the one being heard (null: none). */
+  setSpeaking(turn, seq) {
+    this.transcript.view(turn.n)?.setSpeaking(seq);
+    this.chat.speaking = seq === null ? null : { turn: turn.n, seq };
+  }
+
+  renderStatus() {
+    const { chat, status } = this;
+    const turn = this.currentTurn();
+    let label = "Ready";
+    if (chat.speaking) label = "Speaking";
+    else if (chat.state === "streaming") label = turn && turn.text ? "Writing" : "Waiting for the model";
+    else if (chat.state === "playing") label = "Speaking";
+    status.textContent = label;
+    status.dataset.state = chat.speaking ? "speaking" : chat.state;
+  }
+
+  /** Redraw at the next animation frame (once, however often it is asked). */
+  render() {
+    if (this.queued) return;
+    this.queued = true;
+    requestAnimationFrame(() => {
+      this.queued = false;
+      this.draw();
+    });
+  }
+
+  draw() {
+    const turn = this.chat.turns[this.chat.turns.length - 1] ?? null;
+    let playhead = null;
+    if (turn && turn === this.currentTurn() && this.chat.state !== "idle" && this.player.busy(turn.n)) {
+      playhead = sinceSent(turn);
+    }
+    renderLatency(this.panel, turn, playhead);
+    this.renderStatus();
+  }
+
+  /** Start the frame loop, and redraw whenever the timeline's width changes. */
+  start() {
+    let lastFrame = 0;
+    const tick = (now) => {
+      requestAnimationFrame(tick);
+      const turn = this.currentTurn();
+      if (!turn || !this.player.busy(turn.n)) return;
+      const seq = segmentHeardAt(turn, this.player.currentTime);
+      const view = this.transcript.view(turn.n);
+      if (view && view.speaking !== seq) {
+        this.setSpeaking(turn, seq);
+        this.renderStatus();
+      }
+      if (now - lastFrame > PLAYHEAD_MS) {
+        lastFrame = now;
+        this.draw();
+      }
+    };
+    requestAnimationFrame(tick);
+
+    let width = 0;
+    new ResizeObserver(([entry]) => {
+      const w = Math.round(entry.contentRect.width);
+      if (w !== width) {
+        width = w;
+        this.render();
+      }
+    }).observe(this.panel.timeline);
+  }
+}

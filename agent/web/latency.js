@@ -1,0 +1,44 @@
+// The latency panel: the last turn's figures measured in the browser (first text, first
+// audio, total, underruns, bytes and seconds of audio received), the server's own metrics,
+// and the turn's timeline (drawn by timeline.js) with the playhead.
+
+import { SAMPLE_RATE } from "./player.js";
+import { renderTimeline } from "./timeline.js";
+
+function ms(value) {
+  return value == null ? "—" : `${Math.round(value).toLocaleString("en-US")} ms`;
+}
+
+function bytes(n) {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
+  return `${(n / 1024 / 1024).toFixed(2)} MB`;
+}
+
+function setMetric(name, text) {
+  const node = document.querySelector(`[data-metric="${name}"]`);
+  if (node.textContent !== text) node.textContent = text;
+}
+
+/**
+ * Show `turn` (an entry of voiceChat.turns, or null before the first) in the panel.
+ * @param {{turnLabel: HTMLElement, serverMetrics: HTMLElement, timeline: SVGSVGElement}} panel
+ * @param {object | null} turn
+ * @param {number | null} playheadMs the audio position now, in ms since send, or null
+ */
+export function renderLatency(panel, turn, playheadMs) {
+  const l = turn?.latency;
+  panel.turnLabel.textContent = turn ? `turn ${turn.n}` : "";
+  setMetric("ttft", ms(l?.ttftMs));
+  setMetric("ttfa", ms(l?.ttfaMs));
+  setMetric("total", ms(l?.totalMs));
+  setMetric("underruns", l ? String(l.underruns) : "—");
+  setMetric("bytes", l ? bytes(l.bytes) : "—");
+  const audioS = l ? l.audioBytes / 2 / SAMPLE_RATE : null;
+  setMetric("audio", l ? `${audioS.toFixed(1)} s` : "—");
+  const s = turn?.server;
+  panel.serverMetrics.textContent = s
+    ? `Server: first text ${ms(s.ttft_ms)} · first audio ${ms(s.ttfa_ms)} · total ${ms(s.total_ms)}`
+    : "";
+  renderTimeline(panel.timeline, turn, playheadMs);
+}

@@ -1,0 +1,73 @@
+// The voice, speed and mode controls: the options a prompt is sent with, the voices offered,
+// and the choice remembered in localStorage.
+
+const SETTINGS_KEY = "voiceChat.settings";
+const MODE = 'input[name="mode"]';
+
+export class Settings {
+  /** @param {{voice: HTMLSelectElement, speed: HTMLInputElement, speedValue: HTMLElement}} ui */
+  constructor({ voice, speed, speedValue }) {
+    this.voice = voice;
+    this.speed = speed;
+    this.speedValue = speedValue;
+  }
+
+  /** The options for the next prompt: {voice (null: the server's default), speed, mode}. */
+  values() {
+    const mode = document.querySelector(`${MODE}:checked`).value;
+    return { voice: this.voice.value || null, speed: Number(this.speed.value), mode };
+  }
+
+  /** Remember the controls' values whenever one changes. */
+  listen() {
+    this.speed.addEventListener("input", () => {
+      this.showSpeed();
+      this.save();
+    });
+    this.voice.addEventListener("change", () => this.save());
+    for (const radio of document.querySelectorAll(MODE)) {
+      radio.addEventListener("change", () => this.save());
+    }
+  }
+
+  /** Put back the remembered speed and mode (the voice waits for the list: offerVoices). */
+  restore() {
+    const saved = this.saved();
+    if (typeof saved.speed === "number") this.speed.value = String(saved.speed);
+    if (saved.mode === "batch") document.querySelector(`${MODE}[value="batch"]`).checked = true;
+    this.showSpeed();
+  }
+
+  /**
+   * Fill the voice selector: the voices, `defaultVoice` preselected; without one, "Server
+   * default" first. A remembered voice that is on the list wins.
+   */
+  offerVoices(voices, defaultVoice) {
+    const options = defaultVoice ? [] : [new Option("Server default", "")];
+    for (const voice of voices) options.push(new Option(voice, voice));
+    this.voice.replaceChildren(...options);
+    if (defaultVoice) this.voice.value = defaultVoice;
+    const saved = this.saved();
+    if (saved.voice && voices.includes(saved.voice)) this.voice.value = saved.voice;
+  }
+
+  showSpeed() {
+    this.speedValue.textContent = `${Number(this.speed.value).toFixed(1)}×`;
+  }
+
+  save() {
+    try {
+      localStorage.setItem(SETTINGS_KEY, JSON.stringify(this.values()));
+    } catch {
+      // private mode: settings just are not remembered
+    }
+  }
+
+  saved() {
+    try {
+      return JSON.parse(localStorage.getItem(SETTINGS_KEY)) || {};
+    } catch {
+      return {};
+    }
+  }
+}

@@ -1,0 +1,88 @@
+// The page state, exposed as window.voiceChat for tests and the curious (docs/web.md): plain
+// data, and the records it holds for each turn, each segment of a turn and each chunk scheduled.
+
+import { newConversationId } from "./session.js";
+
+const MAX_SCHEDULED = 5000; // voiceChat.scheduled keeps the most recent entries only
+
+/**
+ * The page state, with the page's actions (`send`, `stop`, `audioTime`) as its last fields.
+ * @param {number} lead the player's starting lead, in seconds
+ * @param {object} actions
+ */
+export function createChatState(lead, actions) {
+  return {
+    state: "idle", // idle | streaming | playing
+    conversationId: newConversationId(),
+    config: { model: null, voices: [], defaultVoice: null, source: "loading" },
+    audio: { contextState: "none", sampleRate: null, lead, running: null },
+    turns: [],
+    scheduled: [],
+    underruns: 0,
+    dropped: 0,
+    speaking: null, // {turn, seq} while a segment is audible
+    get metrics() {
+      return this.turns.length ? this.turns[this.turns.length - 1].latency : null;
+    },
+    ...actions,
+  };
+}
+
+/** Keep a chunk's schedule entry in `chat.scheduled`, dropping the oldest past the limit. */
+export function recordScheduled(chat, entry) {
+  chat.scheduled.push(entry);
+  if (chat.scheduled.length > MAX_SCHEDULED) chat.scheduled.shift();
+}
+
+/** The record of turn number `n`, sent now with `options` ({mode, voice, speed}). */
+export function newTurn(n, prompt, options) {
+  return {
+    n,
+    id: null, // the server's turn_id
+    prompt,
+    mode: options.mode,
+    voice: options.voice,
+    speed: options.speed,
+    status: "streaming", // streaming | complete | stopped | interrupted | failed
+    sentAt: performance.now(),
+    text: "",
+    textEndMs: null,
+    segments: [],
+    errors: [],
+    server: null, // the metrics event
+    stoppedAt: null, // audio clock (s) when its playback was cut, if it was
+    latency: {
+      ttftMs: null, // send -> first text.delta
+      ttfaMs: null, // send -> first audio chunk scheduled
+      firstSoundMs: null, // send -> when that chunk starts playing (ttfa + lead)
+      totalMs: null, // send -> turn.end
+      underruns: 0,
+      bytes: 0, // response body bytes received
+      audioBytes: 0, // PCM bytes decoded
+      chunks: 0,
+    },
+  };
+}
+
+/** The record of a segment (a `segment` event), sent to synthesis `sentMs` after the prompt. */
+export function newSegment(seq, text, sentMs) {
+  return {
+    seq,
+    text,
+    sentMs,
+    firstChunkMs: null,
+    lastChunkMs: null,
+    endMs: null,
+    startTime: null,
+    endTime: null,
+    playStartMs: null,
+    playEndMs: null,
+    chunks: 0,
+    audioMs: null,
+  };
+}
+
+/** Milliseconds since `turn`'s prompt was sent. */
+export function sinceSent(turn) {
+  return performance.now() - turn.sentAt;
+}

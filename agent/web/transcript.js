@@ -1,0 +1,166 @@
+// The chat transcript: a message pair per turn, the reply's text as it streams in, each spoken
+// sentence wrapped in a span so the one being heard can be highlighted, errors as alerts, and
+// a meta line under the reply (mode, voice, speed, first audio, how the turn ended).
+
+const ERROR_TITLES = {
+  tts_unavailable: "Speech is unavailable",
+  synthesis_failed: "A sentence could not be spoken",
+  llm_failed: "The model failed",
+  superseded: "Interrupted by a newer prompt",
+  network: "Connection failed",
+  protocol: "Unreadable reply",
+  unknown_voice: "Unknown voice",
+  invalid_speed: "Invalid speed",
+  prompt_too_long: "The message is too long",
+};
+
+const WORD = /[\p{L}\p{N}]/u;
+
+/**
+ * Where in `raw` (displayed text, markdown included) the speakable `spoken` text ends: the
+ * letters and digits of `spoken` are matched in order, markup in between is skipped.
+ * Returns -1 if they cannot all be found.
+ */
+function alignEnd(raw, spoken) {
+  let i = 0;
+  for (const ch of spoken) {
+    if (!WORD.test(ch)) continue;
+    const want = ch.toLowerCase();
+    while (i < raw.length && raw[i].toLowerCase() !== want) i++;
+    if (i >= raw.length) return -1;
+    i++;
+  }
+  while (i < raw.length && !/\s/.test(raw[i]) && !WORD.test(raw[i])) i++; // closing marks
+  return i;
+}
+
+/** The seq of the segment of `turn` playing at `time` on the audio clock, or null. */
+export function segmentHeardAt(turn, time) {
+  const segment = turn.segments.find((s) => s.startTime !== null && s.startTime <= time && time < s.endTime);
+  return segment ? segment.seq : null;
+}
+
+/** The list of messages (#transcript) and the placeholder shown while it is empty. */
+export class Transcript {
+  constructor(list, empty) {
+    this.list = list;
+    this.empty = empty;
+    this.views = new Map(); // turn number -> TurnView
+  }
+
+  /** Show a new turn (an entry of voiceChat.turns): its prompt and the reply to come. */
+  add(turn) {
+    const view = new TurnView(this, turn);
+    this.views.set(turn.n, view);
+    return view;
+  }
+
+  /** The view of turn number `n`, if it has one. */
+  view(n) {
+    return this.views.get(n);
+  }
+
+  /** Follow new content, unless the reader has scrolled up. */
+  scroll() {
+    const list = this.list;
+    if (list.scrollHeight - list.scrollTop - list.clientHeight < 80) list.scrollTop = list.scrollHeight;
+  }
+}
+
+/** One turn in the transcript: the user's message and the agent's reply. */
+class TurnView {
+  constructor(transcript, turn) {
+    this.transcript = transcript;
+    this.turn = turn;
+    const user = document.createElement("li");
+    user.className = "msg user";
+    user.innerHTML = '<span class="who">You</span><p class="body"></p>';
+    user.querySelector(".body").textContent = turn.prompt;
+
+    const agent = document.createElement("li");
+    agent.className = "msg agent pending";
+    agent.innerHTML =
+      '<span class="who">Agent</span><p class="body"></p><div class="notes"></div>' +
+      '<p class="meta"></p>';
+    this.agent = agent;
+    this.body = agent.querySelector(".body");
+    this.notes = agent.querySelector(".notes");
+    this.meta = agent.querySelector(".meta");
+    this.tail = document.createTextNode("");
+    this.body.append(this.tail);
+    this.spans = new Map();
+    this.speaking = null;
+    transcript.empty.hidden = true;
+    transcript.list.append(user, agent);
+    this.setMeta();
+  }
+
+  appendText(text) {
+    this.agent.classList.remove("pending");
+    this.tail.appendData(text);
+    this.transcript.scroll();
+  }
+
+  /** Wrap the displayed text that segment `seq` speaks, so it can be highlighted. */
+  markSegment(seq, spoken) {
+    const raw = this.tail.data;
+    const found = alignEnd(raw, spoken);
+    const end = found < 0 ? raw.length : found;
+    const space = raw.length - raw.trimStart().length; // the gap before it is not highlighted
+    const start = Math.min(space, end);
+    const span = document.createElement("span");
+    span.className = "seg";
+    span.dataset.seq = String(seq);
+    span.textContent = raw.slice(start, end);
+    this.tail.data = raw.slice(end);
+    if (start > 0) this.body.insertBefore(document.createTextNode(raw.slice(0, start)), this.tail);
+    this.body.insertBefore(span, this.tail);
+    this.spans.set(seq, span);
+  }
+
+  /** Highlight segment `seq` as the one being heard (null: none). */
+  setSpeaking(seq) {
+    if (seq === this.speaking) return;
+    this.spans.get(this.speaking)?.classList.remove("speaking");
+    this.speaking = seq;
+    this.spans.get(seq)?.classList.add("speaking");
+  }
+
+  showError(code, message) {
+    const note = document.createElement("div");
+    note.className = "error";
+    note.setAttribute("role", "alert");
+    const title = document.createElement("strong");
+    title.textContent = ERROR_TITLES[code] ?? "The request failed";
+    const detail = document.createElement("span");
+    detail.textContent = ` ${message} `;
+    const tag = document.createElement("code");
+    tag.textContent = code;
+    note.append(title, detail, tag);
+    this.notes.append(note);
+    this.agent.classList.remove("pending");
+    this.transcript.scroll();
+  }
+
+  /** The turn's stream is over: show how it ended. */
+  finish() {
+    this.setMeta();
+    this.agent.classList.remove("pending");
+  }
+
+  setMeta() {
+    const t = this.turn;
+    const parts = [t.mode, t.voice ?? "default voice", `${t.speed.toFixed(1)}×`];
+    if (t.latency.ttfaMs !== null) parts.push(`first audio ${(t.latency.ttfaMs / 1000).toFixed(2)} s`);
+    const label = {
+      streaming: "",
+      complete: "",
+      stopped: "stopped",
+      interrupted: "interrupted",
+      failed: "failed",
+    }[t.status];
+    if (label) parts.push(label);
+    this.meta.textContent = parts.join(" · ");
+    this.agent.dataset.status = t.status;
+  }
+}

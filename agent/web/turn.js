@@ -1,0 +1,231 @@
+// The SSE turn: POST /invocations with a prompt, read its text/event-stream as it arrives
+// (sse.js) and apply each event to the turn's record, its transcript view and the player; and
+// cut a turn short (barge-in, Stop): abort its request, silence its audio, drop whatever of it
+// still comes. The events: docs/events.md.
+
+import { base64ToBytes } from "./player.js";
+import { SESSION_HEADER } from "./session.js";
+import { readEvents } from "./sse.js";
+import { newSegment, newTurn, recordScheduled, sinceSent } from "./state.js";
+
+/** The body of a refused request (HTTP 400 `{"error": {"code", "message"}}`) as {code, message}. */
+async function requestError(response) {
+  let error = { code: `http_${response.status}`, message: response.statusText };
+  try {
+    const json = await response.json();
+    if (json?.error?.code) error = json.error;
+    else if (typeof json?.error === "string") error = { code: "invalid_request", message: json.error };
+  } catch {
+    // not JSON: keep the status line
+  }
+  return error;
+}
+
+export class Turns {
+  /**
+   * @param {object} options
+   * @param {object} options.chat the page state (state.js)
+   * @param {import("./player.js").PcmPlayer} options.player
+   * @param {import("./settings.js").Settings} options.settings
+   * @param {import("./transcript.js").Transcript} options.transcript
+   * @param {import("./display.js").Display} options.display
+   * @param {import("./audio-clock.js").AudioClock} options.audioClock
+   */
+  constructor({ chat, player, settings, transcript, display, audioClock }) {
+    this.chat = chat;
+    this.player = player;
+    this.settings = settings;
+    this.transcript = transcript;
+    this.display = display;
+    this.audioClock = audioClock;
+    this.current = null; // the turn being streamed or played (an entry of voiceChat.turns)
+    this.requests = new Map(); // turn number -> AbortController
+  }
+
+  /** Send `prompt` as a new turn; one still streaming or playing is interrupted (barge-in). */
+  async send(prompt) {
+    prompt = String(prompt ?? "").trim();
+    if (!prompt) return null;
+    this.cut("interrupted"); // barge-in: the old turn stops now, its late chunks are dropped
+    this.player.ensure();
+    const turn = newTurn(this.chat.turns.length + 1, prompt, this.settings.values());
+    this.chat.turns.push(turn);
+    this.current = turn;
+    this.player.begin(turn.n);
+    this.audioClock.sync();
+    this.transcript.add(turn);
+    this.display.setState("streaming");
+    this.display.render();
+
+    const controller = new AbortController();
+    this.requests.set(turn.n, controller);
+    try {
+      await this.stream(turn, controller.signal);
+    } catch (error) {
+      if (turn.status === "streaming") {
+        this.report(turn, error instanceof SyntaxError ? "protocol" : "network", error.message);
+        this.finish(turn, "failed");
+      }
+    } finally {
+      this.requests.delete(turn.n);
+    }
+    return turn;
+  }
+
+  /** Stop the current turn (the Stop button, Escape). */
+  stop() {
+    this.cut("stopped");
+    this.display.render();
+  }
+
+  /** The player's `ended` callback: once the last source of a finished turn ends, go idle. */
+  chunkEnded(entry) {
+    const current = this.current;
+    if (!current || entry.turn !== current.n || current.status === "streaming") return;
+    if (this.player.busy(current.n)) return; // more of it is still scheduled
+    this.display.setSpeaking(current, null);
+    this.display.setState("idle");
+    this.display.render();
+  }
+
+  /** POST the turn, then apply its events as they arrive, until the body ends. */
+  async stream(turn, signal) {
+    const body = { prompt: turn.prompt, mode: turn.mode, speed: turn.speed };
+    if (turn.voice) body.voice = turn.voice;
+    const response = await fetch("/invocations", {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        Accept: "text/event-stream",
+        [SESSION_HEADER]: this.chat.conversationId,
+      },
+      body: JSON.stringify(body),
+      cache: "no-store",
+      signal,
+    });
+    if (!response.ok) {
+      const error = await requestError(response);
+      this.report(turn, error.code, error.message);
+      this.finish(turn, "failed");
+      return;
+    }
+    for await (const event of readEvents(response, (n) => (turn.latency.bytes += n))) {
+      if (turn !== this.current || turn.status !== "streaming") break; // a late event of an old turn
+      this.handle(turn, event);
+    }
+    if (turn.status === "streaming") {
+      if (turn.latency.totalMs === null) this.report(turn, "protocol", "the stream ended before turn.end");
+      this.finish(turn, turn.latency.totalMs !== null ? "complete" : "failed");
+    }
+  }
+
+  handle(turn, event) {
+    const view = this.transcript.view(turn.n);
+    switch (event.type) {
+      case "turn.start":
+        turn.id = event.turn_id;
+        break;
+      case "text.delta":
+        if (turn.latency.ttftMs === null) turn.latency.ttftMs = sinceSent(turn);
+        turn.textEndMs = sinceSent(turn);
+        turn.text += event.text;
+        view.appendText(event.text);
+        break;
+      case "segment":
+        turn.segments.push(newSegment(event.seq, event.text, sinceSent(turn)));
+        view.markSegment(event.seq, event.text);
+        break;
+      case "audio.delta":
+        this.playChunk(turn, event);
+        break;
+      case "segment.end": {
+        const segment = turn.segments.find((s) => s.seq === event.seq);
+        if (segment) {
+          segment.endMs = sinceSent(turn);
+          segment.audioMs = event.audio_ms;
+        }
+        break;
+      }
+      case "metrics":
+        turn.server = { ...event };
+        delete turn.server.type;
+        break;
+      case "error":
+        this.report(turn, event.code, event.message);
+        break;
+      case "turn.end":
+        turn.latency.totalMs = sinceSent(turn);
+        break;
+      default:
+        break; // unknown events are ignored (forward compatible)
+    }
+    this.display.render();
+  }
+
+  /** Schedule an audio.delta and record when it plays, in the turn, its segment and the page. */
+  playChunk(turn, event) {
+    const chat = this.chat;
+    const bytes = base64ToBytes(event.audio);
+    const entry = this.player.enqueue(turn.n, bytes, event.sample_rate || undefined);
+    if (entry === null) {
+      chat.dropped += 1;
+      return;
+    }
+    const ms = sinceSent(turn);
+    const playStartMs = ms + (entry.startTime - entry.scheduledAt) * 1000;
+    const playEndMs = playStartMs + entry.duration * 1000;
+    entry.seq = event.seq;
+    recordScheduled(chat, entry);
+    const latency = turn.latency;
+    latency.chunks += 1;
+    latency.audioBytes += bytes.length;
+    if (entry.underrun) {
+      latency.underruns += 1;
+      chat.underruns += 1;
+    }
+    if (latency.ttfaMs === null) {
+      latency.ttfaMs = ms;
+      latency.firstSoundMs = playStartMs;
+      this.audioClock.check(entry.scheduledAt);
+      this.transcript.view(turn.n)?.setMeta();
+    }
+    const segment = turn.segments.find((s) => s.seq === event.seq);
+    if (segment) {
+      segment.chunks += 1;
+      segment.firstChunkMs ??= ms;
+      segment.lastChunkMs = ms;
+      segment.startTime ??= entry.startTime;
+      segment.endTime = entry.startTime + entry.duration;
+      segment.playStartMs ??= playStartMs;
+      segment.playEndMs = playEndMs;
+    }
+    chat.audio.lead = this.player.lead;
+  }
+
+  report(turn, code, message) {
+    turn.errors.push({ code, message });
+    this.transcript.view(turn.n)?.showError(code, message);
+  }
+
+  /** The stream of `turn` is over: complete, failed, stopped or interrupted. */
+  finish(turn, status) {
+    turn.status = status;
+    if (turn.latency.totalMs === null && status === "complete") turn.latency.totalMs = sinceSent(turn);
+    this.transcript.view(turn.n)?.finish();
+    if (turn === this.current) this.display.setState(this.player.busy(turn.n) ? "playing" : "idle");
+    this.display.render();
+  }
+
+  /** Stop the current turn: abort its request and its audio, drop whatever still comes. */
+  cut(status) {
+    const turn = this.current;
+    if (turn === null) return;
+    this.requests.get(turn.n)?.abort();
+    turn.stoppedAt = this.player.currentTime;
+    this.player.stop();
+    this.display.setSpeaking(turn, null);
+    if (turn.status === "streaming") this.finish(turn, status);
+    this.current = null;
+    this.display.setState("idle");
+  }
+}
