@@ -8,12 +8,14 @@ run:
 test:
 	scripts/test.sh
 
-# Measure the local stack (about 5 minutes on 2 cores); writes docs/benchmarks/agent_latency.*
+# Measure the local stack (bench/agent_latency.py, about 5 minutes on 2 cores);
+# writes docs/benchmarks/agent_latency.*
 bench:
 	scripts/bootstrap.sh
 	.venv/bin/voice-agent bench
 
-# Dependency floors, vulnerability scan and SBOMs (fails closed without a vulnerability service)
+# Dependency floors, vulnerability scan and SBOMs (bench/audit.py; fails closed without a
+# vulnerability service)
 audit:
 	scripts/bootstrap.sh
 	.venv/bin/voice-agent audit $(AUDIT_FLAGS)

@@ -13,67 +13,30 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import ctypes
+import importlib
 import os
-import signal
-import subprocess
 import sys
-import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 
-import httpx
 import uvicorn
 
 from agent.config import AgentConfig
+from agent.local_tts import local_tts
 
-TTS_READY_LIMIT_S = 180.0
-PR_SET_PDEATHSIG = 1  # prctl option, <linux/prctl.h>
-
-
-class LocalTTSFailed(RuntimeError):
-    """The local TTS server did not become healthy."""
-
-
-def _healthy(url: str) -> bool:
-    try:
-        return httpx.get(f"{url}/ping", timeout=2).status_code == 200
-    except httpx.HTTPError:
-        return False
-
-
-def _die_with_parent() -> None:
-    """In the child: get SIGTERM when the parent dies, however it dies (Linux).
-
-    uvicorn re-raises SIGTERM after its shutdown, which kills the parent before any ``finally``
-    could stop the child.
-    """
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-
-
-@contextlib.contextmanager
-def local_tts(host: str, port: int, log_level: str | None = None) -> Iterator[str]:
-    """A healthy TTS server at ``host:port``: reuse a running one, else start a child process."""
-    http = f"http://{host}:{port}"
-    ws = f"ws://{host}:{port}/invocations-bidirectional-stream"
-    if _healthy(http):
-        yield ws
-        return
-    command = [sys.executable, "-m", "tts_server", "--host", host, "--port", str(port)]
-    command += ["--log-level", log_level] if log_level else []
-    child = subprocess.Popen(command, preexec_fn=_die_with_parent)
-    try:
-        deadline = time.monotonic() + TTS_READY_LIMIT_S
-        while not _healthy(http):
-            if child.poll() is not None or time.monotonic() > deadline:
-                raise LocalTTSFailed(f"tts-server on {http} did not become healthy")
-            time.sleep(0.2)
-        yield ws
-    finally:
-        child.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            child.wait(timeout=10)
+TOOLS: tuple[tuple[str, str, str], ...] = (  # command, its module (imported when chosen), help
+    (
+        "bench",
+        "bench.agent_latency",
+        "latency benchmark: first audio vs. completion, stream vs. batch",
+    ),
+    (
+        "acceptance",
+        "tts_client.acceptance",
+        "acceptance test of a TTS endpoint; exit 1 on any failure",
+    ),
+    ("audit", "bench.audit", "dependency floors, vulnerability scan and SBOMs"),
+)
 
 
 def dev(args: argparse.Namespace) -> None:
@@ -99,10 +62,8 @@ def dev(args: argparse.Namespace) -> None:
         uvicorn.run(create_app(config), host=args.host, port=args.port, log_level="warning")
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    from agent import audit, bench
-    from tts_client import acceptance
-
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``voice-agent`` parser; of the tools, only ``command``'s module is imported."""
     parser = argparse.ArgumentParser(prog="voice-agent", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     dev_parser = commands.add_parser("dev", help="run the local dev server and voice chat")
@@ -112,11 +73,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     dev_parser.add_argument("--tts-port", type=int, default=8080, help="port of the local server")
     dev_parser.add_argument("--model", help="demo | bedrock:<id> | openai:<base-url>#<model>")
     dev_parser.set_defaults(run=dev)
-    for name, module, summary in (
-        ("bench", bench, "latency benchmark: first audio vs. completion, stream vs. batch"),
-        ("acceptance", acceptance, "acceptance test of a TTS endpoint; exit 1 on any failure"),
-        ("audit", audit, "dependency floors, vulnerability scan and SBOMs"),
-    ):
+    for name, module_name, summary in TOOLS:
+        if name != command:
+            commands.add_parser(name, help=summary)
+            continue
+        module = importlib.import_module(module_name)
         sub = commands.add_parser(
             name,
             help=summary,
@@ -125,7 +86,14 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
         module.add_arguments(sub)
         sub.set_defaults(run=module.run)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Parse the command line and run the chosen command."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = next((arg for arg in argv if not arg.startswith("-")), None)
+    args = build_parser(command).parse_args(argv)
     if status := args.run(args):
         raise SystemExit(status)
 

@@ -1,7 +1,7 @@
 """Engine benchmark: time to first audio and real-time factor, short and long input.
 
-    python bench/tts_engine_bench.py                      # embedded ONNX engine on the CPU
-    python bench/tts_engine_bench.py --engine torch --model-dir /opt/ml/model --device cuda
+    python -m bench.tts_engine_bench                      # embedded ONNX engine on the CPU
+    python -m bench.tts_engine_bench --engine torch --model-dir /opt/ml/model --device cuda
 
 Each case runs once to warm up, then ``--runs`` times; medians are reported. Writes
 ``docs/benchmarks/tts_engine_<engine>_<device>.{md,json}``.
@@ -52,6 +52,7 @@ async def measure(engine: Engine, text: str) -> dict[str, float]:
 
 
 async def run(settings: Settings, runs: int) -> dict[str, object]:
+    """Load the engine, then warm up and time every case ``runs`` times."""
     started = time.perf_counter()
     engine = await asyncio.to_thread(load_engine, settings)
     load_s = time.perf_counter() - started
@@ -75,6 +76,7 @@ async def run(settings: Settings, runs: int) -> dict[str, object]:
 
 
 def markdown(report: dict[str, object]) -> str:
+    """The Markdown table of medians."""
     lines = [
         f"# Engine benchmark: {report['engine']} ({report['device']})",
         "",
@@ -96,6 +98,7 @@ def markdown(report: dict[str, object]) -> str:
 
 
 def main() -> None:
+    """Parse flags, run, print and write the report."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--engine", choices=["onnx", "torch"], default="onnx")
     parser.add_argument("--model-dir", type=Path)

@@ -1,7 +1,7 @@
 """Transport benchmark: 4 sentences, pipelined vs one at a time vs a new connection each.
 
-    python bench/tts_transport_bench.py                  # starts a local server in-process
-    python bench/tts_transport_bench.py --url ws://127.0.0.1:8080/ws --runs 5
+    python -m bench.tts_transport_bench                  # starts a local server in-process
+    python -m bench.tts_transport_bench --url ws://127.0.0.1:8080/ws --runs 5
 
 Modes, each timed from the first ``speak`` (or connect) to the last sentence's ``end``:
 ``pipelined`` sends all four at once on one warm session; ``sequential`` waits for each
@@ -29,6 +29,7 @@ from pathlib import Path
 
 from tts_client import SessionConfig, TTSSession, WebSocketTransport
 from tts_client.testing.gateway import Gateway
+from tts_protocol import PING_PATH, STREAM_PATH
 
 SENTENCES = (
     "Sure, I can help with that.",
@@ -136,11 +137,11 @@ def local_server() -> Iterator[str]:
             time.sleep(0.05)
         port = server.servers[0].sockets[0].getsockname()[1]
         deadline = time.monotonic() + 120
-        while not _healthy(f"http://127.0.0.1:{port}/ping"):
+        while not _healthy(f"http://127.0.0.1:{port}{PING_PATH}"):
             if time.monotonic() > deadline:
                 raise RuntimeError("the local server never became healthy")
             time.sleep(0.2)
-        yield f"ws://127.0.0.1:{port}/invocations-bidirectional-stream"
+        yield f"ws://127.0.0.1:{port}{STREAM_PATH}"
     finally:
         server.should_exit = True
         thread.join(timeout=10)

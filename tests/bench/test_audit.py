@@ -7,7 +7,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from agent import audit, cli
+from agent import cli
+from bench import audit
 from tts_client.acceptance import FAIL, PASS
 
 

@@ -1,0 +1,64 @@
+"""``voice-agent bench|acceptance|audit``: the parsers build; only the chosen tool is imported."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from types import ModuleType
+
+import pytest
+
+from agent import cli
+from bench import agent_latency, audit
+from tts_client import acceptance
+
+
+def imported_after(code: str) -> list[str]:
+    """The tool modules (``bench``, ``tts_client.acceptance``) loaded by ``code``, run fresh."""
+    probe = (
+        f"import json, sys\n{code}\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'bench'"
+        " or m.startswith('tts_client.acceptance') or m == 'agent.cli')))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_the_top_level_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit:
+        cli.main(["--help"])
+    assert exit.value.code == 0
+    out = capsys.readouterr().out
+    for name in ("dev", *(name for name, _, _ in cli.TOOLS)):
+        assert name in out
+    assert "latency benchmark" in out and "dependency floors" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "module"),
+    [
+        (["bench", "--quick"], agent_latency),
+        (["acceptance", "ws://127.0.0.1:9/ws"], acceptance),
+        (["audit", "--allow-offline"], audit),
+    ],
+)
+def test_each_tool_parser_builds_from_its_module(
+    argv: list[str], module: ModuleType, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.build_parser(argv[0]).parse_args(argv).run is module.run
+    with pytest.raises(SystemExit) as exit:
+        cli.main([argv[0], "--help"])
+    assert exit.value.code == 0
+    assert str(module.__doc__).splitlines()[0] in capsys.readouterr().out
+
+
+def test_the_cli_imports_no_tool_until_one_is_chosen() -> None:
+    setup = "import agent.cli as c\nc.build_parser()\nc.build_parser('dev')"
+    assert imported_after(setup) == ["agent.cli"]
+    audit_only = imported_after(f"{setup}\nc.build_parser('audit')")
+    assert "bench.audit" in audit_only and "bench.agent_latency" not in audit_only
+
+
+def test_the_benchmark_does_not_import_the_cli() -> None:
+    assert "agent.cli" not in imported_after("import bench.agent_latency")
