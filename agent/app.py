@@ -1,83 +1,78 @@
 """The agent on Amazon Bedrock AgentCore Runtime: ``POST /invocations`` streams SSE events.
 
-The SDK runs async handlers on its own worker event loop, so the TTS sessions are created on,
-and kept for, that loop; the default conversation's session is pre-connected at start-up.
-``/ping`` reports ``HealthyBusy`` while a turn streams.
+The SDK runs every async entrypoint on its own worker event loop (a thread of its own, so a
+busy handler never delays ``/ping``). A TTS session is bound to the loop it was opened on, so
+sessions are opened, used and closed on that loop: the default conversation's session is
+pre-connected there at start-up and closed there at shutdown. Reaching the loop outside a
+request takes the SDK's private ``_ensure_worker_loop()``; ``sdk_worker_loop`` is the one
+place that calls it, and tests/agent/test_app.py fails if the SDK renames it or stops running
+async entrypoints on it. ``/ping`` reports ``HealthyBusy`` while a turn streams.
 
-The turn's events are streamed by ``WorkerLoopEventStream`` rather than by returning the
-generator to the SDK: the SDK bridges generators through a thread that only notices a
-client that went away once the generator ends, so the turn (LLM and synthesis) would run
-to completion for nobody. This response watches for ``http.disconnect`` and cancels the
-turn on the worker loop at once.
+The entrypoint returns the same sse-starlette response as the dev server (``agent.sse``),
+not the turn's generator: the SDK would write its own SSE encoding (and its own untyped error
+event), and it bridges a generator through a thread-pool thread that learns of a client that
+went away only when that generator is closed, which Starlette leaves to the garbage collector.
+Here the response, served on the main loop, listens for ``http.disconnect`` and cancels its
+body, ``relay_from_loop``, whose clean-up cancels the turn on the worker loop at once.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from bedrock_agentcore.runtime import BedrockAgentCoreApp, PingStatus
 from bedrock_agentcore.runtime.context import RequestContext
 from starlette.responses import JSONResponse, Response
-from starlette.types import Receive, Scope, Send
 
 from agent.config import AgentConfig
 from agent.events import Event
 from agent.pipeline import BadRequest
 from agent.service import DEFAULT_CONVERSATION, VoiceAgent
+from agent.sse import event_stream
 
 log = logging.getLogger("agent")
 
 
-class WorkerLoopEventStream(Response):
-    """SSE of an async generator that lives on another event loop; disconnect cancels it."""
-
-    def __init__(self, events: AsyncIterator[Event], loop: asyncio.AbstractEventLoop) -> None:
-        self.status_code = 200
-        self.background = None
-        self.raw_headers = [
-            (b"content-type", b"text/event-stream; charset=utf-8"),
-            (b"cache-control", b"no-cache"),
-            (b"x-accel-buffering", b"no"),
-        ]
-        self._events = events
-        self._loop = loop
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        here = asyncio.get_running_loop()
-        lines: asyncio.Queue[bytes | None] = asyncio.Queue()
-
-        async def pump() -> None:  # on the worker loop, where the turn and its session live
-            try:
-                async for event in self._events:
-                    line = f"data: {json.dumps(event, separators=(',', ':'))}\n\n".encode()
-                    here.call_soon_threadsafe(lines.put_nowait, line)
-            finally:
-                here.call_soon_threadsafe(lines.put_nowait, None)
-
-        async def relay() -> None:
-            while (line := await lines.get()) is not None:
-                await send({"type": "http.response.body", "body": line, "more_body": True})
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
-
-        await send({"type": "http.response.start", "status": 200, "headers": self.raw_headers})
-        pumping = asyncio.wrap_future(asyncio.run_coroutine_threadsafe(pump(), self._loop))
-        tasks = {asyncio.ensure_future(relay()), asyncio.ensure_future(_disconnected(receive))}
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        for task in (*tasks, pumping):
-            task.cancel()  # cancelling `pumping` cancels the turn on the worker loop
-        for outcome in await asyncio.gather(*tasks, pumping, return_exceptions=True):
-            if isinstance(outcome, Exception):
-                log.warning("event stream ended with %r", outcome)
+def sdk_worker_loop(app: BedrockAgentCoreApp) -> asyncio.AbstractEventLoop:
+    """The SDK's worker loop, which runs every async entrypoint (private SDK API)."""
+    ensure = getattr(app, "_ensure_worker_loop", None)
+    if ensure is None:
+        raise RuntimeError(
+            "bedrock_agentcore no longer has BedrockAgentCoreApp._ensure_worker_loop: "
+            "TTS sessions cannot be opened on the loop that runs the entrypoint (docs/agent.md)"
+        )
+    loop: asyncio.AbstractEventLoop = ensure()
+    return loop
 
 
-async def _disconnected(receive: Receive) -> None:
-    while (await receive())["type"] != "http.disconnect":
-        pass
+async def relay_from_loop(
+    events: AsyncGenerator[Event, None], loop: asyncio.AbstractEventLoop
+) -> AsyncIterator[Event]:
+    """Iterate ``events``, which runs on ``loop``, from the running loop.
+
+    Closing or cancelling this iterator cancels ``events`` on ``loop`` at once.
+    """
+    here = asyncio.get_running_loop()
+    received: asyncio.Queue[Event | None] = asyncio.Queue()
+
+    async def pump() -> None:  # on `loop`, where the turn and its session live
+        try:
+            async for event in events:
+                here.call_soon_threadsafe(received.put_nowait, event)
+        finally:
+            here.call_soon_threadsafe(received.put_nowait, None)
+
+    pumping = asyncio.wrap_future(asyncio.run_coroutine_threadsafe(pump(), loop))
+    try:
+        while (event := await received.get()) is not None:
+            yield event
+        await pumping  # re-raise what ended it, if anything did
+    finally:
+        pumping.cancel()  # cancels the turn on its loop; a no-op once it has ended
 
 
 def create_app(config: AgentConfig | None = None) -> BedrockAgentCoreApp:
@@ -92,8 +87,7 @@ def create_app(config: AgentConfig | None = None) -> BedrockAgentCoreApp:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: BedrockAgentCoreApp) -> AsyncIterator[None]:
-        # The SDK's worker loop runs every async handler: sessions must live there.
-        worker = app._ensure_worker_loop()
+        worker = sdk_worker_loop(app)  # sessions must live where the entrypoint runs
         asyncio.run_coroutine_threadsafe(preconnect(), worker)
         yield
         closing = asyncio.run_coroutine_threadsafe(voice_agent.aclose(), worker)
@@ -107,7 +101,7 @@ def create_app(config: AgentConfig | None = None) -> BedrockAgentCoreApp:
             turn = await voice_agent.start(payload, context.session_id or DEFAULT_CONVERSATION)
         except BadRequest as exc:
             return JSONResponse(exc.to_json(), status_code=400)
-        return WorkerLoopEventStream(turn.run(), asyncio.get_running_loop())
+        return event_stream(relay_from_loop(turn.run(), asyncio.get_running_loop()))
 
     @app.ping
     def ping() -> PingStatus:

@@ -7,8 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from tts_client import Transport, WebSocketTransport
+from tts_protocol import STREAM_PATH
 
-DEFAULT_TTS_URL = "ws://127.0.0.1:8080/invocations-bidirectional-stream"
+DEFAULT_TTS_URL = f"ws://127.0.0.1:8080{STREAM_PATH}"
 
 
 @dataclass(frozen=True, slots=True)

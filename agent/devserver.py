@@ -1,5 +1,6 @@
 """The local dev server: the AgentCore routes (``POST /invocations``, ``GET /ping``) with
-FastAPI and sse-starlette, plus the browser voice chat at ``/``. Same turns, same events.
+FastAPI, plus the browser voice chat at ``/``. Same turns, same events, same SSE response
+(``agent.sse``), with a keep-alive comment every ``KEEPALIVE_S``.
 """
 
 from __future__ import annotations
@@ -13,22 +14,16 @@ from pathlib import Path
 from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
-from sse_starlette import EventSourceResponse
 
 from agent.config import AgentConfig
-from agent.events import Event
 from agent.pipeline import BadRequest
 from agent.service import DEFAULT_CONVERSATION, VoiceAgent
+from agent.sse import event_stream
 
 WEB = Path(__file__).parent / "web"
 SESSION_HEADER = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id"  # as on AgentCore
 MAX_BODY_BYTES = 64 * 1024
 KEEPALIVE_S = 15
-
-
-async def _sse(events: AsyncIterator[Event]) -> AsyncIterator[dict[str, str]]:
-    async for event in events:
-        yield {"data": json.dumps(event, separators=(",", ":"))}
 
 
 def create_app(config: AgentConfig | None = None) -> FastAPI:
@@ -59,7 +54,7 @@ def create_app(config: AgentConfig | None = None) -> FastAPI:
             turn = await voice_agent.start(payload, conversation)
         except BadRequest as exc:
             return JSONResponse(exc.to_json(), status_code=400)
-        return EventSourceResponse(_sse(turn.run()), ping=KEEPALIVE_S)
+        return event_stream(turn.run(), keepalive_s=KEEPALIVE_S)
 
     @app.get("/ping")
     async def ping() -> dict[str, str]:

@@ -1,11 +1,11 @@
-"""The browser-facing event stream: one JSON object per SSE ``data:`` line (docs/events.md)."""
+"""The browser-facing events, as JSON-ready dicts (docs/events.md); ``agent.sse`` encodes them."""
 
 from __future__ import annotations
 
 import base64
 from typing import Any
 
-from tts_protocol import BYTES_PER_SAMPLE, SAMPLE_RATE
+from tts_protocol import BYTES_PER_SAMPLE, SAMPLE_RATE, samples_ms
 
 Event = dict[str, Any]
 
@@ -36,10 +36,6 @@ def audio_deltas(seq: int, pcm: bytes) -> list[Event]:
         }
         for i in range(0, len(pcm), AUDIO_EVENT_BYTES)
     ]
-
-
-def samples_ms(samples: int) -> float:
-    return round(samples * 1000 / SAMPLE_RATE, 1)
 
 
 def segment_end(seq: int, samples: int) -> Event:

@@ -12,22 +12,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 from agent import events
 from agent.events import Event
 from agent.segmenter import SentenceSegmenter
 from tts_client import SegmentFailed, SegmentStream, TTSError, TTSSession
-from tts_protocol import MAX_SPEED, MIN_SPEED
+from tts_protocol import ProtocolError, check_speed, check_voice, samples_ms
 
 Mode = Literal["stream", "batch"]
 MODES: tuple[Mode, ...] = ("stream", "batch")
 MAX_PROMPT_CHARS = 4_000
+T = TypeVar("T")
 
 
 class BadRequest(ValueError):
@@ -53,26 +53,31 @@ class TurnRequest:
 
 
 def parse_request(payload: object) -> TurnRequest:
-    """Validate an invocation payload; raises ``BadRequest``."""
+    """Validate an invocation payload; raises ``BadRequest``.
+
+    ``voice`` and ``speed`` follow the TTS protocol's own rules (``tts_protocol``); whether the
+    voice exists on the TTS server is ``VoiceAgent.start``'s question.
+    """
     if not isinstance(payload, dict):
         raise BadRequest("invalid_request", "the body must be a JSON object")
     prompt, mode = payload.get("prompt"), payload.get("mode", "stream")
-    voice, speed = payload.get("voice"), payload.get("speed")
     if not isinstance(prompt, str) or not prompt.strip():
         raise BadRequest("invalid_prompt", "'prompt' must be a non-empty string")
     if len(prompt) > MAX_PROMPT_CHARS:
         raise BadRequest("prompt_too_long", f"'prompt' is over {MAX_PROMPT_CHARS} characters")
     if mode not in MODES:
         raise BadRequest("invalid_mode", f"'mode' must be one of {', '.join(MODES)}")
-    if voice is not None and (not isinstance(voice, str) or not voice):
-        raise BadRequest("invalid_voice", "'voice' must be a non-empty string")
-    if speed is not None:
-        if isinstance(speed, bool) or not isinstance(speed, int | float):
-            raise BadRequest("invalid_speed", "'speed' must be a number")
-        if not math.isfinite(speed) or not MIN_SPEED <= speed <= MAX_SPEED:
-            raise BadRequest("invalid_speed", f"'speed' must be in [{MIN_SPEED}, {MAX_SPEED}]")
-        speed = float(speed)
+    voice = _checked("invalid_voice", check_voice, payload.get("voice"))
+    speed = _checked("invalid_speed", check_speed, payload.get("speed"))
     return TurnRequest(prompt=prompt, mode=mode, voice=voice, speed=speed)
+
+
+def _checked(code: str, check: Callable[[object], T], value: object) -> T:
+    """``check(value)``, the protocol's own rule, with its refusal as a ``BadRequest``."""
+    try:
+        return check(value)
+    except ProtocolError as exc:
+        raise BadRequest(code, exc.message) from exc
 
 
 class TextModel(Protocol):
@@ -164,7 +169,7 @@ class Turn:
             "ttfa_ms": _ms(self.received_at, self._first_audio),
             "total_ms": _ms(self.received_at, time.perf_counter()),
             "segments": self._seq,
-            "audio_ms": events.samples_ms(self._audio_samples),
+            "audio_ms": samples_ms(self._audio_samples),
         }
 
     # --- producer: LLM text → segments → TTS ---------------------------------------------

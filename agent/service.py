@@ -37,6 +37,7 @@ class VoiceAgent:
         return await target.start_turn(request, received_at)
 
     async def _check_voice(self, key: str, voice: str) -> None:
+        """Refuse a voice the conversation's TTS server does not have (its ``ready.voices``)."""
         try:
             ready = (await self.conversations.get(key).session()).ready
         except Exception:

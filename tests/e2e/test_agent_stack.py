@@ -129,6 +129,8 @@ async def test_client_disconnect_mid_turn_cancels_synthesis(agent_server: Server
             break
         await asyncio.sleep(0.05)
     assert current.finished.is_set() and tts.pending == 0
+    # Cancelled at once, not run to completion for nobody: the LLM never finished its reply.
+    assert [m["role"] for m in conversation.agent.messages] == ["user"]  # type: ignore[attr-defined]
 
 
 async def _session_of(server: ServerThread, key: str) -> TTSSession:

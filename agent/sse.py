@@ -1,0 +1,40 @@
+"""Events → SSE, for both front doors: each event is one ``data: <json>`` line and a blank line.
+
+``encode`` is the only place an event becomes bytes (compact JSON, ASCII-escaped, ``\\n``
+line ends: what AgentCore's SDK itself writes). ``event_stream`` is the response both doors
+return: sse-starlette's ``EventSourceResponse``, which listens for ``http.disconnect`` itself
+and then cancels the body iterator at once, so the turn behind it stops.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import AsyncGenerator, AsyncIterator
+
+from sse_starlette import EventSourceResponse
+
+from agent.events import Event
+
+LINE_END = "\n"
+
+
+def encode(event: Event) -> bytes:
+    """One SSE message carrying ``event``."""
+    return f"data: {json.dumps(event, separators=(',', ':'))}{LINE_END}{LINE_END}".encode()
+
+
+async def _encoded(events: AsyncGenerator[Event, None]) -> AsyncIterator[bytes]:
+    async with contextlib.aclosing(events):  # closed whatever stops the stream
+        async for event in events:
+            yield encode(event)
+
+
+def event_stream(
+    events: AsyncGenerator[Event, None], keepalive_s: float = 0
+) -> EventSourceResponse:
+    """``text/event-stream`` of ``events``; a ``: ping`` comment every ``keepalive_s`` (0: none).
+
+    When the client goes away, ``events`` is cancelled and closed before the response ends.
+    """
+    return EventSourceResponse(_encoded(events), ping=keepalive_s, sep=LINE_END)
