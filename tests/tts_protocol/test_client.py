@@ -143,7 +143,9 @@ def test_end_carries_the_servers_figures_and_frees_a_slot() -> None:
         (('{"type":"end","id":"a"}',), "invalid control frame"),
     ],
 )
-def test_protocol_violations_fail_the_connection(frames: tuple[str | bytes, ...], reason: str) -> None:
+def test_protocol_violations_fail_the_connection(
+    frames: tuple[str | bytes, ...], reason: str
+) -> None:
     protocol = opened()
     spoken(protocol, "a", "b")
     events = feed(protocol, *frames)
