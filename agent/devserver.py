@@ -43,15 +43,16 @@ def create_app(config: AgentConfig | None = None) -> FastAPI:
     @app.post("/invocations")
     async def invocations(request: Request) -> Response:
         body = await request.body()
+        if len(body) > MAX_BODY_BYTES:
+            too_large = BadRequest("body_too_large", f"the body is over {MAX_BODY_BYTES} bytes")
+            return JSONResponse(too_large.to_json(), status_code=413)
         try:
-            if len(body) > MAX_BODY_BYTES:
-                raise BadRequest("body_too_large", f"the body is over {MAX_BODY_BYTES} bytes")
-            try:
-                payload = json.loads(body)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                raise BadRequest("invalid_json", f"the body is not JSON: {exc}") from exc
+            payload = json.loads(body)
             conversation = request.headers.get(SESSION_HEADER) or DEFAULT_CONVERSATION
             turn = await voice_agent.start(payload, conversation)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            not_json = BadRequest("invalid_json", f"the body is not JSON: {exc}")
+            return JSONResponse(not_json.to_json(), status_code=400)
         except BadRequest as exc:
             return JSONResponse(exc.to_json(), status_code=400)
         return event_stream(turn.run(), keepalive_s=KEEPALIVE_S)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Iterator
 
@@ -13,18 +12,6 @@ from tests.servers import ServerThread
 from tts_server.app import create_app
 from tts_server.engines import Engine, load_engine
 from tts_server.settings import Settings
-
-# The real-SDK tests need Python >= 3.12; scripts/test-py312.sh runs them there.
-SDK_TESTS = "tts_client/transports/test_sagemaker_sdk.py"
-collect_ignore = [SDK_TESTS] if sys.version_info < (3, 12) else []
-
-
-def pytest_report_header() -> list[str]:
-    """Say what this interpreter leaves out, so that nothing is dropped silently."""
-    return [
-        f"not collected here: tests/{name} (scripts/test-py312.sh runs it)"
-        for name in collect_ignore
-    ]
 
 
 @pytest.fixture(scope="session")

@@ -209,6 +209,14 @@ def test_invocations_bad_requests_get_4xx_json(
     assert response.json()["error"]["code"] == code
 
 
+def test_invocations_refuses_an_oversized_body_with_413(tts_server: ServerThread) -> None:
+    body = json.dumps({"text": "Hello.", "padding": "x" * 70_000}).encode()
+    response = httpx.post(f"{tts_server.http_url}/invocations", content=body, timeout=30)
+    assert response.status_code == 413
+    error = response.json()["error"]
+    assert error["code"] == "text_too_long" and "65536 bytes" in error["message"]
+
+
 # --- readiness ----------------------------------------------------------------------------
 
 

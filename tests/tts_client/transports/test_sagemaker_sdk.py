@@ -11,8 +11,17 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import sys
 from collections.abc import AsyncIterator
 from typing import Any
+
+import pytest
+
+if sys.version_info < (3, 12):
+    pytest.skip(
+        "the SageMaker SDK needs Python >= 3.12: scripts/test-py312.sh runs this file",
+        allow_module_level=True,
+    )
 
 import boto3
 from smithy_aws_event_stream.events import Event, EventMessage

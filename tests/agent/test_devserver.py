@@ -1,0 +1,35 @@
+"""The dev server's own request checks, before any turn starts (no TTS server needed)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from agent.config import AgentConfig
+from agent.devserver import MAX_BODY_BYTES, create_app
+
+NOWHERE = "ws://127.0.0.1:9/invocations-bidirectional-stream"  # the discard port
+
+
+@pytest.fixture
+def client() -> Iterator[TestClient]:
+    with TestClient(create_app(AgentConfig(model="demo", tts_url=NOWHERE))) as client:
+        yield client
+
+
+def test_an_oversized_body_is_413_with_a_typed_error(client: TestClient) -> None:
+    body = json.dumps({"prompt": "x" * MAX_BODY_BYTES}).encode()
+    response = client.post("/invocations", content=body)
+    assert response.status_code == 413
+    assert response.json()["error"]["code"] == "body_too_large"
+    assert client.get("/ping").json() == {"status": "Healthy"}  # still serving, not busy
+
+
+@pytest.mark.parametrize("body", [b"{oops", b"\xff\xfe"])
+def test_a_body_that_is_not_json_is_400_invalid_json(client: TestClient, body: bytes) -> None:
+    response = client.post("/invocations", content=body)
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "invalid_json"
