@@ -31,7 +31,7 @@ RUN pip install "${TORCH_SPEC}" --index-url "${TORCH_INDEX}"
 
 WORKDIR /app
 COPY pyproject.toml README.md ./
-COPY tts_client ./tts_client
+COPY tts_protocol ./tts_protocol
 COPY tts_server ./tts_server
 RUN pip install ".[tts]"
 
@@ -59,6 +59,7 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY agent ./agent
 COPY tts_client ./tts_client
+COPY tts_protocol ./tts_protocol
 RUN pip install ".[agent,sagemaker]"
 RUN useradd --system --uid 10001 --home-dir /app agent
 USER agent

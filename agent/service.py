@@ -10,6 +10,7 @@ from agent.config import AgentConfig
 from agent.conversations import Conversations
 from agent.llm import SYSTEM_PROMPT, make_model
 from agent.pipeline import BadRequest, Turn, parse_request
+from tts_protocol.validation import parse_voice
 
 DEFAULT_CONVERSATION = "default"
 
@@ -42,7 +43,8 @@ class VoiceAgent:
             ready = (await self.conversations.get(key).session()).ready
         except Exception:
             return  # speech is down: the turn reports it and still streams text
-        if voice not in ready.voices:
+        missing = [name for name, _ in parse_voice(voice) if name not in ready.voices]
+        if missing:  # a blend (``a(0.7)+b(0.3)``) needs each of its voices
             raise BadRequest("unknown_voice", f"unknown voice {voice!r}; try {ready.voices}")
 
     async def aclose(self) -> None:

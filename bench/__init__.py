@@ -9,4 +9,7 @@ Nothing in ``agent``, ``tts_client``, ``tts_server`` or ``tts_protocol`` imports
 - ``bench.audit``: ``voice-agent audit``, dependency floors, vulnerability scan and SBOMs;
 - ``python -m bench.tts_transport_bench``, ``python -m bench.tts_engine_bench``,
   ``python -m bench.segmenter_bench``: the TTS transport, engine and segmenter alone.
+- ``python -m bench.tts_load_bench``: the TTS server under N concurrent sessions (``load_stats``,
+  ``load_report``, ``load_server``); ``bench.gpu_run`` (``scripts/gpu_load_run.sh``) runs it on a
+  GPU machine with a calibrated checkpoint.
 """

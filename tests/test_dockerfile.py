@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import shlex
@@ -107,3 +108,38 @@ def test_agent_package_never_imports_the_server_or_torch() -> None:
     heavy = re.compile(r"^\s*(from|import) (tts_server|torch|onnxruntime)\b", re.M)
     for path in [*root.glob("agent/**/*.py"), *root.glob("tts_client/**/*.py")]:
         assert not heavy.search(path.read_text()), path
+
+
+def _first_party_imports(entry: str) -> set[str]:
+    """Top-level project packages reached from module ``entry`` by any import, transitively."""
+    root = DOCKERFILE.parent
+    packages = {p.parent.name for p in root.glob("*/__init__.py")}
+    seen: set[str] = set()
+    todo = [entry]
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        base = root / module.replace(".", "/")
+        path = base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+        if not path.exists():
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            todo += [n for n in names if n.split(".")[0] in packages]
+    return {module.split(".")[0] for module in seen}
+
+
+@pytest.mark.parametrize(
+    ("stage", "entry"), [("tts-server", "tts_server.cli"), ("agent", "agent.app")]
+)
+def test_each_image_copies_every_package_its_entry_point_imports(stage: str, entry: str) -> None:
+    copied = {rest.split()[0] for rest in values(stages()[stage], "COPY")}
+    needed = _first_party_imports(entry)
+    assert entry.split(".")[0] in needed and "tts_protocol" in needed
+    assert needed <= copied, f"{stage} image lacks {sorted(needed - copied)}"

@@ -1,4 +1,8 @@
-"""``SessionConfig``: the timeouts, reconnect policy and flow control of a ``TTSSession``."""
+"""``SessionConfig``: the timeouts, reconnect policy and flow control of a ``TTSSession``.
+
+``Outage`` applies the policy: how long a session has gone without progress, and the backoff
+before its next retry (a reconnect, or a segment the server refused as ``busy``).
+"""
 
 from __future__ import annotations
 
@@ -27,3 +31,28 @@ class SessionConfig:
         """Seconds to wait before reconnect ``attempt`` (0, 1, ...): doubling, capped, jittered."""
         delay = min(self.backoff_max, self.backoff_initial * 2.0**attempt)
         return delay * random.uniform(0.5, 1.0)
+
+
+@dataclass(slots=True)
+class Outage:
+    """Time without progress and the retries made in it, under ``config``'s policy."""
+
+    config: SessionConfig
+    since: float | None = None  # loop time of the first failure since the last progress
+    retries: int = 0  # retries since the last progress
+
+    def expired(self, now: float) -> bool:
+        """Start the outage at ``now`` if none runs; True once it lasted ``reconnect_window``."""
+        if self.since is None:
+            self.since = now
+        return now - self.since >= self.config.reconnect_window
+
+    def next_delay(self) -> float:
+        """Seconds to wait before the next retry (the backoff grows with each one)."""
+        delay = self.config.backoff(self.retries)
+        self.retries += 1
+        return delay
+
+    def progressed(self) -> None:
+        """Something worked: the next failure starts a new outage."""
+        self.since, self.retries = None, 0

@@ -17,6 +17,13 @@ class TTSTimeout(TTSConnectionError):
     """The server did not answer (connect, ``ready`` or a reply) within the configured time."""
 
 
+class TTSBusy(TTSConnectionError):
+    """The server refused the connection because it is at capacity (``busy``, close 1013).
+
+    Retried with backoff like a lost connection, within ``SessionConfig.reconnect_window``.
+    """
+
+
 class TTSProtocolError(TTSError):
     """The server sent something protocol v1 does not allow."""
 

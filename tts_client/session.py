@@ -18,27 +18,30 @@ from collections.abc import Coroutine
 from types import TracebackType
 from typing import Any
 
-from tts_client.config import SessionConfig
+from tts_client.config import Outage, SessionConfig
 from tts_client.errors import (
     SegmentFailed,
     ServerError,
     SessionClosed,
+    TTSBusy,
     TTSConnectionError,
     TTSError,
     TTSProtocolError,
     TTSTimeout,
 )
+from tts_client.link import Link
 from tts_client.segment import SegmentStatus, SegmentStream
-from tts_client.transports.base import Connection, Frame, Transport
+from tts_client.transports.base import Frame, Transport
 from tts_protocol import (
     Audio,
     ClientMessage,
     ClientProtocol,
-    Close,
     ConnectionFailed,
+    ErrorCode,
     Event,
     Ready,
     SegmentCancelled,
+    SegmentDeferred,
     SegmentEnded,
     ServerErrorReported,
     Speak,
@@ -47,18 +50,6 @@ from tts_protocol import (
 from tts_protocol import SegmentFailed as SegmentFailedEvent
 
 log = logging.getLogger("tts_client")
-
-
-class _Link:
-    """One connection of the session (the live one, or one being retired)."""
-
-    def __init__(self, conn: Connection, opened_at: float) -> None:
-        self.conn = conn
-        self.opened_at = opened_at
-        self.retiring = False  # too old: send nothing more, replace once idle
-        self.done = False  # replaced or closed: its frames are no longer the protocol's
-        self.closed = asyncio.Event()  # set when its reader saw the connection end
-        self.watchdog: asyncio.Timeout | None = None
 
 
 class TTSSession:
@@ -71,12 +62,13 @@ class TTSSession:
         self.connections = 0  # connections opened so far (reconnects and rollovers included)
         self._protocol = ClientProtocol(self.config.max_in_flight)
         self._streams: dict[str, SegmentStream] = {}  # the protocol's pending segments
-        self._link: _Link | None = None
+        self._link: Link | None = None
         self._send_lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = False  # no new segments
         self._closed = False
-        self._outage_since: float | None = None
+        self._outage = Outage(self.config)  # reconnects and busy refusals without progress
+        self._retry_pending = False  # a retry of deferred segments is scheduled
 
     @classmethod
     async def connect(cls, transport: Transport, config: SessionConfig | None = None) -> TTSSession:
@@ -86,10 +78,17 @@ class TTSSession:
         return session
 
     async def start(self) -> None:
-        """Open the first connection (one attempt, bounded by ``connect_timeout``)."""
+        """Open the first connection: one attempt, unless the server is busy (then retried)."""
         if self.connections or self._stopping:
             return
-        await self._install(await self._open())
+        outage = Outage(self.config)
+        while True:
+            try:
+                return await self._install(await self._open())
+            except TTSBusy:
+                if outage.expired(asyncio.get_running_loop().time()):
+                    raise
+                await asyncio.sleep(outage.next_delay())
 
     async def __aenter__(self) -> TTSSession:
         await self.start()
@@ -173,14 +172,14 @@ class TTSSession:
         link = self._link
         if link is not None:
             self._abandon(link)
-            await self._retire(link, graceful=True)
+            await link.retire(graceful=True, close_timeout=self.config.close_timeout)
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
     # --- connections ---------------------------------------------------------------------
 
-    async def _open(self) -> _Link:
+    async def _open(self) -> Link:
         """Connect and read ``ready``, all within ``connect_timeout``."""
         timeout = self.config.connect_timeout
         try:
@@ -196,9 +195,9 @@ class TTSSession:
         except TimeoutError as exc:
             raise TTSTimeout(f"{self.transport.endpoint}: not ready within {timeout} s") from exc
         self.connections += 1
-        return _Link(conn, asyncio.get_running_loop().time())
+        return Link(conn, asyncio.get_running_loop().time())
 
-    async def _install(self, link: _Link) -> None:
+    async def _install(self, link: Link) -> None:
         self._link = link
         self._spawn(self._read(link))
         await self._flush()
@@ -212,30 +211,24 @@ class TTSSession:
             link.retiring = True
             self._roll_over_if_idle(link)
 
-    def _roll_over_if_idle(self, link: _Link) -> None:
+    def _roll_over_if_idle(self, link: Link) -> None:
         if link.retiring and link is self._link and not self._protocol.in_flight:
             self._spawn(self._replace(link, None))
 
-    async def _replace(self, link: _Link, error: TTSError | None) -> None:
+    async def _replace(self, link: Link, error: TTSError | None) -> None:
         """Retire ``link`` (rollover when ``error`` is None) and open its successor."""
         if link.done:
             return
         self._abandon(link)
-        self._spawn(self._retire(link, graceful=error is None))
+        self._spawn(link.retire(graceful=error is None, close_timeout=self.config.close_timeout))
         if self._closed:
             return
-        loop = asyncio.get_running_loop()
-        attempt = 0
         while True:
             if error is not None:
-                if self._outage_since is None:
-                    self._outage_since = loop.time()
-                if loop.time() - self._outage_since >= self.config.reconnect_window:
-                    await self._fail(error)
-                    return
+                if self._outage.expired(asyncio.get_running_loop().time()):
+                    return await self._fail(error)
                 log.warning("%s: %s; reconnecting", self.transport.endpoint, error)
-                await asyncio.sleep(self.config.backoff(attempt))
-                attempt += 1
+                await asyncio.sleep(self._outage.next_delay())
             try:
                 new = await self._open()
             except Exception as exc:
@@ -247,22 +240,13 @@ class TTSSession:
             await self._install(new)
             return
 
-    def _abandon(self, link: _Link) -> None:
+    def _abandon(self, link: Link) -> None:
         """Stop using ``link``: segments cancelled on it are over; the rest will be re-sent."""
         link.done = True
         if self._link is link:
             self._link = None
             self._protocol.connection_lost()
             self._prune()
-
-    async def _retire(self, link: _Link, *, graceful: bool) -> None:
-        """Close ``link``; gracefully: send 'close' and let the server close it first."""
-        if graceful:
-            with contextlib.suppress(TTSError, TimeoutError):
-                async with asyncio.timeout(self.config.close_timeout):
-                    await link.conn.send(encode(Close()))
-                    await link.closed.wait()
-        await link.conn.aclose()
 
     async def _fail(self, error: TTSError) -> None:
         """Reconnecting failed for ``reconnect_window``: fail everything and close."""
@@ -299,7 +283,7 @@ class TTSSession:
         if message is not None and self._link is not None:
             await self._send(self._link, message)
 
-    async def _send(self, link: _Link, message: ClientMessage) -> None:
+    async def _send(self, link: Link, message: ClientMessage) -> None:
         """Send on ``link``; a failure closes it so that its reader reconnects."""
         try:
             async with asyncio.timeout(self.config.reply_timeout):
@@ -308,7 +292,7 @@ class TTSSession:
             log.info("%s: send failed: %r", self.transport.endpoint, exc)
             self._spawn(link.conn.aclose())  # its reader sees the end and reconnects
 
-    def _arm(self, link: _Link) -> None:
+    def _arm(self, link: Link) -> None:
         """Start the reply timer if the reader is waiting without one."""
         if link.watchdog is not None and link.watchdog.when() is None:
             loop = asyncio.get_running_loop()
@@ -316,7 +300,7 @@ class TTSSession:
 
     # --- receiving -----------------------------------------------------------------------
 
-    async def _read(self, link: _Link) -> None:
+    async def _read(self, link: Link) -> None:
         """Read ``link`` until it ends; an end the session did not ask for reconnects."""
         try:
             while True:
@@ -337,7 +321,7 @@ class TTSSession:
         finally:
             link.closed.set()
 
-    async def _receive(self, link: _Link) -> Frame:
+    async def _receive(self, link: Link) -> Frame:
         loop = asyncio.get_running_loop()
         waiting = not link.done and self._protocol.in_flight
         deadline = loop.time() + self.config.reply_timeout if waiting else None
@@ -352,7 +336,7 @@ class TTSSession:
         finally:
             link.watchdog = None
 
-    async def _on_events(self, link: _Link, events: list[Event]) -> None:
+    async def _on_events(self, link: Link, events: list[Event]) -> None:
         progress = False
         for event in events:
             if isinstance(event, Audio):
@@ -360,14 +344,33 @@ class TTSSession:
             elif isinstance(event, SegmentEnded | SegmentCancelled | SegmentFailedEvent):
                 self._finish(event)
                 progress = True
+            elif isinstance(event, SegmentDeferred):
+                self._defer(event)
             elif isinstance(event, ServerErrorReported):
                 self._report(ServerError(event.code, event.message))
             else:
                 self._raise_if_failed(event)
         if progress:
-            self._outage_since = None  # the connection works
+            self._outage.progressed()  # the connection works
             self._roll_over_if_idle(link)
             await self._flush()
+
+    def _defer(self, event: SegmentDeferred) -> None:
+        """The server was busy: send the segment again after a backoff, for ``reconnect_window``."""
+        if self._outage.expired(asyncio.get_running_loop().time()):
+            self._protocol.cancel(event.segment_id)  # held, so dropped without a frame
+            failure = SegmentFailed(ErrorCode.BUSY, event.message, event.segment_id)
+            self._streams.pop(event.segment_id).finish(SegmentStatus.FAILED, failure)
+        elif not self._retry_pending:
+            self._retry_pending = True
+            self._spawn(self._retry_deferred(self._outage.next_delay()))
+
+    async def _retry_deferred(self, delay: float) -> None:
+        """After ``delay``, send the segments the server refused as busy, in order."""
+        await asyncio.sleep(delay)
+        self._retry_pending = False
+        self._protocol.retry_deferred()
+        await self._flush()
 
     def _finish(self, event: SegmentEnded | SegmentCancelled | SegmentFailedEvent) -> None:
         stream = self._streams.pop(event.segment_id)
@@ -384,9 +387,7 @@ class TTSSession:
         """Raise ``ConnectionFailed`` as the client's typed error; other events pass."""
         if isinstance(event, ConnectionFailed):
             error = TTSProtocolError if event.violation else TTSConnectionError
-            raise error(event.reason)
-
-    # --- plumbing ------------------------------------------------------------------------
+            raise (TTSBusy if event.busy else error)(event.reason)
 
     def _report(self, error: TTSError) -> None:
         log.warning("%s: %s", self.transport.endpoint, error)

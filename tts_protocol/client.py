@@ -10,7 +10,10 @@ keeps the rules of the wire in one place:
 - at most ``max_in_flight`` segments wait for a terminal reply on one connection;
 - after a reconnect, every segment without a terminal reply is sent again, and the audio the
   caller already has (counted in bytes) is skipped, so the caller sees each byte once;
-- audio of a segment the caller cancelled is dropped.
+- audio of a segment the caller cancelled is dropped;
+- a ``busy`` error for a segment is not terminal: the server did not queue it, so it is held
+  (``SegmentDeferred``) until ``retry_deferred``, then sent again; a ``busy`` error instead of
+  ``ready`` is a ``ConnectionFailed(busy=True)``: try again later.
 
 Anything else the server does is a ``ConnectionFailed(violation=True)``: drop the connection.
 """
@@ -86,6 +89,14 @@ class SegmentFailed:
 
 
 @dataclass(frozen=True, slots=True)
+class SegmentDeferred:
+    """The server was too busy to queue ``segment_id``; it is held until ``retry_deferred``."""
+
+    segment_id: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class ServerErrorReported:
     """An ``error`` that no segment of ours owns (a malformed frame of ours, say)."""
 
@@ -97,11 +108,13 @@ class ServerErrorReported:
 class ConnectionFailed:
     """The connection is unusable: the server refused it, or broke the protocol (``violation``).
 
-    Later frames of this connection are ignored; open a new one.
+    Later frames of this connection are ignored; open a new one (after a backoff if ``busy``:
+    the server refused the connection because it is at capacity).
     """
 
     reason: str
     violation: bool
+    busy: bool = False
 
 
 Event = (
@@ -111,6 +124,7 @@ Event = (
     | SegmentEnded
     | SegmentCancelled
     | SegmentFailed
+    | SegmentDeferred
     | ServerErrorReported
     | ConnectionFailed
 )
@@ -134,6 +148,7 @@ class _Segment:
     skip: int = 0  # bytes of the current attempt that an earlier attempt delivered
     connection: int = 0  # the connection it was last sent on (0: not sent)
     cancelled: bool = False
+    held: bool = False  # refused as busy: not sent again until retry_deferred
 
 
 class ClientProtocol:
@@ -203,7 +218,7 @@ class ClientProtocol:
         for id, segment in list(self._segments.items()):
             if self._in_flight >= self.max_in_flight:
                 break
-            if segment.connection == self._connection:
+            if segment.connection == self._connection or segment.held:
                 continue
             if segment.cancelled:  # cancelled before it was ever sent here
                 del self._segments[id]
@@ -243,6 +258,13 @@ class ClientProtocol:
                 del self._segments[id]
         return ids, Cancel(id=None) if sent else None
 
+    def retry_deferred(self) -> int:
+        """Release the segments held after ``busy``: ``take_speaks`` sends them again, in order."""
+        held = [segment for segment in self._segments.values() if segment.held]
+        for segment in held:
+            segment.held = False
+        return len(held)
+
     def fail_all(self) -> list[str]:
         """Give up on every pending segment (the session failed); returns their ids."""
         ids = list(self._segments)
@@ -274,7 +296,9 @@ class ClientProtocol:
         if isinstance(message, Error):
             self.state = State.FAILED
             return ConnectionFailed(
-                f"server not ready: {message.code}: {message.message}", violation=False
+                f"server refused: {message.code}: {message.message}",
+                violation=False,
+                busy=message.code is ErrorCode.BUSY,
             )
         if not isinstance(message, Ready):
             raise _Violation(f"expected 'ready', got {message.type!r}")
@@ -311,10 +335,13 @@ class ClientProtocol:
         if not isinstance(message, End | Cancelled | Error):
             raise _Violation(f"unexpected {message.type!r} frame")
         segment = self._owned(message.id)
+        self._in_flight -= 1
+        if isinstance(message, Error) and message.code is ErrorCode.BUSY:
+            segment.connection, segment.held = 0, True  # the server never queued it
+            return [SegmentDeferred(message.id, message.message)]
         del self._segments[message.id]
         if self._current is segment:
             self._current = None
-        self._in_flight -= 1
         if isinstance(message, End):
             return [SegmentEnded(message.id, message)]
         if isinstance(message, Cancelled):

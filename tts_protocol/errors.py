@@ -14,6 +14,7 @@ class ErrorCode(StrEnum):
     TEXT_TOO_LONG = "text_too_long"
     UNKNOWN_VOICE = "unknown_voice"
     QUEUE_FULL = "queue_full"
+    BUSY = "busy"  # the server is at capacity: try again later (the client backs off)
     SYNTHESIS_FAILED = "synthesis_failed"
     INTERNAL = "internal"
 

@@ -6,10 +6,18 @@ Each raises ``ProtocolError`` with a typed code; ``id`` names the segment in the
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Callable
 from typing import Any
 
 from tts_protocol.constants import DEFAULT_MAX_TEXT_CHARS, MAX_ID_CHARS, MAX_SPEED, MIN_SPEED
 from tts_protocol.errors import ErrorCode, ProtocolError
+
+VoiceMix = tuple[tuple[str, float], ...]  # (voice name, share of the mix); shares sum to 1
+MAX_BLEND_VOICES = 8
+BLEND_STEPS = 10_000  # a blend's shares are written to 1/10000
+_ROUNDING = 1e-6  # float error allowed in a share read back from a canonical name
+_BLEND_PART = re.compile(r"\s*([^\s+()]+)\s*(?:\(\s*([^()]*?)\s*\))?\s*")
 
 
 def check_id(value: object) -> str | None:
@@ -37,10 +45,71 @@ def check_text(value: object, max_chars: int, id: str | None = None) -> str:
 
 
 def check_voice(value: object, id: str | None = None) -> str | None:
-    """A voice name (None: the server's default). Whether it exists is the server's to say."""
+    """A voice name or blend (None: the server's default); whether it exists is the server's."""
     if value is not None and (not isinstance(value, str) or not value):
         raise ProtocolError(ErrorCode.INVALID_MESSAGE, "'voice' must be a non-empty string", id)
+    if value is not None:
+        parse_voice(value, id)
     return value
+
+
+def parse_voice(value: str, id: str | None = None) -> VoiceMix:
+    """``name``, or a blend ``a+b`` / ``a(0.7)+b(0.3)``, as ``(name, share)`` pairs.
+
+    Shares are the weights (1 each when omitted) divided by their sum, pairs sorted by name, so
+    the same mix always reads the same. A malformed blend is an ``invalid_message``.
+    """
+
+    def bad(problem: str) -> ProtocolError:
+        return ProtocolError(ErrorCode.INVALID_MESSAGE, f"'voice' {value!r}: {problem}", id)
+
+    weights: dict[str, float] = {}
+    parts = value.split("+")
+    if len(parts) > MAX_BLEND_VOICES:
+        raise bad(f"a blend has at most {MAX_BLEND_VOICES} voices")
+    for part in parts:
+        match = _BLEND_PART.fullmatch(part)
+        if match is None:
+            raise bad(f"{part.strip()!r} is not 'name' or 'name(weight)'")
+        name, weight_text = match.group(1), match.group(2)
+        weight = _weight(weight_text, bad) if weight_text is not None else 1.0
+        if name in weights:
+            raise bad(f"{name!r} appears twice")
+        weights[name] = weight
+    total = sum(weights.values())
+    mix = tuple((name, weights[name] / total) for name in sorted(weights))
+    for name, share in mix:
+        if share * BLEND_STEPS < 1 - _ROUNDING:
+            raise bad(f"the share of {name!r} is below 1/{BLEND_STEPS}")
+    return mix
+
+
+def voice_name(mix: VoiceMix) -> str:
+    """The canonical spelling of a mix: ``name`` alone, else ``a(0.7)+b(0.3)``.
+
+    Shares (each at least ``1 / BLEND_STEPS``, as ``parse_voice`` ensures) are written to
+    ``1 / BLEND_STEPS`` and sum to 1 (largest remainders), so ``parse_voice`` of the name gives
+    that name again.
+    """
+    if len(mix) == 1:
+        return mix[0][0]
+    scaled = [share * BLEND_STEPS for _, share in mix]
+    steps = [math.floor(value + _ROUNDING) for value in scaled]  # each >= 1 (parse_voice)
+    by_remainder = sorted(range(len(mix)), key=lambda i: steps[i] - scaled[i])
+    for i in by_remainder[: BLEND_STEPS - sum(steps)]:
+        steps[i] += 1
+    pairs = zip(mix, steps, strict=True)
+    return "+".join(f"{name}({step / BLEND_STEPS:g})" for (name, _), step in pairs)
+
+
+def _weight(text: str, bad: Callable[[str], ProtocolError]) -> float:
+    try:
+        weight = float(text)
+    except ValueError:
+        raise bad(f"weight {text!r} is not a number") from None
+    if not math.isfinite(weight) or weight <= 0:
+        raise bad(f"weight {text!r} must be a positive number")
+    return weight
 
 
 def check_speed(value: object, id: str | None = None) -> float | None:

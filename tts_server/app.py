@@ -1,7 +1,9 @@
 """The SageMaker-compatible FastAPI app: ``/ping``, ``/invocations`` and the WebSocket stream.
 
 The engine loads in the background after start-up; ``/ping`` answers 503 until a warm-up
-synthesis has gone through the WebSocket decode path, and forever if loading failed.
+synthesis has gone through the WebSocket decode path, and forever if loading failed. The app's
+``Admission`` (``app.state.admission``) limits open sessions and queued segments server-wide;
+``/ping`` reports its counts.
 """
 
 from __future__ import annotations
@@ -32,10 +34,12 @@ from tts_protocol import (
     speak_fields,
     wav_bytes,
 )
+from tts_server.admission import Admission
 from tts_server.connection import SynthesisConnection, frame_payload
 from tts_server.engines import load_engine
 from tts_server.engines.base import Engine, UnknownVoice, to_pcm16
 from tts_server.health import Readiness, State, warm_up
+from tts_server.openai_api import create_router
 from tts_server.settings import Settings
 
 log = logging.getLogger("tts_server")
@@ -45,8 +49,11 @@ MAX_BODY_BYTES = 64 * 1024
 TRY_AGAIN_LATER = 1013  # WebSocket close code
 
 
-def _error(status: int, code: ErrorCode, message: str) -> JSONResponse:
-    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+def _error(
+    status: int, code: ErrorCode, message: str, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    body = {"error": {"code": code, "message": message}}
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 async def _load(app: FastAPI, settings: Settings, loader: EngineLoader) -> None:
@@ -77,6 +84,10 @@ def create_app(settings: Settings | None = None, loader: EngineLoader = load_eng
     app = FastAPI(title="Kokoro TTS server", lifespan=lifespan)
     app.state.readiness = Readiness()
     app.state.engine = None
+    admission = Admission.for_server(
+        settings.engine, settings.device, settings.max_sessions, settings.max_queued
+    )
+    app.state.admission = admission
 
     def ready_engine() -> Engine | None:
         engine: Engine | None = app.state.engine
@@ -85,7 +96,11 @@ def create_app(settings: Settings | None = None, loader: EngineLoader = load_eng
     @app.get("/ping")
     async def ping() -> JSONResponse:
         readiness: Readiness = app.state.readiness
-        body: dict[str, Any] = {"status": readiness.state.value, **readiness.details}
+        body: dict[str, Any] = {
+            "status": readiness.state.value,
+            **readiness.details,
+            **admission.snapshot(),
+        }
         if readiness.state is not State.HEALTHY:
             body["reason"] = readiness.reason
         return JSONResponse(body, status_code=200 if readiness.state is State.HEALTHY else 503)
@@ -109,6 +124,9 @@ def create_app(settings: Settings | None = None, loader: EngineLoader = load_eng
             return _error(400, exc.code, exc.message)
         except UnknownVoice as exc:
             return _error(400, ErrorCode.UNKNOWN_VOICE, str(exc))
+        if not admission.open_session():  # a request holds a session slot while it synthesizes
+            message = f"{admission.max_sessions} sessions are open; try again later"
+            return _error(429, ErrorCode.BUSY, message, {"Retry-After": "1"})
         started = time.perf_counter()
         first_audio_ms: float | None = None
         pcm = bytearray()
@@ -120,6 +138,8 @@ def create_app(settings: Settings | None = None, loader: EngineLoader = load_eng
         except Exception as exc:
             log.exception("batch synthesis failed")
             return _error(500, ErrorCode.SYNTHESIS_FAILED, f"{exc!r}")
+        finally:
+            admission.close_session()
         headers = {
             "X-Sample-Rate": str(SAMPLE_RATE),
             "X-Synthesis-Ms": f"{(time.perf_counter() - started) * 1000:.1f}",
@@ -135,19 +155,31 @@ def create_app(settings: Settings | None = None, loader: EngineLoader = load_eng
         engine = ready_engine()
         if engine is None:
             reason = f"not ready: {app.state.readiness.reason}"
-            await websocket.send_text(
-                encode(Error(id=None, code=ErrorCode.INTERNAL, message=reason))
-            )
-            await websocket.close(TRY_AGAIN_LATER, reason[:120])
-            return
-        await serve_connection(websocket, engine, settings)
+            return await _refuse(websocket, ErrorCode.INTERNAL, reason)
+        if not admission.open_session():
+            reason = f"{admission.max_sessions} sessions are open; try again later"
+            return await _refuse(websocket, ErrorCode.BUSY, reason)
+        try:
+            await serve_connection(websocket, engine, settings, admission)
+        finally:
+            admission.close_session()
 
     for path in WS_PATHS:
         app.add_api_websocket_route(path, stream)
+    app.include_router(create_router())  # OpenAI's /v1/audio/speech, voices, models
     return app
 
 
-async def serve_connection(websocket: WebSocket, engine: Engine, settings: Settings) -> None:
+async def _refuse(websocket: WebSocket, code: ErrorCode, reason: str) -> None:
+    """Answer an accepted WebSocket with one ``error`` (no ``ready``), then close with 1013."""
+    with contextlib.suppress(WebSocketDisconnect, RuntimeError):  # the peer may be gone already
+        await websocket.send_text(encode(Error(id=None, code=code, message=reason)))
+        await websocket.close(TRY_AGAIN_LATER, reason[:120])
+
+
+async def serve_connection(
+    websocket: WebSocket, engine: Engine, settings: Settings, admission: Admission
+) -> None:
     """Run one accepted WebSocket: every frame, text or binary, goes through ``feed``."""
     connection = SynthesisConnection(
         engine,
@@ -155,6 +187,7 @@ async def serve_connection(websocket: WebSocket, engine: Engine, settings: Setti
         websocket.send_bytes,
         max_queue=settings.max_queue,
         max_text_chars=settings.max_text_chars,
+        admission=admission,
     )
     await connection.send(Ready(voices=engine.voices, default_voice=engine.default_voice))
     worker = asyncio.create_task(connection.run(), name=f"synthesis-{uuid.uuid4().hex[:8]}")

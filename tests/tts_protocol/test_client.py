@@ -19,6 +19,7 @@ from tts_protocol import (
     Event,
     Ready,
     SegmentCancelled,
+    SegmentDeferred,
     SegmentEnded,
     SegmentFailed,
     SegmentStarted,
@@ -76,7 +77,7 @@ def test_ready_opens_the_connection() -> None:
 @pytest.mark.parametrize(
     ("frame", "violation", "reason"),
     [
-        (encode(Error(id=None, code=ErrorCode.INTERNAL, message="loading")), False, "not ready"),
+        (encode(Error(id=None, code=ErrorCode.INTERNAL, message="loading")), False, "internal"),
         (b"\x00\x01", True, "binary frame"),
         (start("a"), True, "expected 'ready'"),
         (READY.replace('"protocol":1', '"protocol":2'), True, "protocol 2"),
@@ -93,6 +94,46 @@ def test_anything_but_a_protocol_1_ready_fails_the_connection(
     assert reason in event.reason
     assert protocol.state is State.FAILED
     assert protocol.receive(READY) == []  # a failed connection is not revived
+
+
+def test_a_busy_refusal_instead_of_ready_says_try_again_later() -> None:
+    protocol = ClientProtocol()
+    protocol.connection_opened()
+    [event] = protocol.receive(encode(Error(id=None, code=ErrorCode.BUSY, message="64 open")))
+    assert event == ConnectionFailed("server refused: busy: 64 open", violation=False, busy=True)
+    protocol.connection_opened()
+    [event] = protocol.receive(encode(Error(id=None, code=ErrorCode.INTERNAL, message="x")))
+    assert isinstance(event, ConnectionFailed) and not event.busy
+
+
+def test_a_busy_segment_is_held_then_sent_again_in_order() -> None:
+    protocol = opened()
+    assert [s.id for s in spoken(protocol, "a", "b", "c")] == ["a", "b", "c"]
+    busy = encode(Error(id="b", code=ErrorCode.BUSY, message="queues full"))
+    assert feed(protocol, busy) == [SegmentDeferred("b", "queues full")]
+    assert (protocol.in_flight, protocol.pending, protocol.is_pending("b")) == (2, 3, True)
+    assert protocol.take_speaks() == []  # held until the caller's backoff is over
+    assert feed(protocol, start("a"), b"\x01\x00", end("a", 1))[-1].segment_id == "a"  # type: ignore[union-attr]
+    assert protocol.retry_deferred() == 1
+    assert [s.id for s in protocol.take_speaks()] == ["b"]
+    assert protocol.retry_deferred() == 0
+    assert isinstance(feed(protocol, start("c"), end("c", 0))[-1], SegmentEnded)
+    assert isinstance(feed(protocol, start("b"), end("b", 0))[-1], SegmentEnded)
+    assert protocol.pending == 0
+
+
+def test_a_held_segment_is_cancelled_without_a_frame_and_resent_after_a_reconnect() -> None:
+    protocol = opened()
+    spoken(protocol, "a", "b")
+    feed(protocol, encode(Error(id="a", code=ErrorCode.BUSY, message="full")))
+    feed(protocol, encode(Error(id="b", code=ErrorCode.BUSY, message="full")))
+    assert protocol.cancel("a") is None and not protocol.is_pending("a")  # the server never had it
+    protocol.connection_lost()
+    protocol.connection_opened()
+    feed(protocol, READY)
+    assert protocol.take_speaks() == []  # still held: a reconnect is no reason to hurry
+    protocol.retry_deferred()
+    assert [s.id for s in protocol.take_speaks()] == ["b"]
 
 
 def test_nothing_is_sent_before_ready() -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tts_protocol import (
     MAX_ID_CHARS,
@@ -18,6 +20,7 @@ from tts_protocol import (
     check_voice,
     speak_fields,
 )
+from tts_protocol.validation import MAX_BLEND_VOICES, parse_voice, voice_name
 
 
 def _fails(check: object, *args: object) -> tuple[ErrorCode, str | None]:
@@ -71,3 +74,71 @@ def test_speak_fields_needs_an_id_first() -> None:
         "v",
         2.0,
     )
+
+
+@pytest.mark.parametrize(
+    ("voice", "mix", "name"),
+    [
+        ("af_heart", (("af_heart", 1.0),), "af_heart"),
+        ("af_heart(0.5)", (("af_heart", 1.0),), "af_heart"),
+        (
+            "am_michael+af_heart",
+            (("af_heart", 0.5), ("am_michael", 0.5)),
+            "af_heart(0.5)+am_michael(0.5)",
+        ),
+        (
+            " af_heart( 7 ) + am_michael(3) ",
+            (("af_heart", 0.7), ("am_michael", 0.3)),
+            "af_heart(0.7)+am_michael(0.3)",
+        ),
+        ("a+b+c", (("a", 1 / 3), ("b", 1 / 3), ("c", 1 / 3)), "a(0.3334)+b(0.3333)+c(0.3333)"),
+    ],
+)
+def test_blends_parse_to_sorted_shares_and_one_canonical_name(
+    voice: str, mix: tuple[tuple[str, float], ...], name: str
+) -> None:
+    parsed = parse_voice(voice)
+    assert [n for n, _ in parsed] == [n for n, _ in mix]
+    assert [s for _, s in parsed] == pytest.approx([s for _, s in mix])
+    assert voice_name(parsed) == name
+    assert check_voice(voice) == voice
+
+
+@pytest.mark.parametrize(
+    ("voice", "problem"),
+    [
+        ("a++b", "'' is not 'name' or 'name(weight)'"),
+        ("a+", "'' is not 'name' or 'name(weight)'"),
+        ("a b", "'a b' is not 'name' or 'name(weight)'"),
+        ("a(1", "'a(1' is not 'name' or 'name(weight)'"),
+        ("a(0.5)(2)", "is not 'name' or 'name(weight)'"),
+        ("a(0)+b", "weight '0' must be a positive number"),
+        ("a(-1)+b", "weight '-1' must be a positive number"),
+        ("a(inf)+b", "weight 'inf' must be a positive number"),
+        ("a(half)+b", "weight 'half' is not a number"),
+        ("a+a", "'a' appears twice"),
+        ("a(1)+b(0.00001)", "the share of 'b' is below 1/10000"),
+        ("+".join(f"v{i}" for i in range(MAX_BLEND_VOICES + 1)), f"at most {MAX_BLEND_VOICES}"),
+    ],
+)
+def test_malformed_blends_are_invalid_messages_naming_the_problem(voice: str, problem: str) -> None:
+    with pytest.raises(ProtocolError) as caught:
+        check_voice(voice, "seg")
+    assert (caught.value.code, caught.value.id) == (ErrorCode.INVALID_MESSAGE, "seg")
+    assert problem in caught.value.message
+
+
+@given(
+    st.dictionaries(
+        st.from_regex(r"[a-z]{1,3}_[a-z]{1,6}", fullmatch=True),
+        st.floats(min_value=0.1, max_value=100),  # every share stays above 1/10000
+        min_size=2,
+        max_size=MAX_BLEND_VOICES,
+    )
+)
+def test_the_canonical_name_reads_back_as_itself_with_shares_summing_to_one(
+    weights: dict[str, float],
+) -> None:
+    name = voice_name(parse_voice("+".join(f"{v}({w!r})" for v, w in weights.items())))
+    assert voice_name(parse_voice(name)) == name
+    assert sum(share for _, share in parse_voice(name)) == pytest.approx(1.0)

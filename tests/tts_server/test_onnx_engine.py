@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from tts_server.engines import Engine, EngineError, Trim, UnknownVoice
-from tts_server.engines.onnx_engine import OnnxEngine
+from tts_server.engines.onnx_engine import OnnxEngine, split_cores
+from tts_server.g2p import NotInTable, PhonemeTable
 
 SAMPLE_RATE = 24000
 
@@ -97,3 +98,34 @@ async def test_cancelling_a_synthesis_interrupts_the_running_inference(engine: E
     started = time.perf_counter()
     await speak("Next.")  # waits for the engine thread: only briefly if the run was aborted
     assert time.perf_counter() - started < 0.5 * uninterrupted, uninterrupted
+
+
+def test_cores_are_split_between_workers() -> None:
+    assert split_cores(1, 2) == [2]
+    assert split_cores(2, 2) == [1, 1]
+    assert split_cores(2, 5) == [3, 2]
+    assert split_cores(4, 2) == [1, 1, 1, 1]  # never zero threads
+
+
+async def test_two_workers_speak_two_texts_side_by_side(engine: Engine) -> None:
+    texts = ("Hello there.", "Good morning to you.")
+    table = PhonemeTable({text: engine._g2p(text) for text in texts}, None)
+    pair = OnnxEngine(table, workers=2)  # table only: G2P is not needed to synthesize
+    try:
+        assert pair.workers == 2 and pair.max_batch == 1  # the graph is batch-1
+        results = await asyncio.gather(*(_collect(pair, text) for text in texts))
+        assert pair.stats.batches == 2 and pair.stats.pieces == 2
+        for text, chunks in zip(texts, results, strict=True):
+            alone = np.concatenate(await _collect(engine, text))
+            # The same model: the same length, and speech, whichever lane ran it.
+            assert np.concatenate(chunks).size == pytest.approx(alone.size, rel=0.05)
+            assert _rms(np.concatenate(chunks)) > 0.03
+        with pytest.raises(NotInTable):
+            await _collect(pair, "Not in the table.")
+    finally:
+        pair.close()
+
+
+def test_zero_workers_is_refused(engine: Engine) -> None:
+    with pytest.raises(EngineError, match="at least 1"):
+        OnnxEngine(engine._g2p, workers=0)

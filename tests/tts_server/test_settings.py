@@ -46,3 +46,34 @@ def test_flags_win_over_environment_and_serve_is_accepted() -> None:
 def test_bad_flags_are_rejected() -> None:
     with pytest.raises(SystemExit):
         parse_settings(["--engine", "tensorflow"], env={})
+
+
+def test_batching_workers_table_and_speed_ups_from_flags_and_environment() -> None:
+    env = {
+        "TTS_MAX_BATCH": "16",
+        "TTS_BATCH_WAIT_MS": "5",
+        "TTS_ONNX_WORKERS": "2",
+        "TTS_PHONEME_TABLE": "/data/phonemes.json",
+        "TTS_FOLD_WEIGHT_NORM": "0",
+        "TTS_FUSE_STYLES": "false",
+    }
+    settings = parse_settings([], env=env)
+    assert (settings.max_batch, settings.batch_wait_ms, settings.onnx_workers) == (16, 5.0, 2)
+    assert settings.phoneme_table == Path("/data/phonemes.json")
+    assert not settings.fold_weight_norm and not settings.fuse_styles
+    flags = ["--max-batch", "4", "--fold-weight-norm", "--fuse-styles", "--onnx-workers", "1"]
+    settings = parse_settings(flags, env=env)
+    assert (settings.max_batch, settings.onnx_workers) == (4, 1)
+    assert settings.fold_weight_norm and settings.fuse_styles
+
+
+def test_batching_defaults() -> None:
+    settings = parse_settings([], env={})
+    assert settings.max_batch is None  # per engine and device: 32 for torch on CUDA, else 1
+    assert settings.phoneme_table is None
+    assert settings.fold_weight_norm and settings.fuse_styles
+
+
+def test_a_bad_boolean_environment_variable_is_refused() -> None:
+    with pytest.raises(SystemExit, match="TTS_FUSE_STYLES"):
+        parse_settings([], env={"TTS_FUSE_STYLES": "maybe"})

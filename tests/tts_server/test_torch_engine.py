@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -11,6 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
+from kokoro import KModel
 
 from tests.tts_server.tiny_kokoro import (
     PARTS,
@@ -22,6 +24,7 @@ from tests.tts_server.tiny_kokoro import (
 from tts_server.engines.base import EngineError, Trim, UnknownVoice
 from tts_server.engines.torch_engine import TorchEngine
 from tts_server.g2p import EnglishG2P
+from tts_server.scheduler import Piece
 
 KEEP_ALL = Trim(threshold=0.0)  # random weights: do not let trimming decide what is "silence"
 
@@ -106,10 +109,18 @@ def test_loads_on_the_default_device(engine: TorchEngine) -> None:
     assert not engine._model.training
 
 
-def test_weights_come_from_the_checkpoint(engine: TorchEngine, checkpoint: Checkpoint) -> None:
+@pytest.fixture(scope="module")
+def eager_engine(g2p: EnglishG2P, model_dir: Path) -> TorchEngine:
+    """The same checkpoint without the load-time speed-ups: kokoro's modules as they are."""
+    return TorchEngine(g2p, model_dir, trim=KEEP_ALL, remove_weight_norm=False, fuse_styles=False)
+
+
+def test_weights_come_from_the_checkpoint(
+    eager_engine: TorchEngine, checkpoint: Checkpoint
+) -> None:
     # The fixture's keys carry kokoro-v1_0.pth's "module." prefix, which must be stripped.
     for part in PARTS:
-        loaded = getattr(engine._model, part).state_dict()
+        loaded = getattr(eager_engine._model, part).state_dict()
         saved = {key.removeprefix("module."): value for key, value in checkpoint[part].items()}
         assert loaded.keys() == saved.keys()
         for key, value in saved.items():
@@ -321,3 +332,79 @@ def test_bad_checkpoint(
     write_model_dir(scratch, config, edited(checkpoint, edit))
     with pytest.raises(EngineError, match=message):
         TorchEngine(g2p, scratch, device="cpu")
+
+
+# -- batched synthesis -------------------------------------------------------------------------
+
+BATCH_TOLERANCE = 1e-4  # of full scale; measured differences are ~3e-6 (float rounding)
+MIXED = ("Hi.", "The quick brown fox jumps over the lazy dog.", "Batching keeps the GPU busy.")
+
+
+@pytest.fixture(scope="module")
+def reference(config: dict[str, Any], weights: Path) -> KModel:
+    """kokoro's own KModel from the same checkpoint: the unbatched reference."""
+    return KModel(repo_id="hexgrad/Kokoro-82M", config=config, model=str(weights)).eval()
+
+
+def test_each_item_of_a_mixed_batch_equals_its_unbatched_synthesis(
+    engine: TorchEngine, g2p: EnglishG2P, reference: KModel
+) -> None:
+    """Weight norm folded and styles fused, padded and masked: each item as kokoro alone."""
+    phonemes = [g2p(text) for text in MIXED]
+    token_ids = [[0, *(engine._vocab[p] for p in x if p in engine._vocab), 0] for x in phonemes]
+    assert len({len(ids) for ids in token_ids}) == len(MIXED)  # really mixed lengths
+    table = engine.style_table("af_heart")
+    styles = torch.stack([table[len(x) - 1].reshape(-1) for x in phonemes]).cpu()
+    speeds = [1.0, 1.25, 0.8]
+    seeds = [11, 12, 13]  # the harmonic source's noise: the same draws on both sides
+    batch = engine._batched(
+        token_ids, styles, speeds, [torch.Generator().manual_seed(s) for s in seeds]
+    )
+    for item, ids in enumerate(token_ids):
+        torch.manual_seed(seeds[item])
+        audio, durations = reference.forward_with_tokens(
+            torch.tensor([ids]), styles[item : item + 1], speeds[item]
+        )
+        assert batch.durations[item] == durations.tolist()
+        assert batch.audio[item].shape == (sum(durations.tolist()) * 600,)
+        difference = (batch.audio[item].cpu() - audio.reshape(-1)).abs().max().item()
+        assert difference < BATCH_TOLERANCE, (item, difference)
+
+
+def test_speed_ups_off_give_the_same_audio(engine: TorchEngine, eager_engine: TorchEngine) -> None:
+    assert not any(name.endswith("weight_g") for name, _ in engine._model.named_parameters())
+    assert any(name.endswith("weight_g") for name, _ in eager_engine._model.named_parameters())
+    token_ids = [[0, 50, 83, 156, 16, 0], [0, 43, 102, 0]]
+    styles = engine.style_table("am_adam")[:2].reshape(2, -1).cpu()
+    outputs = [
+        model._batched(token_ids, styles, [1.0, 1.0], [torch.Generator().manual_seed(3)] * 2)
+        for model in (engine, eager_engine)
+    ]
+    for fast, eager in zip(outputs[0].audio, outputs[1].audio, strict=True):
+        assert (fast - eager).abs().max().item() < BATCH_TOLERANCE
+
+
+async def test_concurrent_texts_share_one_forward_pass(
+    g2p: EnglishG2P, model_dir: Path, engine: TorchEngine
+) -> None:
+    batched = TorchEngine(g2p, model_dir, trim=KEEP_ALL, max_batch=3, batch_wait_ms=30_000)
+    try:
+        assert batched.max_batch == 3 and engine.max_batch == 1  # CPU default: unbatched
+
+        async def speak(text: str, voice: str) -> list[np.ndarray]:
+            return [chunk async for chunk in batched.synthesize(text, voice=voice)]
+
+        short = ("Hello there.", "Good morning.", "See you soon.")  # one length bucket
+        voices = ("af_heart", "am_adam", "af_heart")
+        results = await asyncio.gather(*(speak(t, v) for t, v in zip(short, voices, strict=True)))
+        assert batched.stats.batches == 1 and batched.stats.pieces == 3
+        for text, voice, chunks in zip(short, voices, results, strict=True):
+            alone = [chunk async for chunk in engine.synthesize(text, voice=voice)]
+            assert [c.size for c in chunks] == [c.size for c in alone]  # same durations
+    finally:
+        batched.close()
+
+
+def test_a_batch_with_an_unspeakable_piece(engine: TorchEngine) -> None:
+    audio = engine._infer_batch(0, [Piece("", "af_heart", 1.0), Piece("hɛlˈO", "af_heart", 1.0)])
+    assert audio[0].size == 0 and audio[1].size > 0

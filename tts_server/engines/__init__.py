@@ -2,30 +2,57 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tts_server.engines.base import Engine, EngineError, Trim, UnknownVoice
-from tts_server.g2p import EnglishG2P, G2PUnavailable
+from tts_server.g2p import BadPhonemeTable, EnglishG2P, G2PUnavailable, PhonemeTable
 
 if TYPE_CHECKING:
     from tts_server.settings import Settings
 
-__all__ = ["Engine", "EngineError", "Trim", "UnknownVoice", "load_engine"]
+__all__ = ["Engine", "EngineError", "Trim", "UnknownVoice", "load_engine", "load_g2p"]
+log = logging.getLogger("tts_server")
+
+
+def load_g2p(settings: Settings) -> Callable[[str], str]:
+    """English G2P, behind the phoneme table if one is set (then G2P itself is optional)."""
+    if settings.phoneme_table is None:
+        try:
+            return EnglishG2P()
+        except G2PUnavailable as exc:
+            raise EngineError(str(exc)) from exc
+    fallback: Callable[[str], str] | None
+    try:
+        fallback = EnglishG2P()
+    except G2PUnavailable as exc:
+        log.warning("G2P unavailable (%s): only the phoneme table's texts can be spoken", exc)
+        fallback = None
+    try:
+        return PhonemeTable.load(settings.phoneme_table, fallback)
+    except BadPhonemeTable as exc:
+        raise EngineError(str(exc)) from exc
 
 
 def load_engine(settings: Settings) -> Engine:
     """Build the engine ``settings`` asks for (blocking: loads G2P and weights)."""
-    try:
-        g2p = EnglishG2P()
-    except G2PUnavailable as exc:
-        raise EngineError(str(exc)) from exc
+    g2p = load_g2p(settings)
     if settings.engine == "torch":
         from tts_server.engines.torch_engine import TorchEngine
         from tts_server.settings import SAGEMAKER_MODEL_DIR
 
         model_dir = settings.model_dir or SAGEMAKER_MODEL_DIR
-        return TorchEngine(g2p, model_dir=Path(model_dir), device=settings.device)
+        return TorchEngine(
+            g2p,
+            model_dir=Path(model_dir),
+            device=settings.device,
+            max_batch=settings.max_batch,
+            batch_wait_ms=settings.batch_wait_ms,
+            remove_weight_norm=settings.fold_weight_norm,
+            fuse_styles=settings.fuse_styles,
+        )
     from tts_server.engines.onnx_engine import OnnxEngine
 
-    return OnnxEngine(g2p, model_dir=settings.model_dir)
+    return OnnxEngine(g2p, model_dir=settings.model_dir, workers=settings.onnx_workers)

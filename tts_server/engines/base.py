@@ -1,27 +1,30 @@
 """The engine interface: text + voice + speed in, 24 kHz float32 audio chunks out.
 
-An engine turns text into phonemes (shared English G2P), cuts them into model-sized pieces,
-and runs each piece through its model on one dedicated worker thread, so inference never
-blocks the event loop and concurrent requests are serialized instead of fighting for cores.
-Each sentence is its own piece, and its audio is yielded before the next one is synthesized.
+An engine turns text into phonemes (shared English G2P, on its own thread so that it overlaps
+inference), cuts them into model-sized pieces, and hands each piece to its ``BatchScheduler``:
+the pieces of every connection share one queue and run on the engine's worker lanes, batched
+where the engine can (``batchable``), so inference never blocks the event loop. Each sentence is
+its own piece, and its audio is yielded before the next one is submitted.
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any
 
 import numpy as np
 
-from tts_protocol import SAMPLE_RATE
-from tts_server.g2p import MAX_PHONEMES, EnglishG2P, split_phonemes
+from tts_protocol import SAMPLE_RATE, ProtocolError
+from tts_protocol.validation import parse_voice, voice_name
+from tts_server.g2p import MAX_PHONEMES, split_phonemes
+from tts_server.scheduler import DEFAULT_BATCH_WAIT_MS, BatchScheduler, Piece, SchedulerStats
+from tts_server.voices import BlendCache, BlendMismatch
 
-T = TypeVar("T")
+G2P = Callable[[str], str]  # text -> phonemes (EnglishG2P, or a PhonemeTable in front of it)
 
 
 class EngineError(RuntimeError):
@@ -61,19 +64,44 @@ def to_pcm16(audio: np.ndarray) -> bytes:
 
 
 class Engine(ABC):
-    """A Kokoro engine. Subclasses load ``_voices`` and provide one blocking inference call."""
+    """A Kokoro engine. Subclasses load ``_voices`` and provide one blocking inference call.
+
+    ``lanes`` worker threads run the model (one unless the engine keeps one model per lane);
+    ``max_batch`` pieces at most go through one model call (1 unless ``batchable``), waiting
+    at most ``batch_wait_ms`` for a batch to fill. Call ``super().__init__`` last: the lanes
+    start at once.
+    """
 
     name: str
     preferred_voice: str  # the default voice, when the engine has it
     sample_rate: int = SAMPLE_RATE
+    batchable: bool = False  # whether _infer_batch runs several pieces in one model call
     _voices: Mapping[str, object]  # voice name -> style table
 
-    def __init__(self, g2p: EnglishG2P, trim: Trim | None = None) -> None:
+    def __init__(
+        self,
+        g2p: G2P,
+        trim: Trim | None = None,
+        *,
+        lanes: int = 1,
+        max_batch: int = 1,
+        batch_wait_ms: float = DEFAULT_BATCH_WAIT_MS,
+    ) -> None:
         self._g2p = g2p
         self._trim = trim or Trim()
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{self.name}-engine")
-        self._lock = threading.Lock()  # guards _running and what _interrupt touches
-        self._running: object | None = None  # the token of the job on the engine thread
+        self._g2p_executor = ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix=f"{self.name}-g2p"
+        )
+        self._scheduler = BatchScheduler(
+            self._infer_batch,
+            size=lambda piece: len(piece.phonemes) + 2,  # ~tokens, with the boundary pads
+            interrupt=self._interrupt,
+            lanes=lanes,
+            max_batch=max_batch if self.batchable else 1,
+            wait_s=batch_wait_ms / 1000,
+            name=self.name,
+        )
+        self._blends = BlendCache()
 
     @property
     def voices(self) -> tuple[str, ...]:
@@ -85,50 +113,70 @@ class Engine(ABC):
         """The voice used when a request names none."""
         return self.preferred_voice if self.preferred_voice in self._voices else self.voices[0]
 
+    @property
+    def max_batch(self) -> int:
+        """The most pieces one model call runs."""
+        return self._scheduler.max_batch
+
+    @property
+    def stats(self) -> SchedulerStats:
+        """Pieces queued and in flight across all connections."""
+        return self._scheduler.stats
+
     @abstractmethod
     def _infer(self, phonemes: str, voice: str, speed: float) -> np.ndarray:
         """Blocking: synthesize one model-sized phoneme string to float32 audio."""
 
+    def _infer_batch(self, lane: int, pieces: Sequence[Piece]) -> list[np.ndarray]:
+        """Blocking, on lane ``lane``'s thread: each piece's audio (one by one unless batchable)."""
+        return [self._infer(piece.phonemes, piece.voice, piece.speed) for piece in pieces]
+
     def resolve_voice(self, voice: str | None) -> str:
-        """The voice to use for ``voice`` (the one voice check); ``UnknownVoice`` if unknown."""
+        """The canonical name for ``voice``, a voice or a blend (the one voice check).
+
+        ``None`` is the default voice. A blend (``a+b``, ``a(0.7)+b(0.3)``) resolves to its
+        canonical name and its table is mixed now, so a bad blend fails here, never mid-stream.
+        A malformed blend or a voice the engine lacks raises ``UnknownVoice`` naming it.
+        """
         if voice is None:
             return self.default_voice
-        if voice not in self.voices:
-            raise UnknownVoice(f"unknown voice {voice!r}; available: {', '.join(self.voices)}")
-        return voice
-
-    async def _run(self, fn: Callable[..., T], *args: object) -> T:
-        """Run ``fn`` on the engine thread; if the caller is cancelled meanwhile, interrupt it.
-
-        A job still queued is simply dropped. The one running is interrupted if the engine can
-        (``_interrupt``), so that a cancelled segment does not hold up the next one.
-        """
-        token = object()
-
-        def job() -> T:
-            with self._lock:
-                self._running = token
-            try:
-                return fn(*args)
-            finally:
-                with self._lock:
-                    self._running = None
-
-        loop = asyncio.get_running_loop()
         try:
-            return await loop.run_in_executor(self._executor, job)
-        except asyncio.CancelledError:
-            with self._lock:
-                if self._running is token:
-                    self._interrupt()
-            raise
+            mix = parse_voice(voice)
+        except ProtocolError as exc:
+            raise UnknownVoice(exc.message) from exc
+        missing = ", ".join(repr(name) for name, _ in mix if name not in self._voices)
+        if missing:
+            raise UnknownVoice(f"unknown voice {missing}; available: {', '.join(self.voices)}")
+        name = voice_name(mix)
+        if len(mix) > 1:
+            try:
+                self.style_table(name)
+            except BlendMismatch as exc:
+                raise UnknownVoice(f"voice {voice!r}: {exc}") from exc
+        return name
 
-    def _interrupt(self) -> None:  # noqa: B027 - optional hook, not abstract
-        """Abort the inference running now (called with ``_lock`` held); default: let it end."""
+    def style_table(self, voice: str) -> Any:
+        """The style table of ``voice``, a name ``resolve_voice`` returned (a blend is cached)."""
+        if voice in self._voices:
+            return self._voices[voice]
+        return self._blends.table(voice, self._voices)
+
+    def _interrupt(self, lane: int) -> None:  # noqa: B027 - optional hook, not abstract
+        """Abort the inference running on ``lane`` (every caller of its batch is gone).
+
+        Called by the scheduler with its lock held, so the lane's batch cannot change meanwhile;
+        default: let it end (its results are discarded).
+        """
+
+    def close(self) -> None:
+        """Stop the worker lanes and the G2P thread (queued callers get an error)."""
+        self._scheduler.close()
+        self._g2p_executor.shutdown(wait=False, cancel_futures=True)
 
     async def phonemize(self, text: str) -> str:
-        """Phonemes for ``text`` (on the engine thread: spaCy is not free)."""
-        return await self._run(self._g2p, text)
+        """Phonemes for ``text``, on the G2P thread (spaCy is not free): overlaps inference."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._g2p_executor, self._g2p, text)
 
     def synthesize(
         self, text: str, voice: str | None = None, speed: float = 1.0
@@ -145,7 +193,7 @@ class Engine(ABC):
         """
         phonemes = await self.phonemize(text)
         for piece in split_phonemes(phonemes, MAX_PHONEMES):
-            audio = await self._run(self._infer, piece, voice, speed)
+            audio = await self._scheduler.synthesize(Piece(piece, voice, speed))
             trimmed = self._trim(np.asarray(audio, dtype=np.float32).ravel())
             if trimmed.size:
                 yield trimmed

@@ -1,0 +1,227 @@
+"""The batch scheduler: continuous batching, buckets, order, cancellation, failures, stats."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator, Sequence
+
+import numpy as np
+import pytest
+
+from tts_server.scheduler import BUCKET_EDGES, BatchScheduler, Piece, bucket_of
+
+
+class Model:
+    """A stand-in model run by the lanes: records each batch, can be held, can fail on a text.
+
+    Its "audio" is the piece's phonemes as code points, so every caller can check that it got
+    its own result.
+    """
+
+    def __init__(self) -> None:
+        self.batches: list[list[str]] = []
+        self.interrupted: list[int] = []
+        self.release = threading.Event()
+        self.release.set()
+        self.started = threading.Event()
+
+    def run(self, lane: int, pieces: Sequence[Piece]) -> list[np.ndarray]:
+        self.batches.append([p.phonemes for p in pieces])
+        self.started.set()
+        self.release.wait(30)
+        if any("boom" in p.phonemes for p in pieces):
+            raise ValueError("boom")
+        return [np.array([ord(c) for c in p.phonemes], dtype=np.float32) for p in pieces]
+
+    def interrupt(self, lane: int) -> None:
+        self.interrupted.append(lane)
+        self.release.set()
+
+
+def piece(text: str) -> Piece:
+    return Piece(text, "af_heart", 1.0)
+
+
+def text_of(audio: np.ndarray) -> str:
+    return "".join(chr(int(c)) for c in audio)
+
+
+@pytest.fixture
+def model() -> Model:
+    return Model()
+
+
+def make(model: Model, **options: object) -> BatchScheduler:
+    return BatchScheduler(
+        model.run,
+        size=lambda p: len(p.phonemes),
+        interrupt=model.interrupt,
+        **options,  # type: ignore[arg-type]
+    )
+
+
+@pytest.fixture
+async def held(model: Model) -> AsyncIterator[Model]:
+    """The model holds its next batch until ``model.release`` is set."""
+    model.release.clear()
+    yield model
+    model.release.set()
+
+
+async def until(condition: object, limit_s: float = 10.0) -> None:
+    async with asyncio.timeout(limit_s):
+        while not condition():  # type: ignore[operator]
+            await asyncio.sleep(0.001)
+
+
+async def start_held_batch(scheduler: BatchScheduler, model: Model, text: str) -> asyncio.Task:
+    """Submit ``text`` and wait until a lane is inside its (held) batch."""
+    task = asyncio.create_task(scheduler.synthesize(piece(text)))
+    await until(model.started.is_set)
+    return task
+
+
+def test_buckets_group_similar_lengths() -> None:
+    assert bucket_of(1) == bucket_of(BUCKET_EDGES[0]) == 0
+    assert bucket_of(BUCKET_EDGES[0] + 1) == 1
+    assert bucket_of(10_000) == len(BUCKET_EDGES)
+
+
+def test_bad_options_are_refused(model: Model) -> None:
+    with pytest.raises(ValueError, match="max_batch >= 1"):
+        make(model, max_batch=0)
+
+
+async def test_unbatched_runs_one_piece_at_a_time_in_arrival_order(
+    model: Model, held: Model
+) -> None:
+    scheduler = make(model, max_batch=1)
+    first = await start_held_batch(scheduler, model, "aaaa")
+    rest = [asyncio.create_task(scheduler.synthesize(piece(t))) for t in ("bbbb", "cc", "dddd")]
+    await until(lambda: scheduler.stats.queued == 3)
+    model.release.set()
+    results = await asyncio.gather(first, *rest)
+    assert [text_of(r) for r in results] == ["aaaa", "bbbb", "cc", "dddd"]
+    assert model.batches == [["aaaa"], ["bbbb"], ["cc"], ["dddd"]]
+    scheduler.close()
+
+
+async def test_pieces_arriving_during_a_batch_join_the_next_one(model: Model, held: Model) -> None:
+    scheduler = make(model, max_batch=8)
+    first = await start_held_batch(scheduler, model, "a" * 5)
+    late = [
+        asyncio.create_task(scheduler.synthesize(piece(t))) for t in ("b" * 5, "c" * 6, "d" * 7)
+    ]
+    await until(lambda: scheduler.stats.queued == 3)
+    assert scheduler.stats.in_flight == 1
+    model.release.set()
+    results = await asyncio.gather(first, *late)
+    assert [text_of(r) for r in results] == ["a" * 5, "b" * 5, "c" * 6, "d" * 7]
+    assert model.batches == [["a" * 5], ["b" * 5, "c" * 6, "d" * 7]]  # continuous, not waves
+    assert scheduler.stats.batches == 2 and scheduler.stats.pieces == 4
+    scheduler.close()
+
+
+async def test_a_batch_mixes_one_length_bucket_and_the_oldest_piece_goes_first(
+    model: Model, held: Model
+) -> None:
+    scheduler = make(model, max_batch=8)
+    first = await start_held_batch(scheduler, model, "x")
+    texts = ["l" * 100, "s" * 5, "l" * 110, "s" * 6, "m" * 40]
+    assert bucket_of(100) == bucket_of(110) != bucket_of(5) == bucket_of(6) != bucket_of(40)
+    queued = [asyncio.create_task(scheduler.synthesize(piece(t))) for t in texts]
+    await until(lambda: scheduler.stats.queued == len(texts))
+    model.release.set()
+    await asyncio.gather(first, *queued)
+    assert model.batches[1:] == [["l" * 100, "l" * 110], ["s" * 5, "s" * 6], ["m" * 40]]
+    scheduler.close()
+
+
+async def test_max_batch_caps_a_batch(model: Model, held: Model) -> None:
+    scheduler = make(model, max_batch=2)
+    first = await start_held_batch(scheduler, model, "x")
+    queued = [asyncio.create_task(scheduler.synthesize(piece(t))) for t in "abcde"]
+    await until(lambda: scheduler.stats.queued == 5)
+    model.release.set()
+    await asyncio.gather(first, *queued)
+    assert model.batches[1:] == [["a", "b"], ["c", "d"], ["e"]]
+    scheduler.close()
+
+
+async def test_a_ready_piece_waits_for_peers_within_the_window(model: Model) -> None:
+    scheduler = make(model, max_batch=2, wait_s=30.0)  # filled long before the window ends
+    first = asyncio.create_task(scheduler.synthesize(piece("a")))
+    await until(lambda: scheduler.stats.queued == 1)
+    second = asyncio.create_task(scheduler.synthesize(piece("b")))
+    assert [text_of(r) for r in await asyncio.gather(first, second)] == ["a", "b"]
+    assert model.batches == [["a", "b"]]
+    scheduler.close()
+
+
+async def test_a_cancelled_queued_piece_never_runs(model: Model, held: Model) -> None:
+    scheduler = make(model, max_batch=1)
+    first = await start_held_batch(scheduler, model, "a")
+    doomed = asyncio.create_task(scheduler.synthesize(piece("doomed")))
+    kept = asyncio.create_task(scheduler.synthesize(piece("kept")))
+    await until(lambda: scheduler.stats.queued == 2)
+    doomed.cancel()
+    await until(lambda: scheduler.stats.queued == 1)
+    model.release.set()
+    assert text_of(await kept) == "kept" and text_of(await first) == "a"
+    assert doomed.cancelled()
+    assert model.batches == [["a"], ["kept"]]
+    assert model.interrupted == []
+    scheduler.close()
+
+
+async def test_a_running_batch_is_interrupted_only_when_all_its_callers_are_gone(
+    model: Model, held: Model
+) -> None:
+    scheduler = make(model, max_batch=2, wait_s=30.0)
+    pair = [asyncio.create_task(scheduler.synthesize(piece(t))) for t in ("ab", "cd")]
+    await until(lambda: scheduler.stats.in_flight == 2)  # one batch, running and held
+    pair[0].cancel()
+    await asyncio.wait([pair[0]])  # its cancellation has been handed to the scheduler
+    assert model.interrupted == []  # the other caller still wants its audio
+    pair[1].cancel()
+    await until(lambda: model.interrupted == [0])
+    await until(lambda: scheduler.stats.in_flight == 0)
+    assert all(task.cancelled() for task in pair)
+    assert model.batches == [["ab", "cd"]]
+    scheduler.close()
+
+
+async def test_a_failing_piece_fails_alone(model: Model) -> None:
+    scheduler = make(model, max_batch=4, wait_s=30.0)
+    tasks = [asyncio.create_task(scheduler.synthesize(piece(t))) for t in ("good", "boom", "fine")]
+    tasks.append(asyncio.create_task(scheduler.synthesize(piece("last"))))
+    results = await asyncio.gather(*tasks, return_exceptions=True)
+    assert text_of(results[0]) == "good" and text_of(results[2]) == "fine"
+    assert isinstance(results[1], ValueError)
+    assert model.batches[0] == ["good", "boom", "fine", "last"]  # then each piece alone
+    assert model.batches[1:] == [["good"], ["boom"], ["fine"], ["last"]]
+    scheduler.close()
+
+
+async def test_two_lanes_run_two_batches_side_by_side(model: Model, held: Model) -> None:
+    scheduler = make(model, max_batch=1, lanes=2)
+    tasks = [asyncio.create_task(scheduler.synthesize(piece(t))) for t in ("a", "b")]
+    await until(lambda: scheduler.stats.in_flight == 2)  # both held at once: two lanes
+    model.release.set()
+    assert [text_of(r) for r in await asyncio.gather(*tasks)] == ["a", "b"]
+    scheduler.close()
+
+
+async def test_close_fails_queued_callers_and_refuses_new_ones(model: Model, held: Model) -> None:
+    scheduler = make(model, max_batch=1)
+    first = await start_held_batch(scheduler, model, "a")
+    queued = asyncio.create_task(scheduler.synthesize(piece("b")))
+    await until(lambda: scheduler.stats.queued == 1)
+    scheduler.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        await queued
+    with pytest.raises(RuntimeError, match="closed"):
+        await scheduler.synthesize(piece("c"))
+    model.release.set()
+    assert text_of(await first) == "a"

@@ -1,0 +1,95 @@
+"""Admission control: server-wide limits on open sessions and queued segments, and the counts.
+
+One ``Admission`` per app. A WebSocket beyond ``max_sessions`` is refused (``busy``, close code
+1013) before its ``ready``; a ``speak`` that would put more than ``max_queued`` segments in the
+queues of all connections together is answered with a ``busy`` error for that segment, and the
+connection goes on. The counts (open sessions, queued, in synthesis, refusals) are what ``/ping``
+reports and what metrics will read.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import asdict, dataclass
+
+from tts_protocol import ErrorCode, ProtocolError
+
+CPU_MAX_SESSIONS = 16  # one engine thread on a few cores: beyond this, sessions only wait
+GPU_MAX_SESSIONS = 128  # batched synthesis on one GPU (issue 11's target is 32 at p95 250 ms)
+QUEUED_PER_SESSION = 4  # default server-wide queue: this many segments per allowed session
+
+
+def default_max_sessions(engine: str, device: str | None) -> int:
+    """The session limit for an engine and device: the torch engine without ``cpu`` is a GPU."""
+    on_gpu = engine == "torch" and device != "cpu"
+    return GPU_MAX_SESSIONS if on_gpu else CPU_MAX_SESSIONS
+
+
+@dataclass(slots=True)
+class Admission:
+    """Server-wide limits and the counts they are checked against (all on the event loop)."""
+
+    max_sessions: int
+    max_queued: int
+    sessions: int = 0  # WebSocket sessions open now
+    queued: int = 0  # segments waiting in every connection's queue
+    in_flight: int = 0  # segments being synthesized now
+    refused_sessions: int = 0  # connections refused as busy since start
+    refused_segments: int = 0  # speaks refused as busy since start
+
+    def __post_init__(self) -> None:
+        if self.max_sessions < 1 or self.max_queued < 1:
+            raise ValueError("max_sessions and max_queued must be at least 1")
+
+    @classmethod
+    def for_server(
+        cls, engine: str, device: str | None, max_sessions: int | None, max_queued: int | None
+    ) -> Admission:
+        """Limits from settings; ``None`` takes the engine's and device's default."""
+        sessions = max_sessions or default_max_sessions(engine, device)
+        return cls(sessions, max_queued or QUEUED_PER_SESSION * sessions)
+
+    @classmethod
+    def unlimited(cls) -> Admission:
+        """Counts without limits (a connection outside the server, like the warm-up's)."""
+        return cls(sys.maxsize, sys.maxsize)
+
+    def open_session(self) -> bool:
+        """Count a new session if there is room; False (and counted as refused) if not."""
+        if self.sessions >= self.max_sessions:
+            self.refused_sessions += 1
+            return False
+        self.sessions += 1
+        return True
+
+    def close_session(self) -> None:
+        """A session admitted by ``open_session`` ended."""
+        self.sessions -= 1
+
+    def queue_segment(self, segment_id: str) -> None:
+        """Count one more queued segment, or raise ``busy`` for it when the queues are full."""
+        if self.queued >= self.max_queued:
+            self.refused_segments += 1
+            raise ProtocolError(
+                ErrorCode.BUSY,
+                f"the server has {self.queued} segments queued; try again later",
+                segment_id,
+            )
+        self.queued += 1
+
+    def leave_queue(self, count: int = 1) -> None:
+        """``count`` queued segments were dropped without synthesis (cancelled, peer gone)."""
+        self.queued -= count
+
+    def start_segment(self) -> None:
+        """A queued segment went to synthesis."""
+        self.queued -= 1
+        self.in_flight += 1
+
+    def end_segment(self) -> None:
+        """A segment's synthesis ended (done, failed or cancelled)."""
+        self.in_flight -= 1
+
+    def snapshot(self) -> dict[str, int]:
+        """The limits and counts, for ``/ping`` and metrics."""
+        return asdict(self)

@@ -1,0 +1,343 @@
+"""OpenAI's speech API on the Kokoro engine: ``POST /v1/audio/speech``, voices and models.
+
+The same engine and queue as the WebSocket sessions (``Engine.synthesize_resolved``). The input
+is cut into sentences by spaCy's rule-based sentencizer (spaCy is already loaded for the G2P;
+its tokenizer keeps "Dr." and "3.50" whole), and each sentence is synthesized and encoded in
+turn, so the response starts once the first sentence is spoken, not the whole input. Errors
+use OpenAI's JSON shape ``{"error": {"message", "type", "param", "code"}}``. See
+docs/openai_api.md for what differs from OpenAI.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import functools
+import json
+import logging
+import time
+from collections.abc import AsyncIterator
+from typing import Any, Literal
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tts_protocol import MAX_SPEED, MIN_SPEED, SAMPLE_RATE
+from tts_server.admission import Admission
+from tts_server.audio_encoding import AudioFormat, StreamingEncoder
+from tts_server.engines.base import Engine, UnknownVoice, to_pcm16
+from tts_server.health import State
+
+log = logging.getLogger("tts_server.openai_api")
+
+MODELS = ("kokoro", "tts-1", "tts-1-hd", "gpt-4o-mini-tts", "gpt-4o-mini-tts-2025-12-15")
+OPENAI_VOICES = (
+    "alloy",
+    "ash",
+    "ballad",
+    "cedar",
+    "coral",
+    "echo",
+    "fable",
+    "marin",
+    "nova",
+    "onyx",
+    "sage",
+    "shimmer",
+    "verse",
+)
+MAX_INPUT_CHARS = 4096  # OpenAI's limit
+MAX_BODY_BYTES = 64 * 1024  # 4096 chars, each escaped as \uXXXX, fit with room to spare
+OPENAI_MIN_SPEED, OPENAI_MAX_SPEED = 0.25, 4.0
+RETRY_AFTER_S = 1
+
+
+class ApiError(Exception):
+    """An error answered in OpenAI's shape."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        param: str | None = None,
+        code: str | None = None,
+        kind: str = "invalid_request_error",
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.param = param
+        self.code = code
+        self.kind = kind
+
+    def body(self) -> dict[str, Any]:
+        """``{"error": {...}}`` as OpenAI writes it."""
+        error = {"message": self.message, "type": self.kind, "param": self.param}
+        return {"error": {**error, "code": self.code}}
+
+    def response(self) -> JSONResponse:
+        """The JSON response; a 429 or 503 says when to try again."""
+        retry = self.status in (429, 503)
+        headers = {"Retry-After": str(RETRY_AFTER_S)} if retry else None
+        return JSONResponse(self.body(), status_code=self.status, headers=headers)
+
+
+class VoiceId(BaseModel):
+    """OpenAI's custom-voice reference, ``{"id": ...}``: here, a Kokoro voice or blend."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str
+
+
+class SpeechRequest(BaseModel):
+    """The body of ``POST /v1/audio/speech``, as OpenAI defines it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    model: str
+    input: str
+    voice: str | VoiceId
+    instructions: str | None = None  # accepted and ignored: Kokoro takes no style prompt
+    response_format: Literal["mp3", "opus", "aac", "flac", "wav", "pcm"] = "mp3"
+    speed: float = Field(default=1.0, ge=OPENAI_MIN_SPEED, le=OPENAI_MAX_SPEED)
+    stream_format: Literal["audio", "sse"] = "audio"
+
+
+def _validation_error(exc: ValidationError) -> ApiError:
+    first = exc.errors()[0]
+    param = ".".join(str(part) for part in first["loc"]) or None
+    if first["type"] == "json_invalid":
+        return ApiError(400, f"the body is not valid JSON: {first['msg']}", code="invalid_json")
+    if first["type"] == "missing":
+        return ApiError(
+            400,
+            f"missing required parameter {param!r}",
+            param=param,
+            code="missing_required_parameter",
+        )
+    if first["type"] == "extra_forbidden":
+        return ApiError(
+            400, f"unrecognized request argument {param!r}", param=param, code="unknown_parameter"
+        )
+    return ApiError(
+        400, f"invalid value for {param!r}: {first['msg']}", param=param, code="invalid_value"
+    )
+
+
+def openai_voice_map(engine: Engine) -> dict[str, str]:
+    """OpenAI's voice names to the engine's: ``alloy`` → ``af_alloy`` if present, else default."""
+    mapping: dict[str, str] = {}
+    for name in OPENAI_VOICES:
+        matches = [voice for voice in engine.voices if voice.split("_", 1)[-1] == name]
+        mapping[name] = matches[0] if len(matches) == 1 else engine.default_voice
+    return mapping
+
+
+def _resolve_voice(engine: Engine, voice: str | VoiceId) -> str:
+    name = voice.id if isinstance(voice, VoiceId) else voice
+    if name in OPENAI_VOICES and name not in engine.voices:
+        name = openai_voice_map(engine)[name]
+    try:
+        return engine.resolve_voice(name)
+    except UnknownVoice as exc:
+        raise ApiError(400, str(exc), param="voice", code="unknown_voice") from exc
+
+
+def _check(request: SpeechRequest) -> None:
+    if request.model not in MODELS:
+        raise ApiError(
+            404,
+            f"the model {request.model!r} does not exist; use one of {', '.join(MODELS)}",
+            param="model",
+            code="model_not_found",
+        )
+    if not request.input.strip():
+        raise ApiError(400, "'input' is empty", param="input", code="empty_text")
+    if len(request.input) > MAX_INPUT_CHARS:
+        raise ApiError(
+            400,
+            f"'input' has {len(request.input)} characters; the limit is {MAX_INPUT_CHARS}",
+            param="input",
+            code="string_above_max_length",
+        )
+    if not MIN_SPEED <= request.speed <= MAX_SPEED:
+        raise ApiError(
+            400,
+            f"speed {request.speed:g} is within OpenAI's range but Kokoro speaks only "
+            f"{MIN_SPEED:g} to {MAX_SPEED:g}",
+            param="speed",
+            code="unsupported_value",
+        )
+
+
+@functools.cache
+def _sentencizer() -> Any:
+    import spacy  # already imported by the G2P; blank pipelines need no model download
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    return nlp
+
+
+def split_sentences(text: str) -> list[str]:
+    """``text`` as sentences (spaCy's rule-based sentencizer), blank ones dropped."""
+    return [s.text.strip() for s in _sentencizer()(text).sents if s.text.strip()]
+
+
+async def _pcm(
+    engine: Engine, sentences: list[str], voice: str, speed: float
+) -> AsyncIterator[bytes]:
+    for sentence in sentences:
+        async for chunk in engine.synthesize_resolved(sentence, voice, speed):
+            yield to_pcm16(chunk)
+
+
+async def _encoded(
+    encoder: StreamingEncoder, first: bytes, rest: AsyncIterator[bytes]
+) -> AsyncIterator[bytes]:
+    """Encoder output for ``first`` and then ``rest``, off the event loop, then the trailer."""
+    try:
+        if data := await asyncio.to_thread(encoder.encode, first):
+            yield data
+        async for pcm in rest:
+            if data := await asyncio.to_thread(encoder.encode, pcm):
+                yield data
+        if data := await asyncio.to_thread(encoder.finish):
+            yield data
+    finally:
+        encoder.close()
+
+
+async def _sse(audio: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    """OpenAI's ``stream_format="sse"``: ``speech.audio.delta`` events, then ``.done``."""
+
+    def event(payload: dict[str, Any]) -> bytes:
+        return f"data: {json.dumps(payload)}\n\n".encode()
+
+    try:
+        async for data in audio:
+            yield event({"type": "speech.audio.delta", "audio": base64.b64encode(data).decode()})
+    except Exception as exc:  # the status is sent: say so in the stream, then end it
+        log.exception("speech synthesis failed mid-stream")
+        yield event({"type": "error", **ApiError(500, repr(exc), kind="server_error").body()})
+        return
+    yield event({"type": "speech.audio.done"})
+
+
+def _ready_engine(request: Request) -> Engine:
+    readiness = request.app.state.readiness
+    engine: Engine | None = request.app.state.engine
+    if readiness.state is not State.HEALTHY or engine is None:
+        raise ApiError(
+            503, f"not ready: {readiness.reason}", kind="server_error", code="service_unavailable"
+        )
+    return engine
+
+
+async def _read_body(request: Request) -> bytes:
+    too_large = ApiError(413, f"the body exceeds {MAX_BODY_BYTES} bytes", code="request_too_large")
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise too_large
+    body = bytearray()
+    async for part in request.stream():
+        body += part
+        if len(body) > MAX_BODY_BYTES:
+            raise too_large
+    return bytes(body)
+
+
+async def _released(audio: AsyncIterator[bytes], admission: Admission) -> AsyncIterator[bytes]:
+    """``audio``, then the request's session slot back, however the stream ends."""
+    try:
+        async for data in audio:
+            yield data
+    finally:
+        admission.close_session()
+
+
+async def _speech(request: Request) -> Response:
+    """Admit the request as one session (``busy`` 429 when full) for as long as it streams."""
+    engine = _ready_engine(request)
+    admission: Admission = request.app.state.admission
+    if not admission.open_session():
+        message = f"{admission.max_sessions} sessions are open; try again later"
+        raise ApiError(429, message, kind="server_error", code="busy")
+    try:
+        return await _admitted_speech(request, engine, admission)
+    except BaseException:
+        admission.close_session()
+        raise
+
+
+async def _admitted_speech(request: Request, engine: Engine, admission: Admission) -> Response:
+    try:
+        speech = SpeechRequest.model_validate_json(await _read_body(request))
+    except ValidationError as exc:
+        raise _validation_error(exc) from exc
+    _check(speech)
+    voice = _resolve_voice(engine, speech.voice)
+    sentences = await asyncio.to_thread(split_sentences, speech.input)
+    pcm = _pcm(engine, sentences, voice, speech.speed)
+    try:  # the first sentence before the status line: a failure is still a clean error
+        first = await anext(pcm)
+    except StopAsyncIteration:
+        raise ApiError(
+            400, "'input' has nothing to speak", param="input", code="empty_text"
+        ) from None
+    except Exception as exc:
+        log.exception("speech synthesis failed")
+        raise ApiError(500, f"synthesis failed: {exc!r}", kind="server_error") from exc
+    encoder = StreamingEncoder(AudioFormat(speech.response_format))
+    audio = _released(_encoded(encoder, first, pcm), admission)
+    headers = {"X-Voice": voice, "X-Sample-Rate": str(encoder.encoding.sample_rate)}
+    if speech.stream_format == "sse":
+        return StreamingResponse(_sse(audio), media_type="text/event-stream", headers=headers)
+    return StreamingResponse(audio, media_type=encoder.media_type, headers=headers)
+
+
+def create_router() -> APIRouter:
+    """The ``/v1`` routes; ``create_app`` includes them. They read ``app.state.engine``."""
+    router = APIRouter(prefix="/v1")
+    started = int(time.time())
+
+    @router.post("/audio/speech", response_model=None)
+    async def speech(request: Request) -> Response:
+        try:
+            return await _speech(request)
+        except ApiError as exc:
+            return exc.response()
+
+    @router.get("/audio/voices")
+    async def voices(request: Request) -> JSONResponse:
+        try:
+            engine = _ready_engine(request)
+        except ApiError as exc:
+            return exc.response()
+        return JSONResponse(
+            {
+                "voices": list(engine.voices),
+                "default_voice": engine.default_voice,
+                "openai_voices": openai_voice_map(engine),
+                "sample_rate": SAMPLE_RATE,
+            }
+        )
+
+    def model(name: str) -> dict[str, Any]:
+        return {"id": name, "object": "model", "created": started, "owned_by": "kokoro"}
+
+    @router.get("/models")
+    async def models() -> JSONResponse:
+        return JSONResponse({"object": "list", "data": [model(name) for name in MODELS]})
+
+    @router.get("/models/{name}")
+    async def retrieve_model(name: str) -> JSONResponse:
+        if name not in MODELS:
+            error = ApiError(
+                404, f"the model {name!r} does not exist", param="model", code="model_not_found"
+            )
+            return error.response()
+        return JSONResponse(model(name))
+
+    return router
