@@ -27,12 +27,14 @@ from typing import Any
 from bedrock_agentcore.runtime import BedrockAgentCoreApp, PingStatus
 from bedrock_agentcore.runtime.context import RequestContext
 from starlette.responses import JSONResponse, Response
+from starlette.websockets import WebSocket
 
 from agent.config import AgentConfig
 from agent.events import Event
 from agent.pipeline import BadRequest
 from agent.service import DEFAULT_CONVERSATION, VoiceAgent
 from agent.sse import event_stream
+from agent.ws import TurnEvents, TurnStarter, VoiceSocket, conversation_of
 
 log = logging.getLogger("agent")
 
@@ -51,7 +53,7 @@ def sdk_worker_loop(app: BedrockAgentCoreApp) -> asyncio.AbstractEventLoop:
 
 async def relay_from_loop(
     events: AsyncGenerator[Event, None], loop: asyncio.AbstractEventLoop
-) -> AsyncIterator[Event]:
+) -> AsyncGenerator[Event, None]:
     """Iterate ``events``, which runs on ``loop``, from the running loop.
 
     Closing or cancelling this iterator cancels ``events`` on ``loop`` at once.
@@ -73,6 +75,17 @@ async def relay_from_loop(
         await pumping  # re-raise what ended it, if anything did
     finally:
         pumping.cancel()  # cancels the turn on its loop; a no-op once it has ended
+
+
+def worker_turns(voice_agent: VoiceAgent, worker: asyncio.AbstractEventLoop) -> TurnStarter:
+    """Turns started and run on ``worker``, their events relayed to the running loop."""
+
+    async def start(payload: dict[str, Any], conversation: str) -> TurnEvents:
+        starting = voice_agent.start(payload, conversation)
+        turn = await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(starting, worker))
+        return relay_from_loop(turn.run(), worker)
+
+    return start
 
 
 def create_app(config: AgentConfig | None = None) -> BedrockAgentCoreApp:
@@ -102,6 +115,12 @@ def create_app(config: AgentConfig | None = None) -> BedrockAgentCoreApp:
         except BadRequest as exc:
             return JSONResponse(exc.to_json(), status_code=400)
         return event_stream(relay_from_loop(turn.run(), asyncio.get_running_loop()))
+
+    @app.websocket
+    async def ws(websocket: WebSocket, context: RequestContext) -> None:
+        conversation = context.session_id or conversation_of(websocket)
+        turns = worker_turns(voice_agent, sdk_worker_loop(app))
+        await VoiceSocket(websocket, turns, conversation).serve()
 
     @app.ping
     def ping() -> PingStatus:

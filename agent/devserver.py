@@ -1,6 +1,7 @@
-"""The local dev server: the AgentCore routes (``POST /invocations``, ``GET /ping``) with
-FastAPI, plus the browser voice chat at ``/``. Same turns, same events, same SSE response
-(``agent.sse``), with a keep-alive comment every ``KEEPALIVE_S``.
+"""The local dev server: the AgentCore routes (``POST /invocations``, ``GET /ping``, ``/ws``)
+with FastAPI, plus the browser voice chat at ``/``. Same turns, same events, same SSE response
+(``agent.sse``), with a keep-alive comment every ``KEEPALIVE_S``; same WebSocket leg
+(``agent.ws``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, WebSocket
 from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
@@ -19,9 +20,10 @@ from agent.config import AgentConfig
 from agent.pipeline import BadRequest
 from agent.service import DEFAULT_CONVERSATION, VoiceAgent
 from agent.sse import event_stream
+from agent.ws import SESSION_HEADER, VoiceSocket, conversation_of, local_turns
 
 WEB = Path(__file__).parent / "web"
-SESSION_HEADER = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id"  # as on AgentCore
+TRANSPORTS = ("websocket", "sse")  # what /config offers the browser, preferred first
 MAX_BODY_BYTES = 64 * 1024
 KEEPALIVE_S = 15
 
@@ -57,6 +59,10 @@ def create_app(config: AgentConfig | None = None) -> FastAPI:
             return JSONResponse(exc.to_json(), status_code=400)
         return event_stream(turn.run(), keepalive_s=KEEPALIVE_S)
 
+    @app.websocket("/ws")
+    async def ws(websocket: WebSocket) -> None:
+        await VoiceSocket(websocket, local_turns(voice_agent), conversation_of(websocket)).serve()
+
     @app.get("/ping")
     async def ping() -> dict[str, str]:
         return {"status": "HealthyBusy" if voice_agent.conversations.busy else "Healthy"}
@@ -76,7 +82,12 @@ def create_app(config: AgentConfig | None = None) -> FastAPI:
         model = voice_agent.config.model
         if model.startswith("openai:"):  # do not show the server's address
             model = "openai:" + model.rpartition("#")[2]
-        return {"model": model, "voices": voices, "default_voice": default_voice}
+        return {
+            "model": model,
+            "voices": voices,
+            "default_voice": default_voice,
+            "transports": list(TRANSPORTS),
+        }
 
     @app.get("/", include_in_schema=False)
     async def index() -> FileResponse:

@@ -1,8 +1,13 @@
-"""The browser-facing events, as JSON-ready dicts (docs/events.md); ``agent.sse`` encodes them."""
+"""The browser-facing events, as JSON-ready dicts (docs/events.md).
+
+``to_json`` is the one JSON form of an event: ``agent.sse`` wraps it in SSE lines, ``agent.ws``
+sends it as a WebSocket text frame (and audio as binary frames, ``audio_pcm``).
+"""
 
 from __future__ import annotations
 
 import base64
+import json
 from typing import Any
 
 from tts_protocol import BYTES_PER_SAMPLE, SAMPLE_RATE, samples_ms
@@ -38,6 +43,11 @@ def audio_deltas(seq: int, pcm: bytes) -> list[Event]:
     ]
 
 
+def audio_pcm(event: Event) -> bytes:
+    """The PCM an ``audio.delta`` carries."""
+    return base64.b64decode(event["audio"])
+
+
 def segment_end(seq: int, samples: int) -> Event:
     return {"type": "segment.end", "seq": seq, "audio_ms": samples_ms(samples)}
 
@@ -48,3 +58,13 @@ def error(code: str, message: str) -> Event:
 
 def turn_end() -> Event:
     return {"type": "turn.end"}
+
+
+def cancelled(turn_id: str | None) -> Event:
+    """The answer to a WebSocket ``cancel``: the turn stopped (None: none was running)."""
+    return {"type": "cancelled", "turn_id": turn_id}
+
+
+def to_json(event: Event) -> str:
+    """Compact JSON, non-ASCII escaped (so its length is its size in bytes)."""
+    return json.dumps(event, separators=(",", ":"))

@@ -9,19 +9,18 @@ and then cancels the body iterator at once, so the turn behind it stops.
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import AsyncGenerator, AsyncIterator
 
 from sse_starlette import EventSourceResponse
 
-from agent.events import Event
+from agent.events import Event, to_json
 
 LINE_END = "\n"
 
 
 def encode(event: Event) -> bytes:
     """One SSE message carrying ``event``."""
-    return f"data: {json.dumps(event, separators=(',', ':'))}{LINE_END}{LINE_END}".encode()
+    return f"data: {to_json(event)}{LINE_END}{LINE_END}".encode()
 
 
 async def _encoded(events: AsyncGenerator[Event, None]) -> AsyncIterator[bytes]:

@@ -8,12 +8,15 @@
 
 The demo model streams a fixed reply of a fixed prompt at a fixed token rate. Per run and as
 median/p90: time to first text, to first audio, to completion, audio duration, segments,
-playback underruns, and the overhead over the floor. The floor of a turn is the moment its first
-segment's text was complete (its ``segment`` event) plus the time to first audio of that text
-spoken alone on the same TTS server, measured right after the turn. Levels, each measured in the
-same run: the TTS transport alone (``bench.tts_transport_bench``), the agent in-process
-(``Turn.run``), over HTTP SSE (the dev server, or ``--agent-url``/``--agent-arn``), and 1..8
-concurrent conversations. Stream and batch runs alternate (ABBA) so that drift hits both.
+playback underruns, and the overhead over the floor; and the browser leg, SSE vs. WebSocket
+(``/ws``): first audio and bytes received per second of audio, the same reply, same run. The
+floor of a turn is the moment its first segment's text was complete (its ``segment`` event)
+plus the time to first audio of that text spoken alone on the same TTS server, measured right
+after the turn. Levels, each measured in the same run: the TTS transport alone
+(``bench.tts_transport_bench``), the agent in-process (``Turn.run``), over HTTP SSE (the dev
+server, or ``--agent-url``/``--agent-arn``), the browser leg SSE vs. WebSocket (not with
+``--agent-arn``), and 1..8 concurrent conversations. Stream and batch runs (and SSE and
+WebSocket turns) alternate (ABBA) so that drift hits both.
 """
 
 from __future__ import annotations
@@ -38,7 +41,7 @@ from agent.local_tts import local_tts
 from bench.latency_levels import Stack, measure
 from bench.latency_plan import QUICK, Plan
 from bench.latency_report import STEM, headline, write
-from bench.latency_targets import PROMPT, AgentCoreTarget, HttpTarget, Target
+from bench.latency_targets import PROMPT, AgentCoreTarget, HttpTarget, Target, WebSocketTarget
 
 if TYPE_CHECKING:
     from agent.service import VoiceAgent
@@ -90,15 +93,18 @@ def run(args: argparse.Namespace) -> int:
         if not tts_url and not (args.agent_url or args.agent_arn):
             tts_url = stack.enter_context(local_tts("127.0.0.1", _free_port(), "warning"))
             tts = "local child process (`python -m tts_server`: embedded ONNX model, CPU)"
+        websocket: WebSocketTarget | None = None
         if args.agent_arn:
             agent: Target = AgentCoreTarget(args.agent_arn, args.region, args.qualifier)
             description, name, local = f"AgentCore runtime {args.agent_arn}", "remote", False
         elif args.agent_url:
             agent, description = HttpTarget(args.agent_url), f"{args.agent_url} (running)"
+            websocket = WebSocketTarget(ws_url(args.agent_url))
             name, local = "remote", False
         else:
             url, voice_agent = stack.enter_context(dev_server(tts_url))
             agent, description = HttpTarget(url, voice_agent), "dev server in a thread, demo model"
+            websocket = WebSocketTarget(ws_url(url), voice_agent)
             name, local = "http", True
         setup = {
             "prompt": PROMPT,
@@ -107,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
             "agent": description,
             **dataclasses.asdict(plan),
         }
-        results = asyncio.run(_measure_and_close(Stack(tts_url, agent, name, local), plan))
+        measured = Stack(tts_url, agent, name, local, websocket)
+        results = asyncio.run(_measure_and_close(measured, plan))
     report = {
         "benchmark": STEM,
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -127,6 +134,13 @@ async def _measure_and_close(stack: Stack, plan: Plan) -> dict[str, Any]:
     finally:
         if isinstance(stack.agent, HttpTarget):
             await stack.agent.aclose()
+        if stack.websocket is not None:
+            await stack.websocket.aclose()
+
+
+def ws_url(http_url: str) -> str:
+    """The agent's WebSocket leg next to its HTTP URL."""
+    return "ws" + http_url.rstrip("/").removeprefix("http") + "/ws"
 
 
 def _free_port() -> int:

@@ -1,4 +1,5 @@
-"""Measuring each level: the TTS transport, stream vs. batch turns with their floor, concurrency.
+"""Measuring each level: the TTS transport, stream vs. batch turns with their floor, the
+browser leg (SSE vs. WebSocket), concurrency.
 
 The floor of a turn is the moment its first segment's text was complete plus the time to first
 audio of that text spoken alone on the same TTS server, measured right after the turn. Stream
@@ -19,13 +20,15 @@ from agent.pipeline import MODES
 from bench import tts_transport_bench as transport_bench
 from bench.latency_plan import Plan
 from bench.latency_stats import Timed, figures, percentile, ratio, spread, summarize, timeline
-from bench.latency_targets import InProcessTarget, Target
+from bench.latency_targets import HttpTarget, InProcessTarget, Target, WebSocketTarget
 from tts_client import TTSSession, WebSocketTransport
 
 if TYPE_CHECKING:
     from agent.llm import DemoConfig
 
 BARRIER_TEXT = "Done."
+LEGS = ("sse", "websocket")
+LEG_METRICS = ("ttfa_ms", "total_ms", "audio_ms", "wire_bytes", "bytes_per_audio_s")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -36,6 +39,7 @@ class Stack:
     agent: Target
     agent_name: str  # "http" (the local dev server) or "remote"
     local_agent: bool  # the demo model's reply can be set
+    websocket: WebSocketTarget | None = None  # the same agent's /ws, for the leg comparison
 
 
 async def lone_first_audio_ms(tts_url: str, text: str) -> float | None:
@@ -120,6 +124,44 @@ def _median_ttfa(records: list[list[Timed]]) -> list[Timed]:
     return ranked[(len(ranked) - 1) // 2]
 
 
+async def legs(sse: HttpTarget, websocket: WebSocketTarget, plan: Plan) -> dict[str, Any]:
+    """The browser leg: the same stream turn over SSE and over the WebSocket, alternating ABBA.
+
+    Per turn: first audio, total, and the bytes received (the SSE body; the WebSocket frames'
+    payloads), also per second of audio.
+    """
+    demo = plan.demo(plan.leg_sentences)
+    targets = {"sse": sse, "websocket": websocket}
+    for leg, target in targets.items():  # opens each leg's conversation and its TTS session
+        await target.turn_on_wire("stream", f"bench-leg-{leg}", _warm(demo))
+    runs = []
+    for index in range(plan.leg_runs):
+        for leg in LEGS if index % 2 == 0 else LEGS[::-1]:
+            events, wire = await targets[leg].turn_on_wire("stream", f"bench-leg-{leg}", demo)
+            run = figures(events)
+            audio_s = run["audio_ms"] / 1000
+            runs.append(
+                {
+                    "run": index + 1,
+                    "leg": leg,
+                    **{k: run[k] for k in ("ttfa_ms", "total_ms", "audio_ms", "errors")},
+                    "wire_bytes": wire,
+                    "bytes_per_audio_s": round(wire / audio_s) if audio_s else None,
+                }
+            )
+            print(
+                f"leg {leg:9} run {index + 1} ttfa {run['ttfa_ms']:.0f} total "
+                f"{run['total_ms']:.0f} ms, {wire} bytes, "
+                f"{runs[-1]['bytes_per_audio_s']} bytes per audio s",
+                flush=True,
+            )
+    summary = {
+        leg: {m: spread([r[m] for r in runs if r["leg"] == leg]) for m in LEG_METRICS}
+        for leg in LEGS
+    }
+    return {"sentences": plan.leg_sentences, "runs": runs, "summary": summary}
+
+
 async def concurrency(target: Target, plan: Plan, local: bool) -> list[dict[str, Any]]:
     """For each level, that many turns at once in separate conversations (stream mode)."""
     conversations = [f"bench-concurrent-{i}" for i in range(max(plan.concurrency))]
@@ -191,7 +233,8 @@ async def measure(stack: Stack, plan: Plan) -> dict[str, Any]:
     levels[stack.agent_name] = [
         await compare(stack.agent, stack.agent_name, case, plan, stack.tts_url) for case in cases
     ]
-    return {
-        "levels": levels,
-        "concurrency": await concurrency(stack.agent, plan, stack.local_agent),
-    }
+    report: dict[str, Any] = {"levels": levels}
+    if stack.websocket is not None and isinstance(stack.agent, HttpTarget):
+        report["legs"] = await legs(stack.agent, stack.websocket, plan)
+    report["concurrency"] = await concurrency(stack.agent, plan, stack.local_agent)
+    return report

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Plan:
-    """What to run; the defaults take about six minutes on a 2-core CPU box."""
+    """What to run; the defaults take about seven minutes on a 2-core CPU box."""
 
     http_cases: tuple[tuple[int, int], ...] = ((4, 5), (10, 3))  # (sentences, runs per mode)
     inprocess_cases: tuple[tuple[int, int], ...] = ((4, 5),)
@@ -21,6 +21,8 @@ class Plan:
     first_token_delay_s: float = 0.3
     concurrency: tuple[int, ...] = (1, 2, 4, 8)
     concurrency_sentences: int = 4
+    leg_runs: int = 5  # per leg: SSE vs. WebSocket, stream mode
+    leg_sentences: int = 4
 
     def demo(self, sentences: int) -> DemoConfig:
         """The demo model's reply of ``sentences`` at this plan's token rate."""
@@ -35,6 +37,7 @@ class Plan:
             http_cases=tuple((n, runs) for n, _ in self.http_cases),
             inprocess_cases=tuple((n, runs) for n, _ in self.inprocess_cases),
             transport_runs=runs,
+            leg_runs=runs,
         )
 
 
@@ -47,4 +50,6 @@ QUICK = Plan(
     first_token_delay_s=0.1,
     concurrency=(1, 2),
     concurrency_sentences=2,
+    leg_runs=1,
+    leg_sentences=2,
 )

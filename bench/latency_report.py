@@ -64,7 +64,40 @@ def headline(report: dict[str, Any]) -> list[str]:
         f" ms, on a floor of {_fmt(stream['floor_ms']['median'])} ms.",
         f"- Playback underruns (stream, median per turn): {_fmt(stream['underruns']['median'])},"
         f" {_fmt(stream['underrun_ms']['median'])} ms in all.",
+        *_legs_headline(report),
     ]
+
+
+def _legs_headline(report: dict[str, Any]) -> list[str]:
+    if "legs" not in report:
+        return []
+    sse, ws = report["legs"]["summary"]["sse"], report["legs"]["summary"]["websocket"]
+    return [
+        f"- Browser leg, {report['legs']['sentences']} sentences: first audio "
+        f"{_fmt(ws['ttfa_ms']['median'])} ms over WebSocket vs {_fmt(sse['ttfa_ms']['median'])}"
+        f" ms over SSE; **{_fmt(ws['bytes_per_audio_s']['median'])} vs "
+        f"{_fmt(sse['bytes_per_audio_s']['median'])} bytes per second of audio**."
+    ]
+
+
+def _legs_table(legs: dict[str, Any]) -> list[str]:
+    lines = [
+        "",
+        f"## Browser leg: SSE vs. WebSocket ({legs['sentences']} sentences, stream, median / p90)",
+        "",
+        "The same turn from the same dev server: `POST /invocations` read as SSE (base64 audio "
+        "in JSON), or a `prompt` on `/ws` (audio as binary frames, a 4-byte header each), one "
+        "kept connection per leg, alternating ABBA. Bytes: the SSE body, or the WebSocket "
+        "frames' payloads (HTTP and WebSocket framing not counted).",
+        "",
+        "| leg | first audio | total | audio | bytes per turn | bytes per audio s |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for leg, s in legs["summary"].items():
+        cells = [_cell(s, m) for m in ("ttfa_ms", "total_ms", "audio_ms")]
+        cells += [_cell(s, m) for m in ("wire_bytes", "bytes_per_audio_s")]
+        lines.append(f"| {leg} | {' | '.join(cells)} |")
+    return lines
 
 
 def markdown(report: dict[str, Any]) -> str:
@@ -118,6 +151,8 @@ def markdown(report: dict[str, Any]) -> str:
                 f"| {level} | {case['case']} | {_fmt(case['ttfa_batch_over_stream'], 2)}x | "
                 f"{_fmt(case['total_batch_over_stream'], 2)}x |"
             )
+    if "legs" in report:
+        lines += _legs_table(report["legs"])
     if "transport" in report["levels"]:
         t = report["levels"]["transport"]
         lines += [

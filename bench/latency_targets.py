@@ -1,4 +1,5 @@
-"""Where a benchmarked turn runs: in this process, over HTTP SSE, or on Bedrock AgentCore."""
+"""Where a benchmarked turn runs: in this process, over HTTP SSE or the WebSocket leg, or on
+Bedrock AgentCore."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Protocol
 
 import httpx
+from websockets.asyncio.client import ClientConnection, connect
 
 from agent.pipeline import Mode, Turn, TurnRequest
+from agent.ws import AUDIO_HEADER
 from bench.latency_stats import Timed, compact
 from tts_client import TTSSession
 
@@ -59,6 +62,13 @@ class InProcessTarget:
         return [(_since(started), compact(event)) async for event in turn.run()]
 
 
+def _set_demo(voice_agent: VoiceAgent | None, conversation: str, demo: DemoConfig | None) -> None:
+    """Set the local agent's demo reply for ``conversation`` (a remote agent runs its own)."""
+    if demo is not None and voice_agent is not None:
+        agent: Any = voice_agent.conversations.get(conversation).agent  # a strands Agent
+        agent.model.update_config(**dataclasses.asdict(demo))
+
+
 class HttpTarget:
     """``POST /invocations`` read as SSE: the local dev server or any agent URL."""
 
@@ -68,9 +78,13 @@ class HttpTarget:
 
     async def turn(self, mode: Mode, conversation: str, demo: DemoConfig | None) -> list[Timed]:
         """Times from just before the request is sent to each event's arrival."""
-        if demo is not None and self._voice_agent is not None:
-            agent: Any = self._voice_agent.conversations.get(conversation).agent  # strands Agent
-            agent.model.update_config(**dataclasses.asdict(demo))
+        return (await self.turn_on_wire(mode, conversation, demo))[0]
+
+    async def turn_on_wire(
+        self, mode: Mode, conversation: str, demo: DemoConfig | None
+    ) -> tuple[list[Timed], int]:
+        """The turn's timed events and the bytes of its SSE body."""
+        _set_demo(self._voice_agent, conversation, demo)
         events: list[Timed] = []
         started = time.perf_counter()
         async with self._client.stream(
@@ -83,11 +97,61 @@ class HttpTarget:
             async for line in response.aiter_lines():
                 if line.startswith("data:"):
                     events.append((_since(started), compact(json.loads(line[5:]))))
-        return events
+            return events, response.num_bytes_downloaded
 
     async def aclose(self) -> None:
         """Close the HTTP client."""
         await self._client.aclose()
+
+
+class WebSocketTarget:
+    """The WebSocket leg (``/ws``): one socket per conversation, opened once and kept."""
+
+    def __init__(self, url: str, voice_agent: VoiceAgent | None = None) -> None:
+        self._url = url
+        self._voice_agent = voice_agent
+        self._sockets: dict[str, ClientConnection] = {}
+
+    async def turn(self, mode: Mode, conversation: str, demo: DemoConfig | None) -> list[Timed]:
+        """Times from just before the prompt is sent to each frame's arrival."""
+        return (await self.turn_on_wire(mode, conversation, demo))[0]
+
+    async def turn_on_wire(
+        self, mode: Mode, conversation: str, demo: DemoConfig | None
+    ) -> tuple[list[Timed], int]:
+        """The turn's timed events (binary frames as compact ``audio.delta``) and its bytes."""
+        _set_demo(self._voice_agent, conversation, demo)
+        socket = await self._socket(conversation)
+        events: list[Timed] = []
+        wire = 0
+        started = time.perf_counter()
+        await socket.send(json.dumps({"type": "prompt", "prompt": PROMPT, "mode": mode}))
+        while True:
+            frame = await socket.recv()
+            wire += len(frame)  # text frames are ASCII JSON: characters are bytes
+            if isinstance(frame, bytes):
+                (seq,) = AUDIO_HEADER.unpack_from(frame)
+                audio = {"type": "audio.delta", "seq": seq, "bytes": len(frame) - AUDIO_HEADER.size}
+                events.append((_since(started), audio))
+                continue
+            event = json.loads(frame)
+            events.append((_since(started), event))
+            if event["type"] == "turn.end":
+                return events, wire
+
+    async def _socket(self, conversation: str) -> ClientConnection:
+        if conversation not in self._sockets:
+            headers = {SESSION_HEADER: conversation}
+            socket = await connect(self._url, additional_headers=headers, max_size=None)
+            await socket.recv()  # `ready`
+            self._sockets[conversation] = socket
+        return self._sockets[conversation]
+
+    async def aclose(self) -> None:
+        """Close every socket."""
+        for socket in self._sockets.values():
+            await socket.close()
+        self._sockets.clear()
 
 
 class AgentCoreTarget:

@@ -7,6 +7,7 @@ import { loadConfig } from "./config.js";
 import { Display } from "./display.js";
 import { PcmPlayer } from "./player.js";
 import { Settings } from "./settings.js";
+import { VoiceSocket } from "./socket.js";
 import { createChatState } from "./state.js";
 import { Transcript } from "./transcript.js";
 import { Turns } from "./turn.js";
@@ -46,7 +47,8 @@ const display = new Display({
   panel: { turnLabel: $("latency-turn"), serverMetrics: $("server-metrics"), timeline: $("timeline") },
 });
 const audioClock = new AudioClock(player, chat, $("audio-note"));
-const turns = new Turns({ chat, player, settings, transcript, display, audioClock });
+const socket = new VoiceSocket(chat);
+const turns = new Turns({ chat, player, settings, transcript, display, audioClock, socket });
 
 form.addEventListener("submit", (event) => {
   event.preventDefault();

@@ -1,5 +1,6 @@
-// What the server offers, from GET /config: the model and the TTS voices (the bundled voice
-// list when the server cannot say), shown in the voice selector and the header's model badge.
+// What the server offers, from GET /config: the model, the TTS voices (the bundled voice list
+// when the server cannot say) and the transports (SSE only when it does not say), shown in the
+// voice selector, the transport switch and the header's model badge.
 
 import { SESSION_HEADER } from "./session.js";
 
@@ -31,8 +32,10 @@ export async function loadConfig(chat, settings, ui) {
     voices: voices ?? FALLBACK_VOICES,
     defaultVoice: voices ? (config.default_voice ?? null) : null,
     source: voices ? "server" : "fallback",
+    transports: Array.isArray(config?.transports) ? config.transports : ["sse"],
   };
   settings.offerVoices(chat.config.voices, chat.config.defaultVoice);
+  settings.offerTransports(chat.config.transports);
   showModel(ui, chat.config.model);
 }
 

@@ -1,6 +1,7 @@
 // The latency panel: the last turn's figures measured in the browser (first text, first
-// audio, total, underruns, bytes and seconds of audio received), the server's own metrics,
-// and the turn's timeline (drawn by timeline.js) with the playhead.
+// audio, total, underruns, bytes and seconds of audio received, bytes per second of audio),
+// the leg it ran on, the server's own metrics, and the turn's timeline (drawn by timeline.js)
+// with the playhead.
 
 import { SAMPLE_RATE } from "./player.js";
 import { renderTimeline } from "./timeline.js";
@@ -28,7 +29,8 @@ function setMetric(name, text) {
  */
 export function renderLatency(panel, turn, playheadMs) {
   const l = turn?.latency;
-  panel.turnLabel.textContent = turn ? `turn ${turn.n}` : "";
+  const leg = turn?.transport === "websocket" ? "WebSocket" : "SSE";
+  panel.turnLabel.textContent = turn ? `turn ${turn.n} · ${leg}${turn.fellBack ? " (fallback)" : ""}` : "";
   setMetric("ttft", ms(l?.ttftMs));
   setMetric("ttfa", ms(l?.ttfaMs));
   setMetric("total", ms(l?.totalMs));
@@ -36,6 +38,7 @@ export function renderLatency(panel, turn, playheadMs) {
   setMetric("bytes", l ? bytes(l.bytes) : "—");
   const audioS = l ? l.audioBytes / 2 / SAMPLE_RATE : null;
   setMetric("audio", l ? `${audioS.toFixed(1)} s` : "—");
+  setMetric("rate", audioS > 0 ? `${bytes(Math.round(l.bytes / audioS))}/s` : "—");
   const s = turn?.server;
   panel.serverMetrics.textContent = s
     ? `Server: first text ${ms(s.ttft_ms)} · first audio ${ms(s.ttfa_ms)} · total ${ms(s.total_ms)}`

@@ -1,8 +1,9 @@
-// The voice, speed and mode controls: the options a prompt is sent with, the voices offered,
-// and the choice remembered in localStorage.
+// The voice, speed, mode and transport controls: the options a prompt is sent with (and the
+// leg it goes on), the voices and transports offered, the choice remembered in localStorage.
 
 const SETTINGS_KEY = "voiceChat.settings";
 const MODE = 'input[name="mode"]';
+const TRANSPORT = 'input[name="transport"]';
 
 export class Settings {
   /** @param {{voice: HTMLSelectElement, speed: HTMLInputElement, speedValue: HTMLElement}} ui */
@@ -12,10 +13,11 @@ export class Settings {
     this.speedValue = speedValue;
   }
 
-  /** The options for the next prompt: {voice (null: the server's default), speed, mode}. */
+  /** The options for the next prompt: {voice (null: the server's default), speed, mode, transport}. */
   values() {
     const mode = document.querySelector(`${MODE}:checked`).value;
-    return { voice: this.voice.value || null, speed: Number(this.speed.value), mode };
+    const transport = document.querySelector(`${TRANSPORT}:checked`).value;
+    return { voice: this.voice.value || null, speed: Number(this.speed.value), mode, transport };
   }
 
   /** Remember the controls' values whenever one changes. */
@@ -25,7 +27,7 @@ export class Settings {
       this.save();
     });
     this.voice.addEventListener("change", () => this.save());
-    for (const radio of document.querySelectorAll(MODE)) {
+    for (const radio of document.querySelectorAll(`${MODE}, ${TRANSPORT}`)) {
       radio.addEventListener("change", () => this.save());
     }
   }
@@ -35,6 +37,7 @@ export class Settings {
     const saved = this.saved();
     if (typeof saved.speed === "number") this.speed.value = String(saved.speed);
     if (saved.mode === "batch") document.querySelector(`${MODE}[value="batch"]`).checked = true;
+    if (saved.transport === "sse") document.querySelector(`${TRANSPORT}[value="sse"]`).checked = true;
     this.showSpeed();
   }
 
@@ -49,6 +52,13 @@ export class Settings {
     if (defaultVoice) this.voice.value = defaultVoice;
     const saved = this.saved();
     if (saved.voice && voices.includes(saved.voice)) this.voice.value = saved.voice;
+  }
+
+  /** Offer the WebSocket leg only if the server does (/config's `transports`). */
+  offerTransports(transports) {
+    const websocket = document.querySelector(`${TRANSPORT}[value="websocket"]`);
+    websocket.disabled = !transports.includes("websocket");
+    if (websocket.disabled) document.querySelector(`${TRANSPORT}[value="sse"]`).checked = true;
   }
 
   showSpeed() {

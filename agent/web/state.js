@@ -14,13 +14,14 @@ export function createChatState(lead, actions) {
   return {
     state: "idle", // idle | streaming | playing
     conversationId: newConversationId(),
-    config: { model: null, voices: [], defaultVoice: null, source: "loading" },
+    config: { model: null, voices: [], defaultVoice: null, source: "loading", transports: [] },
     audio: { contextState: "none", sampleRate: null, lead, running: null },
     turns: [],
     scheduled: [],
     underruns: 0,
     dropped: 0,
     speaking: null, // {turn, seq} while a segment is audible
+    socket: null, // the WebSocket leg: {state, opened, cancels, confirmed, droppedFrames}
     get metrics() {
       return this.turns.length ? this.turns[this.turns.length - 1].latency : null;
     },
@@ -34,7 +35,7 @@ export function recordScheduled(chat, entry) {
   if (chat.scheduled.length > MAX_SCHEDULED) chat.scheduled.shift();
 }
 
-/** The record of turn number `n`, sent now with `options` ({mode, voice, speed}). */
+/** The record of turn number `n`, sent now with `options` ({mode, voice, speed, transport}). */
 export function newTurn(n, prompt, options) {
   return {
     n,
@@ -43,6 +44,8 @@ export function newTurn(n, prompt, options) {
     mode: options.mode,
     voice: options.voice,
     speed: options.speed,
+    transport: options.transport, // websocket | sse (the leg it ran on)
+    fellBack: false, // chose websocket, but /ws did not open: ran on SSE
     status: "streaming", // streaming | complete | stopped | interrupted | failed
     sentAt: performance.now(),
     text: "",
@@ -57,7 +60,7 @@ export function newTurn(n, prompt, options) {
       firstSoundMs: null, // send -> when that chunk starts playing (ttfa + lead)
       totalMs: null, // send -> turn.end
       underruns: 0,
-      bytes: 0, // response body bytes received
+      bytes: 0, // bytes received: the SSE body, or the WebSocket frames' payloads
       audioBytes: 0, // PCM bytes decoded
       chunks: 0,
     },

@@ -1,7 +1,9 @@
-// The SSE turn: POST /invocations with a prompt, read its text/event-stream as it arrives
-// (sse.js) and apply each event to the turn's record, its transcript view and the player; and
-// cut a turn short (barge-in, Stop): abort its request, silence its audio, drop whatever of it
-// still comes. The events: docs/events.md.
+// A turn over either leg: over the WebSocket (socket.js: events as JSON, audio as binary
+// frames) when the server offers it and the transport switch says so, else POST /invocations
+// with its text/event-stream read as it arrives (sse.js). Each event is applied to the turn's
+// record, its transcript view and the player. A turn cut short (barge-in, Stop) is cancelled
+// on its leg (a `cancel` message, or the request aborted), its audio silenced, and whatever
+// of it still comes dropped. The events: docs/events.md.
 
 import { base64ToBytes } from "./player.js";
 import { SESSION_HEADER } from "./session.js";
@@ -30,14 +32,16 @@ export class Turns {
    * @param {import("./transcript.js").Transcript} options.transcript
    * @param {import("./display.js").Display} options.display
    * @param {import("./audio-clock.js").AudioClock} options.audioClock
+   * @param {import("./socket.js").VoiceSocket} options.socket the WebSocket leg
    */
-  constructor({ chat, player, settings, transcript, display, audioClock }) {
+  constructor({ chat, player, settings, transcript, display, audioClock, socket }) {
     this.chat = chat;
     this.player = player;
     this.settings = settings;
     this.transcript = transcript;
     this.display = display;
     this.audioClock = audioClock;
+    this.socket = socket;
     this.current = null; // the turn being streamed or played (an entry of voiceChat.turns)
     this.requests = new Map(); // turn number -> AbortController
   }
@@ -88,10 +92,49 @@ export class Turns {
     this.display.render();
   }
 
-  /** POST the turn, then apply its events as they arrive, until the body ends. */
+  /** Run the turn on its leg: the WebSocket if chosen and it opens, else SSE. */
   async stream(turn, signal) {
+    if (turn.transport === "websocket") {
+      try {
+        await this.socket.open();
+        return await this.streamSocket(turn);
+      } catch (error) {
+        if (turn.latency.bytes > 0) throw error; // the socket broke mid-turn
+        turn.transport = "sse"; // no /ws here: fall back for this turn
+        turn.fellBack = true;
+      }
+    }
+    return this.streamSse(turn, signal);
+  }
+
+  body(turn) {
     const body = { prompt: turn.prompt, mode: turn.mode, speed: turn.speed };
     if (turn.voice) body.voice = turn.voice;
+    return body;
+  }
+
+  /** Send the turn on the conversation's socket; apply its frames until its end. */
+  async streamSocket(turn) {
+    const live = () => turn === this.current && turn.status === "streaming";
+    await this.socket.turn(this.body(turn), {
+      onEvent: (event, bytes) => {
+        turn.latency.bytes += bytes;
+        if (!live()) return;
+        this.handle(turn, event);
+        if (event.type === "error" && event.in_reply_to === "prompt") this.finish(turn, "failed");
+      },
+      onAudio: (seq, pcm, bytes) => {
+        turn.latency.bytes += bytes;
+        if (!live()) return;
+        this.playChunk(turn, seq, pcm, this.socket.info.sample_rate);
+        this.display.render();
+      },
+    });
+    this.ended(turn);
+  }
+
+  /** POST the turn, then apply its events as they arrive, until the body ends. */
+  async streamSse(turn, signal) {
     const response = await fetch("/invocations", {
       method: "POST",
       headers: {
@@ -99,7 +142,7 @@ export class Turns {
         Accept: "text/event-stream",
         [SESSION_HEADER]: this.chat.conversationId,
       },
-      body: JSON.stringify(body),
+      body: JSON.stringify(this.body(turn)),
       cache: "no-store",
       signal,
     });
@@ -113,6 +156,11 @@ export class Turns {
       if (turn !== this.current || turn.status !== "streaming") break; // a late event of an old turn
       this.handle(turn, event);
     }
+    this.ended(turn);
+  }
+
+  /** The leg has delivered the turn's last frame: complete, unless `turn.end` never came. */
+  ended(turn) {
     if (turn.status === "streaming") {
       if (turn.latency.totalMs === null) this.report(turn, "protocol", "the stream ended before turn.end");
       this.finish(turn, turn.latency.totalMs !== null ? "complete" : "failed");
@@ -136,7 +184,7 @@ export class Turns {
         view.markSegment(event.seq, event.text);
         break;
       case "audio.delta":
-        this.playChunk(turn, event);
+        this.playChunk(turn, event.seq, base64ToBytes(event.audio), event.sample_rate);
         break;
       case "segment.end": {
         const segment = turn.segments.find((s) => s.seq === event.seq);
@@ -162,11 +210,10 @@ export class Turns {
     this.display.render();
   }
 
-  /** Schedule an audio.delta and record when it plays, in the turn, its segment and the page. */
-  playChunk(turn, event) {
+  /** Schedule PCM of segment `seq` and record when it plays, in the turn, its segment and the page. */
+  playChunk(turn, seq, bytes, sampleRate) {
     const chat = this.chat;
-    const bytes = base64ToBytes(event.audio);
-    const entry = this.player.enqueue(turn.n, bytes, event.sample_rate || undefined);
+    const entry = this.player.enqueue(turn.n, bytes, sampleRate || undefined);
     if (entry === null) {
       chat.dropped += 1;
       return;
@@ -174,7 +221,7 @@ export class Turns {
     const ms = sinceSent(turn);
     const playStartMs = ms + (entry.startTime - entry.scheduledAt) * 1000;
     const playEndMs = playStartMs + entry.duration * 1000;
-    entry.seq = event.seq;
+    entry.seq = seq;
     recordScheduled(chat, entry);
     const latency = turn.latency;
     latency.chunks += 1;
@@ -189,7 +236,7 @@ export class Turns {
       this.audioClock.check(entry.scheduledAt);
       this.transcript.view(turn.n)?.setMeta();
     }
-    const segment = turn.segments.find((s) => s.seq === event.seq);
+    const segment = turn.segments.find((s) => s.seq === seq);
     if (segment) {
       segment.chunks += 1;
       segment.firstChunkMs ??= ms;
@@ -216,11 +263,12 @@ export class Turns {
     this.display.render();
   }
 
-  /** Stop the current turn: abort its request and its audio, drop whatever still comes. */
+  /** Stop the current turn: cancel it on its leg, stop its audio, drop whatever still comes. */
   cut(status) {
     const turn = this.current;
     if (turn === null) return;
     this.requests.get(turn.n)?.abort();
+    if (turn.transport === "websocket" && turn.status === "streaming") this.socket.cancel();
     turn.stoppedAt = this.player.currentTime;
     this.player.stop();
     this.display.setSpeaking(turn, null);

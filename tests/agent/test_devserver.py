@@ -33,3 +33,17 @@ def test_a_body_that_is_not_json_is_400_invalid_json(client: TestClient, body: b
     response = client.post("/invocations", content=body)
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "invalid_json"
+
+
+def test_config_offers_the_websocket_leg_first(client: TestClient) -> None:
+    assert client.get("/config").json()["transports"] == ["websocket", "sse"]
+
+
+def test_the_websocket_leg_answers_without_speech(client: TestClient) -> None:
+    """/ws is served even while the TTS server is down; a bad message keeps the socket open."""
+    with client.websocket_connect("/ws") as socket:
+        assert socket.receive_json()["type"] == "ready"
+        socket.send_bytes(b"not json")
+        assert socket.receive_json()["code"] == "invalid_json"
+        socket.send_json({"type": "cancel"})
+        assert socket.receive_json() == {"type": "cancelled", "turn_id": None}

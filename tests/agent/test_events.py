@@ -59,3 +59,19 @@ def test_every_event_is_typed() -> None:
         "error",
         "turn.end",
     ]
+
+
+def test_one_json_form_for_both_legs() -> None:
+    """Compact and ASCII-escaped: the WebSocket counts its length as bytes."""
+    text = events.to_json(events.text_delta("Grüße"))
+    assert text == '{"type":"text.delta","text":"Gr\\u00fc\\u00dfe"}' and text.isascii()
+
+
+def test_audio_pcm_reads_back_what_audio_deltas_carry() -> None:
+    pcm = bytes(range(200)) * 30
+    assert b"".join(events.audio_pcm(d) for d in audio_deltas(1, pcm)) == pcm
+
+
+def test_cancelled_names_the_turn_or_none() -> None:
+    assert events.cancelled("ab") == {"type": "cancelled", "turn_id": "ab"}
+    assert events.cancelled(None) == {"type": "cancelled", "turn_id": None}

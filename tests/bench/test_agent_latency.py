@@ -11,6 +11,7 @@ from agent import cli
 from tests.servers import ServerThread
 
 
+@pytest.mark.timeout(600)  # a dozen real turns; a loaded 2-core box takes minutes
 def test_quick_bench_against_the_local_server(tts_server: ServerThread, tmp_path: Path) -> None:
     cli.main(["bench", "--quick", "--tts-url", tts_server.ws_url, "--out", str(tmp_path)])
     report = json.loads((tmp_path / "agent_latency.json").read_text())
@@ -26,7 +27,19 @@ def test_quick_bench_against_the_local_server(tts_server: ServerThread, tmp_path
             assert run["overhead_ms"] == pytest.approx(run["ttfa_ms"] - run["floor_ms"], abs=0.2)
         assert case["ttfa_batch_over_stream"] > 0
         assert len(case["timeline"]["stream"]["audio"]) >= 2  # a burst per sentence
+    # The browser leg: the same turn over SSE and the WebSocket; binary audio is a third
+    # smaller than base64 (48,000 bytes a second of PCM, plus headers and JSON).
+    legs = report["legs"]
+    assert sorted(run["leg"] for run in legs["runs"]) == ["sse", "websocket"]
+    for run in legs["runs"]:
+        assert 0 < run["ttfa_ms"] < run["total_ms"] and not run["errors"]
+        assert run["wire_bytes"] / (run["audio_ms"] / 1000) == pytest.approx(
+            run["bytes_per_audio_s"], abs=1
+        )
+    per_audio_s = {leg: s["bytes_per_audio_s"]["median"] for leg, s in legs["summary"].items()}
+    assert 48_000 < per_audio_s["websocket"] < 1.1 * 48_000 < 1.3 * 48_000 < per_audio_s["sse"]
     assert [c["turns"] for c in report["concurrency"]] == [1, 2]
     assert report["machine"]["cores"] and report["setup"]["quick"]
-    assert "## Headline" in (tmp_path / "agent_latency.md").read_text()
+    markdown = (tmp_path / "agent_latency.md").read_text()
+    assert "## Headline" in markdown and "## Browser leg: SSE vs. WebSocket" in markdown
     assert (tmp_path / "agent_latency.png").read_bytes().startswith(b"\x89PNG")

@@ -1,9 +1,25 @@
-"""Helpers for the real-Chromium tests of the voice chat page (tests/e2e/test_browser.py)."""
+"""Fixtures and helpers of the real-Chromium tests of the voice chat page.
+
+A pytest plugin module: tests/e2e/test_browser.py (SSE) and test_ws_browser.py (WebSocket)
+name it in ``pytest_plugins`` for its fixtures (the stacks, the browser, a fresh page) and
+import its helpers.
+"""
 
 from __future__ import annotations
 
+import itertools
 import shutil
+import socket
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import sync_playwright
+
+from agent import devserver
+from agent.config import AgentConfig
+from tests.servers import ServerThread
 
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
 CHROMIUM_ARGS = [
@@ -35,10 +51,152 @@ STATE_JS = """() => {
   const v = window.voiceChat;
   return {
     state: v.state, underruns: v.underruns, dropped: v.dropped, audio: {...v.audio},
-    config: v.config, now: v.audioTime(),
+    config: v.config, now: v.audioTime(), socket: {...v.socket},
     turns: v.turns.map((t) => ({
       ...t, latency: {...t.latency}, segments: t.segments.map((s) => ({...s})),
     })),
     scheduled: v.scheduled.map((e) => ({...e})),
   };
 }"""
+
+
+DESKTOP = {"width": 1280, "height": 860}
+PHONE = {"width": 390, "height": 844}
+# The demo model picks its sentences from the prompt. This one opens with a long first sentence
+# (about 3.5 s of speech), as a real answer often does, so the 2-core CPU can synthesize the
+# next sentence before the first one has finished playing.
+PROMPT = "How does the voice agent keep speech flowing smoothly"
+SCREENSHOT_LIMIT = 300 * 1024
+SEAM_S = 1e-3
+
+Page = Any  # playwright.sync_api.Page
+
+
+@pytest.fixture(scope="module")
+def stack(tts_server: ServerThread) -> Iterator[ServerThread]:
+    """The dev server with the demo model and the real Kokoro TTS server."""
+    app = devserver.create_app(AgentConfig(model="demo", tts_url=tts_server.ws_url))
+    server = ServerThread(app).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def speechless_stack() -> Iterator[ServerThread]:
+    """The dev server with its TTS URL pointing at a closed port."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = AgentConfig(
+        model="demo", tts_url=f"ws://127.0.0.1:{port}/invocations-bidirectional-stream"
+    )
+    app = devserver.create_app(config)
+    server = ServerThread(app).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS
+        )
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Page]:
+    """A fresh tab (its own conversation); fails the test on any script error on the page."""
+    context = browser.new_context(viewport=DESKTOP)
+    tab = context.new_page()
+    problems: list[str] = []
+    tab.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    tab.on(
+        "console",
+        lambda message: (
+            problems.append(f"console: {message.text}") if message.type == "error" else None
+        ),
+    )
+    yield tab
+    context.close()
+    assert not problems, problems
+
+
+def open_chat(page: Page, server: ServerThread) -> None:
+    page.goto(f"{server.http_url}/")
+    page.wait_for_function("window.voiceChat && voiceChat.config.source !== 'loading'")
+
+
+def type_and_send(page: Page, prompt: str) -> None:
+    page.fill("#prompt", prompt)
+    page.press("#prompt", "Enter")
+
+
+def state(page: Page) -> dict[str, Any]:
+    return page.evaluate(STATE_JS)  # type: ignore[no-any-return]
+
+
+def wait_turn(page: Page, n: int, status: str = "complete", timeout_s: float = 30) -> None:
+    page.wait_for_function(
+        f"voiceChat.turns.length >= {n} && voiceChat.turns[{n - 1}].status !== 'streaming'",
+        timeout=timeout_s * 1000,
+    )
+    turn = state(page)["turns"][n - 1]
+    assert turn["status"] == status, turn["errors"]
+
+
+def wait_playing(page: Page, n: int, seconds: float = 0.3) -> None:
+    """Wait until turn ``n`` has been audible for ``seconds`` on the audio clock."""
+    page.wait_for_function(
+        f"""() => {{
+          const first = voiceChat.scheduled.find((e) => e.turn === {n});
+          return first !== undefined && voiceChat.audioTime() > first.startTime + {seconds};
+        }}""",
+        timeout=30_000,
+    )
+
+
+def chunks_of(snapshot: dict[str, Any], n: int) -> list[dict[str, Any]]:
+    return [e for e in snapshot["scheduled"] if e["turn"] == n]
+
+
+def assert_in_order(chunks: list[dict[str, Any]]) -> None:
+    """Segments in order; each chunk starts no earlier than the one before ends (-1 ms)."""
+    assert chunks, "no audio was scheduled"
+    seqs = [c["seq"] for c in chunks]
+    assert seqs == sorted(seqs), f"segments out of order: {seqs}"
+    for before, after in itertools.pairwise(chunks):
+        end = before["startTime"] + before["duration"]
+        assert after["startTime"] >= end - SEAM_S, f"overlap: {before} {after}"
+
+
+def assert_gapless(chunks: list[dict[str, Any]]) -> None:
+    """In order; each chunk that arrived in time starts exactly where the one before ends.
+
+    Whether audio arrives in time is the machine's business (a loaded box synthesizes slower
+    than real time; the benchmark counts underruns). What the player decides is asserted: a
+    chunk is marked an underrun exactly when it arrived after the one before had finished.
+    """
+    assert_in_order(chunks)
+    for before, after in itertools.pairwise(chunks):
+        end = before["startTime"] + before["duration"]
+        assert after["underrun"] == (after["scheduledAt"] > end), f"{before} {after}"
+        if not after["underrun"]:
+            assert abs(after["startTime"] - end) < SEAM_S, f"gap at a seam: {before} {after}"
+
+
+def metric(page: Page, name: str) -> str:
+    return page.inner_text(f'[data-metric="{name}"]')
+
+
+def no_horizontal_overflow(page: Page) -> None:
+    width, inner = page.evaluate("[document.scrollingElement.scrollWidth, innerWidth]")
+    assert width <= inner, f"the page is {width}px wide in a {inner}px viewport"
+
+
+def use_transport(page: Page, transport: str) -> None:
+    """Flip the page's transport switch: "websocket" or "sse"."""
+    page.click(f"label[for=transport-{transport}]")
+    assert page.is_checked(f"#transport-{transport}")

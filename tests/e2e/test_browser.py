@@ -1,7 +1,8 @@
 """The voice chat page in real headless Chromium against the real local stack (demo model).
 
-The dev server serves agent/web/ at ``/``; the page POSTs prompts, parses the event stream
-incrementally and plays the audio with the Web Audio API. These tests read the page's own
+The dev server serves agent/web/ at ``/``; with the transport switch on SSE, the page POSTs
+prompts, parses the event stream incrementally and plays the audio with the Web Audio API (the
+WebSocket leg: test_ws_browser.py). These tests read the page's own
 state (``window.voiceChat``, docs/web.md) to check what a listener would hear: text streaming,
 gapless chunk scheduling, barge-in, Stop, and errors. They take a screenshot of a finished
 turn; with UPDATE_SCREENSHOT=1 it replaces docs/screenshot.png (the one the README shows).
@@ -12,174 +13,46 @@ browser downloads are not used.
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import re
-import socket
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import sync_playwright
 
-from agent import devserver
-from agent.config import AgentConfig
 from agent.devserver import SESSION_HEADER
 from agent.llm import demo_reply
 from tests.e2e.browser_helpers import (
-    CHROMIUM_ARGS,
     DOCS,
-    STATE_JS,
-    chromium_path,
+    PHONE,
+    PROMPT,
+    SCREENSHOT_LIMIT,
+    Page,
+    assert_gapless,
+    assert_in_order,
+    chunks_of,
+    metric,
+    no_horizontal_overflow,
+    open_chat,
+    state,
+    type_and_send,
+    use_transport,
+    wait_playing,
+    wait_turn,
 )
 from tests.servers import ServerThread
 
-CHROMIUM = chromium_path()
-
-DESKTOP = {"width": 1280, "height": 860}
-PHONE = {"width": 390, "height": 844}
-# The demo model picks its sentences from the prompt. This one opens with a long first sentence
-# (about 3.5 s of speech), as a real answer often does, so the 2-core CPU can synthesize the
-# next sentence before the first one has finished playing.
-PROMPT = "How does the voice agent keep speech flowing smoothly"
-SCREENSHOT_LIMIT = 300 * 1024
-SEAM_S = 1e-3
-
-Page = Any  # playwright.sync_api.Page
-
-
-@pytest.fixture(scope="module")
-def stack(tts_server: ServerThread) -> Iterator[ServerThread]:
-    """The dev server with the demo model and the real Kokoro TTS server."""
-    app = devserver.create_app(AgentConfig(model="demo", tts_url=tts_server.ws_url))
-    server = ServerThread(app).start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def speechless_stack() -> Iterator[ServerThread]:
-    """The dev server with its TTS URL pointing at a closed port."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    config = AgentConfig(
-        model="demo", tts_url=f"ws://127.0.0.1:{port}/invocations-bidirectional-stream"
-    )
-    app = devserver.create_app(config)
-    server = ServerThread(app).start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-        )
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def page(browser: Any) -> Iterator[Page]:
-    """A fresh tab (its own conversation); fails the test on any script error on the page."""
-    context = browser.new_context(viewport=DESKTOP)
-    tab = context.new_page()
-    problems: list[str] = []
-    tab.on("pageerror", lambda error: problems.append(f"page error: {error}"))
-    tab.on(
-        "console",
-        lambda message: (
-            problems.append(f"console: {message.text}") if message.type == "error" else None
-        ),
-    )
-    yield tab
-    context.close()
-    assert not problems, problems
-
-
-def open_chat(page: Page, server: ServerThread) -> None:
-    page.goto(f"{server.http_url}/")
-    page.wait_for_function("window.voiceChat && voiceChat.config.source !== 'loading'")
-
-
-def type_and_send(page: Page, prompt: str) -> None:
-    page.fill("#prompt", prompt)
-    page.press("#prompt", "Enter")
-
-
-def state(page: Page) -> dict[str, Any]:
-    return page.evaluate(STATE_JS)  # type: ignore[no-any-return]
-
-
-def wait_turn(page: Page, n: int, status: str = "complete", timeout_s: float = 30) -> None:
-    page.wait_for_function(
-        f"voiceChat.turns.length >= {n} && voiceChat.turns[{n - 1}].status !== 'streaming'",
-        timeout=timeout_s * 1000,
-    )
-    turn = state(page)["turns"][n - 1]
-    assert turn["status"] == status, turn["errors"]
-
-
-def wait_playing(page: Page, n: int, seconds: float = 0.3) -> None:
-    """Wait until turn ``n`` has been audible for ``seconds`` on the audio clock."""
-    page.wait_for_function(
-        f"""() => {{
-          const first = voiceChat.scheduled.find((e) => e.turn === {n});
-          return first !== undefined && voiceChat.audioTime() > first.startTime + {seconds};
-        }}""",
-        timeout=30_000,
-    )
-
-
-def chunks_of(snapshot: dict[str, Any], n: int) -> list[dict[str, Any]]:
-    return [e for e in snapshot["scheduled"] if e["turn"] == n]
-
-
-def assert_in_order(chunks: list[dict[str, Any]]) -> None:
-    """Segments in order; each chunk starts no earlier than the one before ends (-1 ms)."""
-    assert chunks, "no audio was scheduled"
-    seqs = [c["seq"] for c in chunks]
-    assert seqs == sorted(seqs), f"segments out of order: {seqs}"
-    for before, after in itertools.pairwise(chunks):
-        end = before["startTime"] + before["duration"]
-        assert after["startTime"] >= end - SEAM_S, f"overlap: {before} {after}"
-
-
-def assert_gapless(chunks: list[dict[str, Any]]) -> None:
-    """In order; each chunk that arrived in time starts exactly where the one before ends.
-
-    Whether audio arrives in time is the machine's business (a loaded box synthesizes slower
-    than real time; the benchmark counts underruns). What the player decides is asserted: a
-    chunk is marked an underrun exactly when it arrived after the one before had finished.
-    """
-    assert_in_order(chunks)
-    for before, after in itertools.pairwise(chunks):
-        end = before["startTime"] + before["duration"]
-        assert after["underrun"] == (after["scheduledAt"] > end), f"{before} {after}"
-        if not after["underrun"]:
-            assert abs(after["startTime"] - end) < SEAM_S, f"gap at a seam: {before} {after}"
-
-
-def metric(page: Page, name: str) -> str:
-    return page.inner_text(f'[data-metric="{name}"]')
-
-
-def no_horizontal_overflow(page: Page) -> None:
-    width, inner = page.evaluate("[document.scrollingElement.scrollWidth, innerWidth]")
-    assert width <= inner, f"the page is {width}px wide in a {inner}px viewport"
+pytest_plugins = ("tests.e2e.browser_helpers",)  # the stacks, the browser, a fresh page
 
 
 def test_a_turn_streams_text_and_plays_gaplessly(
     page: Page, stack: ServerThread, tmp_path: Path
 ) -> None:
     open_chat(page, stack)
+    use_transport(page, "sse")
     snapshot = state(page)
     assert snapshot["config"]["model"] == "demo"
     assert "not a real LLM" in page.inner_text("#model")  # the demo model says what it is
@@ -196,7 +69,7 @@ def test_a_turn_streams_text_and_plays_gaplessly(
 
     # The text streamed in: the whole reply, over more than a second. The first sentence was
     # playing before the turn's last audio arrived (heard while the turn still streams).
-    assert turn["text"] == demo_reply(PROMPT, 4)
+    assert turn["transport"] == "sse" and turn["text"] == demo_reply(PROMPT, 4)
     assert page.inner_text(".msg.agent .body").strip() == turn["text"]
     assert turn["textEndMs"] - latency["ttftMs"] > 1000
     segments = turn["segments"]
@@ -259,6 +132,7 @@ def test_barge_in_stops_the_old_turn_at_once_and_plays_the_new_one(
         ),
     )
     open_chat(page, stack)
+    use_transport(page, "sse")
     type_and_send(page, "Tell me about streaming speech")
     wait_playing(page, 1)  # turn 1 is audible and still streaming
 
@@ -280,7 +154,7 @@ def test_barge_in_stops_the_old_turn_at_once_and_plays_the_new_one(
     assert all(c["endedAt"] <= first["stoppedAt"] + 0.1 for c in old)
 
     # The new turn plays, and is the one highlighted.
-    wait_turn(page, 2)
+    wait_turn(page, 2, timeout_s=90)  # turn 2 waits for turn 1 to let go; slow on a busy box
     wait_playing(page, 2)
     snapshot = state(page)
     assert_in_order(chunks_of(snapshot, 2))
@@ -306,6 +180,7 @@ def test_stop_button_silences_the_turn_and_cancels_the_request(
         ),
     )
     open_chat(page, stack)
+    use_transport(page, "sse")
     assert page.is_disabled("#stop")
     page.select_option("#voice", "jm_kumo")
     page.fill("#speed", "1.5")
@@ -340,6 +215,7 @@ def test_speech_down_shows_the_error_while_text_still_streams(
     page: Page, speechless_stack: ServerThread
 ) -> None:
     open_chat(page, speechless_stack)
+    use_transport(page, "sse")
     assert state(page)["config"]["source"] == "fallback"  # no voices from the server
     assert page.input_value("#voice") == ""  # "Server default": the request names no voice
     page.click("label[for=mode-batch]")

@@ -1,0 +1,122 @@
+// The WebSocket leg (/ws): one socket for the whole conversation, opened on first use and
+// kept. Events come as JSON text frames; audio as binary frames: a 4-byte big-endian segment
+// seq, then raw PCM s16le (no base64). Contract: docs/events.md, "The WebSocket leg".
+//
+// Frames belong to turns by their order: the server runs one turn at a time, and a `cancel` is
+// answered by `cancelled` once nothing more of that turn can come. Between the two, frames are
+// the cancelled turn's: they are dropped here and never reach the player.
+
+import { SESSION_HEADER } from "./session.js";
+
+const OPEN_TIMEOUT_MS = 5000;
+
+export class VoiceSocket {
+  /**
+   * @param {object} chat the page state (state.js): `chat.socket` mirrors this connection
+   */
+  constructor(chat) {
+    this.chat = chat;
+    this.ws = null;
+    this.opening = null;
+    this.info = null; // the server's `ready` frame: sample_rate, audio_header_bytes, ...
+    this.sink = null; // the turn receiving frames: {onEvent, onAudio, resolve, reject}
+    this.cancelling = 0; // cancels sent, not yet confirmed
+    chat.socket = { state: "closed", opened: 0, cancels: 0, confirmed: 0, droppedFrames: 0 };
+  }
+
+  /** Open the socket, or reuse the open one; resolves once the server has said `ready`. */
+  open() {
+    if (this.ws !== null && this.info !== null) return Promise.resolve();
+    this.opening ??= this.connect().finally(() => {
+      this.opening = null;
+    });
+    return this.opening;
+  }
+
+  connect() {
+    return new Promise((resolve, reject) => {
+      const url = new URL("/ws", location.href);
+      url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+      url.searchParams.set(SESSION_HEADER, this.chat.conversationId);
+      const ws = new WebSocket(url);
+      ws.binaryType = "arraybuffer";
+      this.chat.socket.state = "connecting";
+      const timer = setTimeout(() => ws.close(), OPEN_TIMEOUT_MS);
+      ws.onmessage = (message) => {
+        if (this.info !== null) return this.receive(message.data);
+        const hello = typeof message.data === "string" ? JSON.parse(message.data) : null;
+        if (hello?.type !== "ready") return ws.close(1002, "expected ready");
+        clearTimeout(timer);
+        this.ws = ws;
+        this.info = hello;
+        this.chat.socket.state = "open";
+        this.chat.socket.opened += 1;
+        resolve();
+      };
+      ws.onclose = () => {
+        clearTimeout(timer);
+        const wasOpen = this.info !== null;
+        this.ws = null;
+        this.info = null;
+        this.cancelling = 0;
+        this.chat.socket.state = "closed";
+        if (!wasOpen) reject(new Error("the server offers no WebSocket at /ws"));
+        const sink = this.sink;
+        this.sink = null;
+        sink?.reject(new Error("the WebSocket closed during the turn"));
+      };
+    });
+  }
+
+  /**
+   * Send a prompt and route its frames until its last: `turn.end`, or an `error` refusing it.
+   * @param {object} body the prompt's fields (as the POST body)
+   * @param {{onEvent: (event: object, bytes: number) => void,
+   *          onAudio: (seq: number, pcm: Uint8Array, bytes: number) => void}} handlers
+   * @returns {Promise<void>} settles when the turn is over, or was cancelled
+   */
+  turn(body, { onEvent, onAudio }) {
+    return new Promise((resolve, reject) => {
+      this.sink = { onEvent, onAudio, resolve, reject };
+      this.ws.send(JSON.stringify({ type: "prompt", ...body }));
+    });
+  }
+
+  /** Barge-in: stop the current turn on the server; its frames until `cancelled` are dropped. */
+  cancel() {
+    const sink = this.sink;
+    this.sink = null;
+    sink?.resolve();
+    if (this.ws === null) return;
+    this.cancelling += 1;
+    this.chat.socket.cancels += 1;
+    this.ws.send(JSON.stringify({ type: "cancel" }));
+  }
+
+  receive(data) {
+    const binary = data instanceof ArrayBuffer;
+    const event = binary ? null : JSON.parse(data);
+    if (this.cancelling > 0) {
+      if (event?.type === "cancelled") {
+        this.cancelling -= 1;
+        this.chat.socket.confirmed += 1;
+      } else {
+        this.chat.socket.droppedFrames += 1; // the cancelled turn's last frames in flight
+      }
+      return;
+    }
+    const sink = this.sink;
+    if (sink === null) return;
+    if (binary) {
+      const seq = new DataView(data).getUint32(0);
+      sink.onAudio(seq, new Uint8Array(data, this.info.audio_header_bytes), data.byteLength);
+      return;
+    }
+    sink.onEvent(event, data.length); // compact JSON, non-ASCII escaped: length = bytes
+    const refused = event.type === "error" && event.in_reply_to === "prompt";
+    if (event.type === "turn.end" || refused) {
+      this.sink = null;
+      sink.resolve();
+    }
+  }
+}

@@ -1,0 +1,205 @@
+"""The browser leg over WebSocket (``/ws``): one socket per conversation, binary audio, barge-in.
+
+Both front doors serve ``/ws`` with ``VoiceSocket``; each only says how a turn starts (the dev
+server calls ``VoiceAgent.start`` in place, the AgentCore app on the SDK's worker loop), so a
+turn here is the same ``Turn`` the SSE route runs: there is no second pipeline.
+
+Client → server: JSON objects, in text or binary frames, at most ``MAX_MESSAGE_BYTES``:
+``prompt`` (the POST body's fields), ``cancel`` (barge-in), ``config`` (defaults for later
+prompts). Server → client: the turn's events as JSON text frames, except ``audio.delta``, which
+is one binary frame: ``AUDIO_HEADER`` (the segment's ``seq``) then raw PCM s16le. Turns never
+interleave on the socket: a new prompt supersedes the running turn, whose events end (with
+``turn.end``) before the new turn's first. Contract: docs/events.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import struct
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from typing import Any
+
+from starlette.websockets import WebSocket
+
+from agent import events
+from agent.events import Event
+from agent.pipeline import MODES, BadRequest
+from agent.service import DEFAULT_CONVERSATION, VoiceAgent
+from tts_protocol import SAMPLE_RATE, ProtocolError, check_speed, check_voice
+
+log = logging.getLogger("agent.ws")
+
+SESSION_HEADER = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id"  # a header, or a query parameter
+MAX_MESSAGE_BYTES = 32 * 1024  # AgentCore Runtime's WebSocket frame limit
+AUDIO_HEADER = struct.Struct(">I")  # the segment's seq, big-endian; PCM follows
+MESSAGE_TYPES = ("prompt", "cancel", "config")
+CONFIG_FIELDS = ("voice", "speed", "mode")
+
+TurnEvents = AsyncGenerator[Event, None]
+TurnStarter = Callable[[dict[str, Any], str], Awaitable[TurnEvents]]
+"""Starts a turn of ``payload`` in a conversation and returns its events; raises ``BadRequest``."""
+
+
+def local_turns(voice_agent: VoiceAgent) -> TurnStarter:
+    """Turns started and run on the running loop (the dev server)."""
+
+    async def start(payload: dict[str, Any], conversation: str) -> TurnEvents:
+        return (await voice_agent.start(payload, conversation)).run()
+
+    return start
+
+
+def conversation_of(websocket: WebSocket) -> str:
+    """The conversation a socket belongs to: the session header, or the same-named query
+    parameter (a browser cannot set headers on a WebSocket), else ``default``."""
+    return (
+        websocket.headers.get(SESSION_HEADER)
+        or websocket.query_params.get(SESSION_HEADER)
+        or DEFAULT_CONVERSATION
+    )
+
+
+def audio_frame(seq: int, pcm: bytes) -> bytes:
+    """One binary audio frame: the header naming segment ``seq``, then its PCM."""
+    return AUDIO_HEADER.pack(seq) + pcm
+
+
+def ready(conversation: str) -> Event:
+    """The first frame on every socket: what the client needs to read the rest."""
+    return {
+        "type": "ready",
+        "conversation": conversation,
+        "sample_rate": SAMPLE_RATE,
+        "audio_header_bytes": AUDIO_HEADER.size,
+        "max_message_bytes": MAX_MESSAGE_BYTES,
+    }
+
+
+def rejected(exc: BadRequest, message_type: str | None) -> Event:
+    """The ``error`` answering a message that was refused; the connection stays open."""
+    return {**events.error(exc.code, exc.message), "in_reply_to": message_type}
+
+
+def parse_message(data: str | bytes) -> dict[str, Any]:
+    """A client message, from a text or a binary frame; raises ``BadRequest``."""
+    raw = data.encode() if isinstance(data, str) else data
+    if len(raw) > MAX_MESSAGE_BYTES:
+        raise BadRequest("message_too_large", f"a message is at most {MAX_MESSAGE_BYTES} bytes")
+    try:
+        message = json.loads(raw)
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
+        raise BadRequest("invalid_json", f"the message is not JSON: {exc}") from exc
+    if not isinstance(message, dict) or not isinstance(message.get("type"), str):
+        raise BadRequest("invalid_message", "a message is a JSON object with a string 'type'")
+    if message["type"] not in MESSAGE_TYPES:
+        known = ", ".join(MESSAGE_TYPES)
+        raise BadRequest("unknown_type", f"unknown message type {message['type']!r}; try {known}")
+    return message
+
+
+def parse_config(message: dict[str, Any]) -> dict[str, Any]:
+    """The prompt defaults a ``config`` message sets; a field set to null is unset (None)."""
+    unknown = sorted(set(message) - {"type", *CONFIG_FIELDS})
+    if unknown:
+        raise BadRequest("invalid_config", f"unknown config fields {unknown}; try {CONFIG_FIELDS}")
+    config = {field: message[field] for field in CONFIG_FIELDS if field in message}
+    for field, check in (("voice", check_voice), ("speed", check_speed)):
+        try:  # the TTS protocol's own rules, as for a prompt
+            check(config.get(field))
+        except ProtocolError as exc:
+            raise BadRequest(f"invalid_{field}", exc.message) from exc
+    if config.get("mode") not in (None, *MODES):
+        raise BadRequest("invalid_mode", f"'mode' must be one of {', '.join(MODES)}")
+    return config
+
+
+class VoiceSocket:
+    """One client's socket: reads its messages in order, sends its turns' events."""
+
+    def __init__(self, websocket: WebSocket, start_turn: TurnStarter, conversation: str) -> None:
+        self.conversation = conversation
+        self._websocket = websocket
+        self._start_turn = start_turn
+        self._defaults: dict[str, Any] = {}
+        self._sending = asyncio.Lock()  # the receive loop and the turn's task both send
+        self._turn: asyncio.Task[None] | None = None
+        self._turn_id: str | None = None
+
+    async def serve(self) -> None:
+        """Accept, say ``ready``, answer messages until the client goes; then stop the turn."""
+        await self._websocket.accept()
+        await self._send(ready(self.conversation))
+        try:
+            while True:
+                received = await self._websocket.receive()
+                if received["type"] == "websocket.disconnect":
+                    return
+                text = received.get("text")
+                await self._answer(text if text is not None else received.get("bytes") or b"")
+        finally:
+            await self._stop_turn()
+
+    async def _answer(self, data: str | bytes) -> None:
+        message_type: str | None = None
+        try:
+            message = parse_message(data)
+            message_type = message["type"]
+            if message_type == "cancel":
+                await self._send(events.cancelled(await self._stop_turn()))
+            elif message_type == "config":
+                merged = self._defaults | parse_config(message)
+                self._defaults = {k: v for k, v in merged.items() if v is not None}
+                await self._send({"type": "config", **self._defaults})
+            else:
+                await self._prompt({k: v for k, v in message.items() if k != "type"})
+        except BadRequest as exc:
+            await self._send(rejected(exc, message_type))
+
+    async def _prompt(self, fields: dict[str, Any]) -> None:
+        """Start a turn; the running one is superseded, and its events end before these start."""
+        turn_events = await self._start_turn(self._defaults | fields, self.conversation)
+        if self._turn is not None:
+            await asyncio.wait([self._turn])  # it ends with `turn.end` once superseded
+            self._retrieve(self._turn)
+        self._turn_id = None
+        self._turn = asyncio.create_task(self._relay(turn_events), name="ws-turn")
+
+    async def _relay(self, turn_events: TurnEvents) -> None:
+        async with contextlib.aclosing(turn_events):  # closing it stops the turn
+            async for event in turn_events:
+                if event["type"] == "audio.delta":
+                    await self._send_bytes(audio_frame(event["seq"], events.audio_pcm(event)))
+                    continue
+                if event["type"] == "turn.start":
+                    self._turn_id = event["turn_id"]
+                await self._send(event)
+
+    async def _stop_turn(self) -> str | None:
+        """Cancel the running turn, if any, and wait until nothing more of it can be sent.
+
+        Returns its ``turn_id``, or None if no turn was running.
+        """
+        task, self._turn = self._turn, None
+        if task is None:
+            return None
+        running = not task.done()
+        task.cancel()
+        await asyncio.wait([task])  # not `await task`: that would swallow our own cancellation
+        self._retrieve(task)
+        return self._turn_id if running else None
+
+    @staticmethod
+    def _retrieve(task: asyncio.Task[None]) -> None:
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            log.info("a turn's relay ended early: %s: %s", type(exc).__name__, exc)
+
+    async def _send(self, event: Event) -> None:
+        async with self._sending:
+            await self._websocket.send_text(events.to_json(event))
+
+    async def _send_bytes(self, frame: bytes) -> None:
+        async with self._sending:
+            await self._websocket.send_bytes(frame)

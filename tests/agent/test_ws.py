@@ -1,0 +1,272 @@
+"""The WebSocket leg (``/ws``) over real sockets, through both front doors, on the real TTS server.
+
+Asserts what the code controls: the order of frames, their contents, and that nothing of a
+cancelled turn arrives after its ``cancelled`` confirmation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from websockets.asyncio.client import ClientConnection, connect
+
+from agent import app as agentcore_app
+from agent import devserver
+from agent.config import AgentConfig
+from agent.llm import demo_reply
+from agent.pipeline import BadRequest
+from agent.service import VoiceAgent
+from agent.ws import (
+    AUDIO_HEADER,
+    MAX_MESSAGE_BYTES,
+    SESSION_HEADER,
+    audio_frame,
+    parse_config,
+    parse_message,
+)
+from tests.servers import ServerThread
+from tts_protocol import SAMPLE_RATE
+
+Frame = dict[str, Any] | bytes  # a JSON text frame, or a binary audio frame
+FRONT_DOORS = {"agentcore": agentcore_app.create_app, "devserver": devserver.create_app}
+RECEIVE_S = 60
+
+
+# --- messages, without sockets -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "code"),
+    [
+        (b"{oops", "invalid_json"),
+        (b"\xff\xfe\x00", "invalid_json"),
+        ("[1, 2]", "invalid_message"),
+        ('{"prompt": "hi"}', "invalid_message"),
+        ('{"type": 3}', "invalid_message"),
+        ('{"type": "dance"}', "unknown_type"),
+        (json.dumps({"type": "prompt", "prompt": "x" * MAX_MESSAGE_BYTES}), "message_too_large"),
+    ],
+)
+def test_a_bad_message_is_a_typed_refusal(data: str | bytes, code: str) -> None:
+    with pytest.raises(BadRequest) as refused:
+        parse_message(data)
+    assert refused.value.code == code
+
+
+def test_json_is_read_from_text_and_binary_frames_alike() -> None:
+    message = {"type": "prompt", "prompt": "Grüße"}
+    text = json.dumps(message, ensure_ascii=False)
+    assert parse_message(text) == parse_message(text.encode()) == message
+
+
+@pytest.mark.parametrize(
+    ("message", "code"),
+    [
+        ({"voice": ""}, "invalid_voice"),
+        ({"speed": 9}, "invalid_speed"),
+        ({"speed": "fast"}, "invalid_speed"),
+        ({"mode": "loud"}, "invalid_mode"),
+        ({"volume": 3}, "invalid_config"),
+    ],
+)
+def test_config_follows_the_prompt_rules(message: dict[str, Any], code: str) -> None:
+    with pytest.raises(BadRequest) as refused:
+        parse_config({"type": "config", **message})
+    assert refused.value.code == code
+
+
+def test_config_keeps_only_what_it_names() -> None:
+    assert parse_config({"type": "config", "speed": 1.5, "voice": None}) == {
+        "speed": 1.5,
+        "voice": None,
+    }
+
+
+def test_an_audio_frame_is_the_seq_header_then_the_pcm() -> None:
+    frame = audio_frame(258, b"\x01\x02\x03\x04")
+    assert AUDIO_HEADER.size == 4 and frame == b"\x00\x00\x01\x02\x01\x02\x03\x04"
+
+
+# --- over real sockets, both front doors ----------------------------------------------------
+
+
+@pytest.fixture(scope="module", params=sorted(FRONT_DOORS))
+def agent_server(
+    request: pytest.FixtureRequest, tts_server: ServerThread
+) -> Iterator[ServerThread]:
+    config = AgentConfig(model="demo", tts_url=tts_server.ws_url)
+    server = ServerThread(FRONT_DOORS[request.param](config)).start()
+    yield server
+    server.stop()
+
+
+def voice_agent(server: ServerThread) -> VoiceAgent:
+    return server._server.config.app.state.voice_agent  # type: ignore[no-any-return]
+
+
+def ws_url(server: ServerThread) -> str:
+    return f"ws://127.0.0.1:{server.port}/ws"
+
+
+async def receive(socket: ClientConnection) -> Frame:
+    data = await asyncio.wait_for(socket.recv(), RECEIVE_S)
+    return data if isinstance(data, bytes) else json.loads(data)
+
+
+async def until(socket: ClientConnection, kind: str) -> list[Frame]:
+    """Frames up to and including the first text frame of type ``kind``."""
+    frames: list[Frame] = []
+    while True:
+        frame = await receive(socket)
+        frames.append(frame)
+        if isinstance(frame, dict) and frame["type"] == kind:
+            return frames
+
+
+def kinds(frames: list[Frame]) -> list[str]:
+    return ["<audio>" if isinstance(f, bytes) else f["type"] for f in frames]
+
+
+async def open_socket(server: ServerThread, conversation: str) -> ClientConnection:
+    socket = await connect(ws_url(server), additional_headers={SESSION_HEADER: conversation})
+    hello = await receive(socket)
+    assert hello == {
+        "type": "ready",
+        "conversation": conversation,
+        "sample_rate": SAMPLE_RATE,
+        "audio_header_bytes": AUDIO_HEADER.size,
+        "max_message_bytes": MAX_MESSAGE_BYTES,
+    }
+    return socket
+
+
+async def test_a_turn_sends_events_as_text_and_audio_as_binary_frames(
+    agent_server: ServerThread,
+) -> None:
+    prompt = "Tell me about sockets"
+    async with await open_socket(agent_server, "ws-turn") as socket:
+        # JSON in a binary frame is read as in a text frame (the field report's lesson).
+        await socket.send(json.dumps({"type": "prompt", "prompt": prompt}).encode())
+        frames = await until(socket, "turn.end")
+    order = kinds(frames)
+    assert order[0] == "turn.start" and order[-2:] == ["metrics", "turn.end"]
+    text = "".join(f["text"] for f in frames if isinstance(f, dict) and f["type"] == "text.delta")
+    assert text == demo_reply(prompt, 4)
+    assert "audio.delta" not in order  # audio only as binary frames
+
+    # Each binary frame names its segment; a segment's frames lie between its `segment`
+    # and its `segment.end`, in seq order, and add up to the audio_ms it reports.
+    open_segments: set[int] = set()
+    pcm: dict[int, bytes] = {}
+    for frame in frames:
+        if isinstance(frame, bytes):
+            (seq,) = AUDIO_HEADER.unpack_from(frame)
+            assert seq in open_segments and seq == min(open_segments)
+            assert len(frame) - AUDIO_HEADER.size <= SAMPLE_RATE // 10 * 2  # at most 100 ms
+            pcm[seq] = pcm.get(seq, b"") + frame[AUDIO_HEADER.size :]
+        elif frame["type"] == "segment":
+            open_segments.add(frame["seq"])
+        elif frame["type"] == "segment.end":
+            open_segments.remove(frame["seq"])
+            samples = len(pcm.get(frame["seq"], b"")) // 2
+            assert frame["audio_ms"] == pytest.approx(samples * 1000 / SAMPLE_RATE, abs=0.1)
+    assert not open_segments and sorted(pcm) == [0, 1, 2, 3]
+    assert all(len(chunk) > SAMPLE_RATE for chunk in pcm.values())  # over 0.5 s each
+
+
+async def test_bad_messages_get_typed_errors_and_the_socket_keeps_serving(
+    agent_server: ServerThread,
+) -> None:
+    voice_agent(agent_server).conversations.get("ws-bad").agent.model.update_config(sentences=1)
+    bad: list[tuple[str | bytes, str, str | None]] = [
+        ("{oops", "invalid_json", None),
+        (b"\x00\xff", "invalid_json", None),
+        ('{"type": "dance"}', "unknown_type", None),
+        (json.dumps({"type": "prompt", "prompt": "x" * 40_000}), "message_too_large", None),
+        ('{"type": "prompt", "prompt": ""}', "invalid_prompt", "prompt"),
+        (json.dumps({"type": "prompt", "prompt": "x" * 4001}), "prompt_too_long", "prompt"),
+        ('{"type": "prompt", "prompt": "hi", "voice": "nobody"}', "unknown_voice", "prompt"),
+        ('{"type": "config", "speed": 7}', "invalid_speed", "config"),
+    ]
+    async with await open_socket(agent_server, "ws-bad") as socket:
+        for data, code, in_reply_to in bad:
+            await socket.send(data)
+            error = await receive(socket)
+            assert isinstance(error, dict)
+            assert (error["type"], error["code"], error["in_reply_to"]) == (
+                "error",
+                code,
+                in_reply_to,
+            )
+        # Still serving: a config applies to the next prompt, which runs to the end.
+        await socket.send('{"type": "config", "voice": "jm_kumo", "speed": 1.2}')
+        assert await receive(socket) == {"type": "config", "voice": "jm_kumo", "speed": 1.2}
+        await socket.send('{"type": "prompt", "prompt": "Still there?"}')
+        frames = await until(socket, "turn.end")
+    assert kinds(frames)[0] == "turn.start" and "<audio>" in kinds(frames)
+    assert not [f for f in frames if isinstance(f, dict) and f["type"] == "error"]
+
+
+async def test_cancel_stops_the_turn_and_nothing_of_it_follows_the_confirmation(
+    agent_server: ServerThread,
+) -> None:
+    async with await open_socket(agent_server, "ws-cancel") as socket:
+        await socket.send('{"type": "prompt", "prompt": "Talk for a long while"}')
+        before = await until(socket, "segment")
+        turn_id = before[0]["turn_id"]  # type: ignore[index]
+        while not isinstance(await receive(socket), bytes):
+            pass  # up to the first audio frame: synthesis is under way
+        await socket.send('{"type": "cancel"}')
+        stopping = await until(socket, "cancelled")
+        assert stopping[-1] == {"type": "cancelled", "turn_id": turn_id}
+        assert "turn.end" not in kinds(stopping)  # `cancelled` is the turn's one terminal event
+
+        # The server stopped the turn: no longer busy, and the socket is quiet until asked.
+        async with httpx.AsyncClient(base_url=agent_server.http_url) as http:
+            for _ in range(100):
+                if (await http.get("/ping")).json()["status"] == "Healthy":
+                    break
+                await asyncio.sleep(0.05)
+            else:
+                pytest.fail("the server is still busy with the cancelled turn")
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(socket.recv(), 0.5)
+
+        # A cancel with nothing running is confirmed too; the next turn starts clean.
+        await socket.send('{"type": "cancel"}')
+        assert await receive(socket) == {"type": "cancelled", "turn_id": None}
+        voice_agent(agent_server).conversations.get("ws-cancel").agent.model.update_config(
+            sentences=1
+        )
+        await socket.send('{"type": "prompt", "prompt": "Short, please"}')
+        after = await until(socket, "turn.end")
+    assert kinds(after)[0] == "turn.start" and after[0]["turn_id"] != turn_id  # type: ignore[index]
+
+
+async def test_a_new_prompt_supersedes_the_running_turn_without_interleaving(
+    agent_server: ServerThread,
+) -> None:
+    async with await open_socket(agent_server, "ws-supersede") as socket:
+        await socket.send('{"type": "prompt", "prompt": "First question"}')
+        await until(socket, "segment")
+        await socket.send('{"type": "prompt", "prompt": "Second question"}')
+        first = await until(socket, "turn.end")
+        second = await until(socket, "turn.end")
+    errors = [f["code"] for f in first if isinstance(f, dict) and f["type"] == "error"]
+    assert errors == ["superseded"]
+    assert kinds(first)[-2:] == ["metrics", "turn.end"]
+    assert kinds(second)[0] == "turn.start" and kinds(second).count("turn.start") == 1
+    assert "error" not in kinds(second) and "<audio>" in kinds(second)
+
+
+async def test_the_session_query_parameter_names_the_conversation(
+    agent_server: ServerThread,
+) -> None:
+    url = f"{ws_url(agent_server)}?{SESSION_HEADER}=from-the-query"
+    async with connect(url) as socket:
+        assert (await receive(socket))["conversation"] == "from-the-query"  # type: ignore[index]
