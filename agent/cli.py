@@ -22,7 +22,7 @@ from dataclasses import replace
 import uvicorn
 
 from agent.config import AgentConfig
-from agent.local_tts import local_tts
+from agent.local_tts import local_sagemaker, local_tts
 
 TOOLS: tuple[tuple[str, str, str], ...] = (  # command, its module (imported when chosen), help
     (
@@ -36,6 +36,8 @@ TOOLS: tuple[tuple[str, str, str], ...] = (  # command, its module (imported whe
         "acceptance test of a TTS endpoint; exit 1 on any failure",
     ),
     ("audit", "bench.audit", "dependency floors, vulnerability scan and SBOMs"),
+    ("chat", "agent.chat", "talk to the agent over its WebSocket (/ws), locally or on AgentCore"),
+    ("deploy", "deploy.cli", "deploy the TTS endpoint and the agent runtime to AWS (boto3)"),
 )
 
 
@@ -48,7 +50,11 @@ def dev(args: argparse.Namespace) -> None:
         config = replace(config, model=args.model)
     with contextlib.ExitStack() as stack:
         tts_url = args.tts_url or os.environ.get("TTS_URL")
-        if not tts_url and not config.sagemaker_endpoint:
+        if args.tts == "sagemaker-local":  # the production leg, locally: real SDK, emulator
+            os.environ.update(stack.enter_context(local_sagemaker(args.host, args.tts_port, 8443)))
+            os.environ.setdefault("AWS_REGION", "us-east-1")
+            config = replace(AgentConfig.from_env(), model=config.model)
+        elif not tts_url and not config.sagemaker_endpoint:
             tts_url = stack.enter_context(local_tts(args.host, args.tts_port))
         if tts_url:
             config = replace(config, tts_url=tts_url)
@@ -72,6 +78,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     dev_parser.add_argument("--tts-url", help="use this TTS WebSocket instead of a local server")
     dev_parser.add_argument("--tts-port", type=int, default=8080, help="port of the local server")
     dev_parser.add_argument("--model", help="demo | bedrock:<id> | openai:<base-url>#<model>")
+    dev_parser.add_argument(
+        "--tts",
+        choices=("local", "sagemaker-local"),
+        default="local",
+        help="sagemaker-local: reach the local server through the SageMaker emulator (3.12)",
+    )
     dev_parser.set_defaults(run=dev)
     for name, module_name, summary in TOOLS:
         if name != command:

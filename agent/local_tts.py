@@ -1,16 +1,23 @@
 """The local TTS server as a child process, for ``voice-agent dev`` and ``voice-agent bench``.
 
 ``local_tts`` reuses a healthy server on the port, else starts ``python -m tts_server`` there
-and waits until its ``/ping`` proves a real synthesis. The child dies with its parent.
+(with ``$TTS_SERVER_PYTHON``, default this interpreter) and waits until its ``/ping`` proves a
+real synthesis. ``local_sagemaker`` puts the local SageMaker emulator (``sagemaker_local``) in
+front of it, so the agent reaches speech through the real SageMaker SDK. Children die with
+their parent.
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import importlib.util
+import os
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 
@@ -19,6 +26,7 @@ import httpx
 from tts_protocol import PING_PATH, STREAM_PATH
 
 TTS_READY_LIMIT_S = 180.0
+EMULATOR_READY_LIMIT_S = 30.0
 PR_SET_PDEATHSIG = 1  # prctl option, <linux/prctl.h>
 
 
@@ -51,17 +59,78 @@ def local_tts(host: str, port: int, log_level: str | None = None) -> Iterator[st
     if _healthy(http):
         yield ws
         return
-    command = [sys.executable, "-m", "tts_server", "--host", host, "--port", str(port)]
+    python = os.environ.get("TTS_SERVER_PYTHON") or sys.executable
+    command = [python, "-m", "tts_server", "--host", host, "--port", str(port)]
     command += ["--log-level", log_level] if log_level else []
-    child = subprocess.Popen(command, preexec_fn=_die_with_parent)
-    try:
+    with _child(command) as child:
         deadline = time.monotonic() + TTS_READY_LIMIT_S
         while not _healthy(http):
             if child.poll() is not None or time.monotonic() > deadline:
                 raise LocalTTSFailed(f"tts-server on {http} did not become healthy")
             time.sleep(0.2)
         yield ws
+
+
+@contextlib.contextmanager
+def _child(command: list[str]) -> Iterator[subprocess.Popen[bytes]]:
+    child = subprocess.Popen(command, preexec_fn=_die_with_parent)
+    try:
+        yield child
     finally:
         child.terminate()
         with contextlib.suppress(subprocess.TimeoutExpired):
             child.wait(timeout=10)
+
+
+def _listening(host: str, port: int) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=1):
+        return True
+    return False
+
+
+def sagemaker_local_problem() -> str | None:
+    """Why ``local_sagemaker`` cannot run in this interpreter, or None."""
+    if sys.version_info < (3, 12):
+        return (
+            "--tts sagemaker-local needs Python >= 3.12 (the SageMaker SDK does): run it from a "
+            "3.12 venv with '.[agent,sagemaker,sagemaker-local]', e.g. "
+            "TTS_SERVER_PYTHON=.venv/bin/python .venv312/bin/voice-agent dev --tts sagemaker-local"
+        )
+    for module in ("aws_sdk_sagemaker_runtime_http2", "awscrt", "hypercorn", "cryptography"):
+        if importlib.util.find_spec(module) is None:
+            return (
+                f"--tts sagemaker-local needs {module}: pip install '.[sagemaker,sagemaker-local]'"
+            )
+    return None
+
+
+@contextlib.contextmanager
+def local_sagemaker(host: str, tts_port: int, port: int) -> Iterator[dict[str, str]]:
+    """The local TTS server behind the SageMaker emulator on ``port``; yields the client's env."""
+    if problem := sagemaker_local_problem():
+        raise SystemExit(f"voice-agent dev: {problem}")
+    with local_tts(host, tts_port), tempfile.TemporaryDirectory() as tls_dir:
+        command = [sys.executable, "-m", "sagemaker_local", "--container"]
+        command += [f"http://{host}:{tts_port}", "--host", host, "--port", str(port)]
+        with _child([*command, "--tls-dir", tls_dir]) as child:
+            deadline = time.monotonic() + EMULATOR_READY_LIMIT_S
+            while not _listening(host, port):
+                if child.poll() is not None or time.monotonic() > deadline:
+                    raise LocalTTSFailed(f"the SageMaker emulator on {host}:{port} did not start")
+                time.sleep(0.1)
+            env = {
+                "AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME_HTTP2": f"https://localhost:{port}",
+                "TTS_SAGEMAKER_CA_BUNDLE": f"{tls_dir}/ca.pem",
+                "TTS_SAGEMAKER_ENDPOINT": "kokoro-tts",
+            }
+            yield env | _signing_keys()
+
+
+def _signing_keys() -> dict[str, str]:
+    """Fake static keys when the AWS chain has none: the emulator checks signatures are there,
+    nothing is sent to AWS."""
+    import boto3
+
+    if boto3.Session().get_credentials() is not None:
+        return {}
+    return {"AWS_ACCESS_KEY_ID": "AKIDLOCALEMULATOR", "AWS_SECRET_ACCESS_KEY": "local"}

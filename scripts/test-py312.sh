@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The Python 3.12 test job: the SageMaker SDK (aws-sdk-sagemaker-runtime-http2) needs Python
-# >= 3.12. Creates or reuses .venv312 with the `sagemaker` extra (no torch) and runs the tests
-# that use the real SDK types; --noconftest keeps the server fixtures (torch, onnx) out of it.
+# >= 3.12. Creates or reuses .venv312 with the `sagemaker` and `sagemaker-local` extras (no
+# torch) and runs the tests that use the real SDK: its types, and the real client against the
+# local emulator (sagemaker_local/) and a real tts-server; --noconftest keeps the server
+# fixtures (torch, onnx) out of it.
 # Idempotent: a second run only checks a stamp. Without any Python 3.12 it fails under CI=true
 # and, elsewhere, says loudly that it skipped.
 # Arguments are passed on to pytest.
@@ -34,8 +36,8 @@ if [ ! -f "$stamp" ]; then
   echo "test-py312: installing into .venv312 (log: .venv312/install.log)"
   if ! {
     .venv312/bin/python -m pip install -q --upgrade pip &&
-      .venv312/bin/python -m pip install -q -e ".[sagemaker]" awscrt \
-        pytest pytest-asyncio pytest-timeout websockets
+      .venv312/bin/python -m pip install -q -e ".[sagemaker,sagemaker-local]" awscrt \
+        pytest pytest-asyncio pytest-timeout websockets httpx
   } >.venv312/install.log 2>&1; then
     cat .venv312/install.log
     exit 1
@@ -43,5 +45,9 @@ if [ ! -f "$stamp" ]; then
   rm -f .venv312/.installed-*
   touch "$stamp"
 fi
+# The end-to-end file starts the real tts-server with the main venv's interpreter (onnxruntime
+# and the embedded model live there, not here).
+export TTS_SERVER_PYTHON="${TTS_SERVER_PYTHON:-$PWD/.venv/bin/python}"
 exec .venv312/bin/python -m pytest -q --noconftest -p no:cacheprovider \
-  tests/tts_client/transports/test_sagemaker_sdk.py "$@"
+  tests/tts_client/transports/test_sagemaker_sdk.py \
+  tests/sagemaker_local/test_emulator.py tests/sagemaker_local/test_end_to_end.py "$@"

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -30,6 +31,8 @@ PARTIAL, COMPLETE = "PARTIAL", "COMPLETE"
 DEFAULT_MAX_CONNECTION_AGE = 25 * 60.0  # SageMaker ends a stream after 30 minutes
 DEFAULT_MAX_FRAME_BYTES = 1 << 20
 CLOSE_TIMEOUT_S = 2.0
+ENDPOINT_URL_VARIABLE = "AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME_HTTP2"  # the SDKs' naming rule
+CA_BUNDLE_VARIABLE = "TTS_SAGEMAKER_CA_BUNDLE"  # a PEM trust store, for local emulators
 INSTALL_HINT = "pip install 'kokoro-voice-agent[sagemaker]' on Python >= 3.12"
 
 PayloadPart = Callable[[bytes, str, str], object]  # (bytes, DataType, CompletionState) -> event
@@ -171,15 +174,25 @@ def load_sdk() -> _SDK:
     )
 
 
-def http2_client() -> Any:
-    """The SDK's CRT HTTP client, forced to HTTP/2 (the only one that streams both ways)."""
+def http2_client(ca_file: str | None = None) -> Any:
+    """The SDK's CRT HTTP client, forced to HTTP/2 (the only one that streams both ways).
+
+    ``ca_file`` (default: ``TTS_SAGEMAKER_CA_BUNDLE``) replaces the system trust store, e.g.
+    with the local emulator's CA; the SDK has no TLS option yet, so its TLS context is rebuilt.
+    """
     try:
+        from awscrt import io
         from smithy_http.aio.crt import AWSCRTHTTPClient, AWSCRTHTTPClientConfig
     except ImportError as exc:
         raise TransportUnavailable(
             "awscrt is needed for HTTP/2: pip install 'aws-sdk-sagemaker-runtime-http2[awscrt]'"
         ) from exc
-    return AWSCRTHTTPClient(client_config=AWSCRTHTTPClientConfig(force_http_2=True))
+    client = AWSCRTHTTPClient(client_config=AWSCRTHTTPClientConfig(force_http_2=True))
+    if ca_file := ca_file or os.environ.get(CA_BUNDLE_VARIABLE):
+        options = io.TlsContextOptions()
+        options.override_default_trust_store_from_path(ca_filepath=ca_file)
+        client._tls_ctx = io.ClientTlsContext(options)
+    return client
 
 
 class Boto3Credentials:
@@ -229,7 +242,9 @@ class SageMakerTransport:
             raise ValueError("no AWS region: pass region= or set AWS_REGION")
         self.endpoint_name = endpoint_name
         self.endpoint_url = (
-            endpoint_url or f"https://runtime.sagemaker.{self.region}.amazonaws.com:8443"
+            endpoint_url
+            or os.environ.get(ENDPOINT_URL_VARIABLE)
+            or f"https://runtime.sagemaker.{self.region}.amazonaws.com:8443"
         )
         self.target_variant = target_variant
         self.max_connection_age = max_connection_age

@@ -201,3 +201,19 @@ async def test_default_http_client_is_crt_forced_to_http2() -> None:
     client = http2_client()
     assert client.SUPPORTS_DUPLEX_STREAMING and client._config.force_http_2
     await client.close()
+
+
+def test_endpoint_url_and_trust_store_come_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """What ``voice-agent dev --tts sagemaker-local`` sets to reach the local emulator."""
+    from sagemaker_local.certs import make_local_tls
+
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME_HTTP2", "https://localhost:8443")
+    transport = SageMakerTransport("kokoro-tts", boto3_session=fake_aws())
+    assert transport.endpoint_url == "https://localhost:8443"
+    monkeypatch.setenv("TTS_SAGEMAKER_CA_BUNDLE", str(tmp_path / "missing.pem"))
+    with pytest.raises(Exception, match=r"AWS_IO_FILE_VALIDATION_FAILURE|file"):
+        http2_client()  # the variable is honoured: a missing trust store fails loudly
+    monkeypatch.setenv("TTS_SAGEMAKER_CA_BUNDLE", str(make_local_tls(tmp_path).ca_file))
+    http2_client()  # a real PEM loads (tests/sagemaker_local: the SDK then trusts the emulator)

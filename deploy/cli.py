@@ -1,0 +1,218 @@
+"""``voice-agent deploy``: the TTS endpoint (with autoscaling) and the agent runtime on AWS.
+
+    voice-agent deploy tts --image URI --role ARN [--model-data S3URI] [--instance-type T]
+                           [--min 1 --max 4] [--name kokoro-tts] [--region R] [--dry-run]
+    voice-agent deploy agent --image URI --role ARN --tts-endpoint NAME [--model bedrock:ID]
+    voice-agent deploy iam --account ID [--tts-endpoint NAME] [--model-data S3URI]
+    voice-agent deploy status [--name kokoro-tts] [--agent-name kokoro_voice_agent]
+    voice-agent deploy teardown [--name ...] [--agent-name ...] --yes-delete
+
+``tts`` creates the model and endpoint config (new versions each time), then creates the
+endpoint or moves the existing one to the new config with UpdateEndpoint, registers
+autoscaling, waits for InService and runs the acceptance test through the SageMaker SDK
+(Python >= 3.12). ``--dry-run`` prints the calls as JSON and calls nothing. Exit status: 0 done,
+1 AWS refused or the acceptance test failed, 2 the acceptance test cannot run here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+from typing import Any
+
+from deploy import iam
+from deploy.executor import DeployFailed, Executor
+from deploy.plan import (
+    DEFAULT_MODEL,
+    AgentSpec,
+    Call,
+    TTSSpec,
+    agent_calls,
+    agent_teardown_calls,
+    container_environment,
+    scaling_calls,
+    tts_calls,
+    tts_teardown_calls,
+)
+
+DEFAULT_REGION = "us-east-1"
+DEFAULT_AGENT_NAME = "kokoro_voice_agent"  # agentcore.yaml's agent name
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``deploy`` verbs and their flags."""
+    verbs = parser.add_subparsers(dest="verb", required=True)
+    tts = verbs.add_parser("tts", help="create or update the SageMaker endpoint")
+    tts.add_argument("--image", required=True, help="the tts-server image in ECR")
+    tts.add_argument("--role", required=True, help="the SageMaker execution role ARN")
+    tts.add_argument("--model-data", help="s3://... model.tar.gz (default: weights in the image)")
+    tts.add_argument("--instance-type", default="ml.g6.xlarge")
+    tts.add_argument("--min", type=int, default=1, dest="min_instances")
+    tts.add_argument("--max", type=int, default=4, dest="max_instances")
+    tts.add_argument("--target-streams", type=float, default=8.0, help="open streams/instance")
+    tts.add_argument("--engine", choices=("torch", "onnx"), default="torch")
+    tts.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    tts.add_argument("--max-sessions", type=int, help="TTS_MAX_SESSIONS per instance")
+    tts.add_argument("--skip-acceptance", action="store_true")
+    agent = verbs.add_parser("agent", help="create or update the AgentCore runtime")
+    agent.add_argument("--image", required=True, help="the agent image (linux/arm64) in ECR")
+    agent.add_argument("--role", required=True, help="the runtime's execution role ARN")
+    agent.add_argument("--tts-endpoint", required=True)
+    agent.add_argument("--model", default=DEFAULT_MODEL, help="bedrock:<model or profile id>")
+    policies = verbs.add_parser("iam", help="print least-privilege policies for both roles")
+    policies.add_argument("--account", required=True, help="12-digit AWS account id")
+    policies.add_argument("--tts-endpoint", default="kokoro-tts")
+    policies.add_argument("--model", default=DEFAULT_MODEL)
+    policies.add_argument("--model-data", help="the endpoint's s3:// model data, if any")
+    policies.add_argument("--ecr-repository", default="kokoro-tts")
+    verbs.add_parser("status", help="show the endpoint and the runtime")
+    teardown = verbs.add_parser("teardown", help="delete what deploy created, by name")
+    teardown.add_argument("--yes-delete", action="store_true", help="confirm the deletion")
+    for sub in (tts, agent, policies, verbs.choices["status"], teardown):
+        sub.add_argument("--region", default=DEFAULT_REGION)
+        sub.add_argument("--dry-run", action="store_true", help="print the calls, call nothing")
+    for sub in (tts, verbs.choices["status"], teardown):
+        sub.add_argument("--name", default="kokoro-tts", help="the endpoint name")
+    for sub in (agent, verbs.choices["status"], teardown):
+        sub.add_argument("--agent-name", default=DEFAULT_AGENT_NAME)
+
+
+def boto3_clients(region: str) -> Any:
+    """A client factory over one boto3 session (the standard credential chain)."""
+    import boto3
+
+    session = boto3.Session(region_name=region)
+    return lambda service: session.client(service)
+
+
+def run(args: argparse.Namespace, executor: Executor | None = None) -> int:
+    """Run one verb; see the module docstring for the exit status."""
+    if args.verb == "iam":
+        print(json.dumps(policies(args), indent=2))
+        return 0
+    executor = executor or Executor(boto3_clients(args.region))
+    try:
+        return VERBS[args.verb](args, executor)
+    except DeployFailed as exc:
+        print(f"deploy {args.verb}: FAILED: {exc}")
+        return 1
+
+
+def policies(args: argparse.Namespace) -> dict[str, Any]:
+    """Both roles' permission and trust policies."""
+    model_id = args.model.removeprefix("bedrock:")
+    return {
+        "agent_role": {
+            "trust": iam.trust_policy("bedrock-agentcore.amazonaws.com"),
+            "permissions": iam.agent_policy(args.region, args.account, args.tts_endpoint, model_id),
+        },
+        "endpoint_role": {
+            "trust": iam.trust_policy("sagemaker.amazonaws.com"),
+            "permissions": iam.endpoint_policy(
+                args.region, args.account, args.model_data, args.ecr_repository
+            ),
+        },
+    }
+
+
+def _print_plan(calls: list[Call]) -> None:
+    print(json.dumps([call.to_json() for call in calls], indent=2))
+
+
+def deploy_tts(args: argparse.Namespace, executor: Executor) -> int:
+    spec = TTSSpec(
+        name=args.name,
+        image=args.image,
+        model_data=args.model_data,
+        role_arn=args.role,
+        instance_type=args.instance_type,
+        min_instances=args.min_instances,
+        max_instances=args.max_instances,
+        target_streams=args.target_streams,
+        environment=container_environment(args.engine, args.device, args.max_sessions),
+    )
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    exists = executor.endpoint(spec.name) is not None
+    calls = tts_calls(spec, stamp, exists)
+    if args.dry_run:
+        _print_plan(calls + scaling_calls(spec))
+        return 0
+    print(f"deploy tts: {'updating' if exists else 'creating'} endpoint {spec.name}")
+    executor.run(calls)
+    endpoint = executor.wait_in_service(spec.name)
+    executor.run(scaling_calls(spec))
+    print(f"deploy tts: {endpoint['EndpointArn']} InService")
+    return 0 if args.skip_acceptance else acceptance(spec.name, args.region)
+
+
+def acceptance(endpoint_name: str, region: str) -> int:
+    """The endpoint acceptance test through the real SageMaker SDK transport."""
+    from tts_client.acceptance import Acceptance, SageMakerEndpoint, report
+    from tts_client.errors import TransportUnavailable
+
+    try:
+        endpoint = SageMakerEndpoint(endpoint_name, region)
+    except TransportUnavailable as exc:
+        print(f"deploy tts: acceptance test not run: {exc}")
+        return 2
+    text, status = report(asyncio.run(Acceptance(endpoint).run()), "acceptance")
+    print(text)
+    return status
+
+
+def deploy_agent(args: argparse.Namespace, executor: Executor) -> int:
+    spec = AgentSpec(
+        name=args.agent_name,
+        image=args.image,
+        role_arn=args.role,
+        tts_endpoint=args.tts_endpoint,
+        region=args.region,
+        model=args.model,
+    )
+    calls = agent_calls(spec, executor.runtime_id(spec.name))
+    if args.dry_run:
+        _print_plan(calls)
+        return 0
+    (response,) = executor.run(calls)
+    arn = response["agentRuntimeArn"]
+    print(
+        f"deploy agent: {arn} version {response['agentRuntimeVersion']} ({response['status']})\n"
+        "invoke it:\n"
+        f"  voice-agent bench --agent-arn {arn}\n"
+        f"  aws bedrock-agentcore invoke-agent-runtime --agent-runtime-arn {arn} "
+        '--payload \'{"prompt": "Hello"}\' --cli-binary-format raw-in-base64-out out.sse'
+    )
+    return 0
+
+
+def status(args: argparse.Namespace, executor: Executor) -> int:
+    endpoint = executor.endpoint(args.name)
+    runtime = executor.runtime_id(args.agent_name)
+    line = "absent" if endpoint is None else endpoint["EndpointStatus"]
+    print(f"endpoint {args.name}: {line}")
+    print(f"runtime {args.agent_name}: {runtime or 'absent'}")
+    return 0
+
+
+def teardown(args: argparse.Namespace, executor: Executor) -> int:
+    endpoint = executor.endpoint(args.name)
+    calls: list[Call] = []
+    if endpoint is not None:
+        config = endpoint["EndpointConfigName"]
+        models = executor.endpoint_models(config)
+        calls += tts_teardown_calls(args.name, config, models, executor.scaled(args.name))
+    calls += agent_teardown_calls(executor.runtime_id(args.agent_name))
+    if args.dry_run or not args.yes_delete:
+        _print_plan(calls)
+        if not args.dry_run:
+            print("deploy teardown: nothing deleted; add --yes-delete to run these calls")
+            return 1
+        return 0
+    executor.run(calls)
+    print(f"deploy teardown: {len(calls)} calls done")
+    return 0
+
+
+VERBS = {"tts": deploy_tts, "agent": deploy_agent, "status": status, "teardown": teardown}

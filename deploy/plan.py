@@ -1,0 +1,225 @@
+"""What ``voice-agent deploy`` asks of AWS, as data: each API call with its exact parameters.
+
+The builders here are pure (no clients, no clock: the version stamp is an argument), so a dry
+run prints exactly what a real run sends and the tests check each call against botocore's
+service models. SageMaker models and endpoint configs are immutable, so every ``deploy tts``
+makes new ones named ``NAME-STAMP``; an existing endpoint is moved to the new config with
+``UpdateEndpoint`` (SageMaker swaps instances behind it), never deleted and re-created.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+VARIANT = "AllTraffic"
+SCALABLE_DIMENSION = "sagemaker:variant:DesiredInstanceCount"
+# Open bidirectional streams per instance, sampled every 10 s (docs/deploy.md: why this one).
+SCALING_METRIC = "SageMakerVariantConcurrentRequestsPerModelHighResolution"
+SCALE_OUT_COOLDOWN_S = 60
+SCALE_IN_COOLDOWN_S = 900  # streams live up to 30 min; sessions resume on another instance
+DEFAULT_MODEL = "bedrock:us.anthropic.claude-haiku-4-5-20251001-v1:0"
+DEFAULT_TARGET_STREAMS = 8.0  # per instance: below tts-server's TTS_MAX_SESSIONS default
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One API call: ``service`` is the boto3 client name, ``operation`` its method."""
+
+    service: str
+    operation: str
+    params: Mapping[str, Any]
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"service": self.service, "operation": self.operation, "params": self.params} | (
+            {"note": self.note} if self.note else {}
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TTSSpec:
+    """The flags of ``deploy tts``."""
+
+    name: str
+    image: str
+    model_data: str | None
+    role_arn: str
+    instance_type: str = "ml.g6.xlarge"
+    min_instances: int = 1
+    max_instances: int = 4
+    target_streams: float = DEFAULT_TARGET_STREAMS
+    environment: Mapping[str, str] = field(default_factory=dict)
+
+    def versioned(self, stamp: str) -> str:
+        """``NAME-STAMP``: the name of this deploy's model and endpoint config."""
+        return f"{self.name}-{stamp}"[:63]
+
+
+def container_environment(
+    engine: str = "torch", device: str = "cuda", max_sessions: int | None = None
+) -> dict[str, str]:
+    """The TTS container's environment (``tts_server/settings.py`` reads it)."""
+    env = {"TTS_ENGINE": engine, "TTS_DEVICE": device}
+    if max_sessions is not None:
+        env["TTS_MAX_SESSIONS"] = str(max_sessions)
+    return env
+
+
+def tts_calls(spec: TTSSpec, stamp: str, endpoint_exists: bool) -> list[Call]:
+    """Model, endpoint config, then create or update the endpoint."""
+    version = spec.versioned(stamp)
+    container: dict[str, Any] = {"Image": spec.image, "Environment": dict(spec.environment)}
+    if spec.model_data:
+        container["ModelDataUrl"] = spec.model_data
+    variant = {
+        "VariantName": VARIANT,
+        "ModelName": version,
+        "InstanceType": spec.instance_type,
+        "InitialInstanceCount": spec.min_instances,
+        "ContainerStartupHealthCheckTimeoutInSeconds": 600,
+    }
+    endpoint = {"EndpointName": spec.name, "EndpointConfigName": version}
+    return [
+        Call(
+            "sagemaker",
+            "create_model",
+            {
+                "ModelName": version,
+                "ExecutionRoleArn": spec.role_arn,
+                "PrimaryContainer": container,
+            },
+        ),
+        Call(
+            "sagemaker",
+            "create_endpoint_config",
+            {"EndpointConfigName": version, "ProductionVariants": [variant]},
+        ),
+        Call("sagemaker", "update_endpoint", endpoint, "in place: the endpoint keeps serving")
+        if endpoint_exists
+        else Call("sagemaker", "create_endpoint", endpoint),
+    ]
+
+
+def scaling_calls(spec: TTSSpec) -> list[Call]:
+    """Target tracking on open streams per instance, between ``min`` and ``max`` instances."""
+    resource = f"endpoint/{spec.name}/variant/{VARIANT}"
+    return [
+        Call(
+            "application-autoscaling",
+            "register_scalable_target",
+            {
+                "ServiceNamespace": "sagemaker",
+                "ResourceId": resource,
+                "ScalableDimension": SCALABLE_DIMENSION,
+                "MinCapacity": spec.min_instances,
+                "MaxCapacity": spec.max_instances,
+            },
+        ),
+        Call(
+            "application-autoscaling",
+            "put_scaling_policy",
+            {
+                "PolicyName": f"{spec.name}-concurrent-streams",
+                "ServiceNamespace": "sagemaker",
+                "ResourceId": resource,
+                "ScalableDimension": SCALABLE_DIMENSION,
+                "PolicyType": "TargetTrackingScaling",
+                "TargetTrackingScalingPolicyConfiguration": {
+                    "TargetValue": spec.target_streams,
+                    "PredefinedMetricSpecification": {"PredefinedMetricType": SCALING_METRIC},
+                    "ScaleOutCooldown": SCALE_OUT_COOLDOWN_S,
+                    "ScaleInCooldown": SCALE_IN_COOLDOWN_S,
+                },
+            },
+        ),
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSpec:
+    """The flags of ``deploy agent``."""
+
+    name: str
+    image: str
+    role_arn: str
+    tts_endpoint: str
+    region: str
+    model: str = DEFAULT_MODEL
+    idle_timeout_s: int = 900
+    max_lifetime_s: int = 28800
+
+    def environment(self) -> dict[str, str]:
+        """What ``agent/config.py`` reads inside the runtime."""
+        return {
+            "AWS_REGION": self.region,
+            "TTS_SAGEMAKER_ENDPOINT": self.tts_endpoint,
+            "VOICE_AGENT_MODEL": self.model,
+        }
+
+
+def agent_calls(spec: AgentSpec, runtime_id: str | None) -> list[Call]:
+    """Create the AgentCore runtime, or update the one named ``spec.name`` in place."""
+    params: dict[str, Any] = {
+        "agentRuntimeArtifact": {"containerConfiguration": {"containerUri": spec.image}},
+        "roleArn": spec.role_arn,
+        "networkConfiguration": {"networkMode": "PUBLIC"},
+        "protocolConfiguration": {"serverProtocol": "HTTP"},
+        "lifecycleConfiguration": {
+            "idleRuntimeSessionTimeout": spec.idle_timeout_s,
+            "maxLifetime": spec.max_lifetime_s,
+        },
+        "environmentVariables": spec.environment(),
+    }
+    if runtime_id is None:
+        return [
+            Call(
+                "bedrock-agentcore-control",
+                "create_agent_runtime",
+                {"agentRuntimeName": spec.name, **params},
+            )
+        ]
+    return [
+        Call(
+            "bedrock-agentcore-control",
+            "update_agent_runtime",
+            {"agentRuntimeId": runtime_id, **params},
+            "a new runtime version; the endpoint DEFAULT follows it",
+        )
+    ]
+
+
+def tts_teardown_calls(
+    name: str, endpoint_config: str | None, models: list[str], scaled: bool
+) -> list[Call]:
+    """Remove what ``deploy tts`` made for endpoint ``name``: scaling, endpoint, config, models."""
+    calls: list[Call] = []
+    if scaled:
+        calls.append(
+            Call(
+                "application-autoscaling",
+                "deregister_scalable_target",
+                {
+                    "ServiceNamespace": "sagemaker",
+                    "ResourceId": f"endpoint/{name}/variant/{VARIANT}",
+                    "ScalableDimension": SCALABLE_DIMENSION,
+                },
+            )
+        )
+    calls.append(Call("sagemaker", "delete_endpoint", {"EndpointName": name}))
+    if endpoint_config:
+        calls.append(
+            Call("sagemaker", "delete_endpoint_config", {"EndpointConfigName": endpoint_config})
+        )
+    calls += [Call("sagemaker", "delete_model", {"ModelName": model}) for model in models]
+    return calls
+
+
+def agent_teardown_calls(runtime_id: str | None) -> list[Call]:
+    """Remove the AgentCore runtime, if there is one."""
+    if runtime_id is None:
+        return []
+    return [
+        Call("bedrock-agentcore-control", "delete_agent_runtime", {"agentRuntimeId": runtime_id})
+    ]

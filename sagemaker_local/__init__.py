@@ -1,0 +1,1 @@
+"""A local SageMaker ``InvokeEndpointWithBidirectionalStream`` emulator (Python >= 3.12)."""

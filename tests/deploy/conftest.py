@@ -1,0 +1,18 @@
+"""The ``aws`` fixture: stubbed clients, every queued response consumed by the end."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.deploy.stubs import Stubbed
+
+
+@pytest.fixture
+def aws() -> Iterator[Stubbed]:
+    stubbed = Stubbed()
+    for stub in stubbed.stubs.values():
+        stub.activate()
+    yield stubbed
+    stubbed.verify()

@@ -1,0 +1,274 @@
+"""``voice-agent deploy`` against botocore-stubbed clients: every call is checked against the
+service's own model (botocore's ``Stubber`` validates parameters and responses), in order.
+No credentials, no network: the clients carry fake static keys and never send anything."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from botocore.stub import ANY
+
+from deploy.cli import add_arguments, run
+from deploy.plan import SCALING_METRIC
+from tests.deploy.stubs import (
+    ENDPOINT_ARN,
+    IMAGE,
+    NOW,
+    RESOURCE,
+    ROLE,
+    RUNTIME_ARN,
+    Stubbed,
+    describe,
+    no_endpoint,
+    runtimes,
+)
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def expect_model_and_config(aws: Stubbed) -> None:
+    aws["sagemaker"].add_response(
+        "create_model",
+        {"ModelArn": "arn:aws:sagemaker:us-east-1:111122223333:model/kokoro-tts-x"},
+        {
+            "ModelName": ANY,
+            "ExecutionRoleArn": ROLE,
+            "PrimaryContainer": {
+                "Image": IMAGE,
+                "Environment": {"TTS_ENGINE": "torch", "TTS_DEVICE": "cuda"},
+                "ModelDataUrl": "s3://bucket/kokoro/model.tar.gz",
+            },
+        },
+    )
+    aws["sagemaker"].add_response(
+        "create_endpoint_config",
+        {"EndpointConfigArn": "arn:aws:sagemaker:us-east-1:111122223333:endpoint-config/x"},
+        {"EndpointConfigName": ANY, "ProductionVariants": ANY},
+    )
+
+
+def expect_scaling(aws: Stubbed) -> None:
+    resource = "endpoint/kokoro-tts/variant/AllTraffic"
+    aws["application-autoscaling"].add_response(
+        "register_scalable_target",
+        {},
+        {
+            "ServiceNamespace": "sagemaker",
+            "ResourceId": resource,
+            "ScalableDimension": "sagemaker:variant:DesiredInstanceCount",
+            "MinCapacity": 1,
+            "MaxCapacity": 4,
+        },
+    )
+    aws["application-autoscaling"].add_response(
+        "put_scaling_policy",
+        {"PolicyARN": "arn:aws:autoscaling:us-east-1:111122223333:scalingPolicy:x"},
+        {
+            "PolicyName": "kokoro-tts-concurrent-streams",
+            "ServiceNamespace": "sagemaker",
+            "ResourceId": resource,
+            "ScalableDimension": "sagemaker:variant:DesiredInstanceCount",
+            "PolicyType": "TargetTrackingScaling",
+            "TargetTrackingScalingPolicyConfiguration": {
+                "TargetValue": 8.0,
+                "PredefinedMetricSpecification": {"PredefinedMetricType": SCALING_METRIC},
+                "ScaleOutCooldown": 60,
+                "ScaleInCooldown": 900,
+            },
+        },
+    )
+
+
+TTS_ARGS = (
+    "tts", "--image", IMAGE, "--role", ROLE, "--model-data", "s3://bucket/kokoro/model.tar.gz",
+    "--skip-acceptance",
+)  # fmt: skip
+
+
+def test_tts_creates_when_absent(aws: Stubbed) -> None:
+    no_endpoint(aws)
+    expect_model_and_config(aws)
+    aws["sagemaker"].add_response(
+        "create_endpoint",
+        {"EndpointArn": ENDPOINT_ARN},
+        {"EndpointName": "kokoro-tts", "EndpointConfigName": ANY},
+    )
+    describe(aws, "Creating")
+    describe(aws, "InService")
+    expect_scaling(aws)
+    assert run(parse(*TTS_ARGS), aws.executor) == 0
+    assert "  kokoro-tts: Creating after 0 s" in aws.printed
+    assert "  kokoro-tts: InService after 30 s" in aws.printed
+
+
+def test_tts_updates_in_place_when_present(aws: Stubbed) -> None:
+    describe(aws, "InService")
+    expect_model_and_config(aws)
+    aws["sagemaker"].add_response(  # never delete_endpoint: it keeps serving while updating
+        "update_endpoint",
+        {"EndpointArn": ENDPOINT_ARN},
+        {"EndpointName": "kokoro-tts", "EndpointConfigName": ANY},
+    )
+    describe(aws, "Updating")
+    describe(aws, "InService", config="kokoro-tts-new")
+    expect_scaling(aws)
+    assert run(parse(*TTS_ARGS), aws.executor) == 0
+    assert [line.strip() for line in aws.printed if "." in line and ":" not in line] == [
+        "sagemaker.create_model",
+        "sagemaker.create_endpoint_config",
+        "sagemaker.update_endpoint",
+        "application-autoscaling.register_scalable_target",
+        "application-autoscaling.put_scaling_policy",
+    ]
+
+
+def test_wait_failure_reports_sagemakers_reason(aws: Stubbed, capsys: Any) -> None:
+    no_endpoint(aws)
+    expect_model_and_config(aws)
+    aws["sagemaker"].add_response(
+        "create_endpoint",
+        {"EndpointArn": ENDPOINT_ARN},
+        {"EndpointName": "kokoro-tts", "EndpointConfigName": ANY},
+    )
+    describe(aws, "Creating")
+    describe(aws, "Failed", FailureReason="The primary container did not pass the ping check.")
+    assert run(parse(*TTS_ARGS), aws.executor) == 1  # and no autoscaling is registered
+    assert "did not pass the ping check" in capsys.readouterr().out
+
+
+def test_failed_update_rolls_back_and_fails(aws: Stubbed, capsys: Any) -> None:
+    describe(aws, "InService")
+    expect_model_and_config(aws)
+    aws["sagemaker"].add_response(
+        "update_endpoint",
+        {"EndpointArn": ENDPOINT_ARN},
+        {"EndpointName": "kokoro-tts", "EndpointConfigName": ANY},
+    )
+    describe(aws, "RollingBack")
+    assert run(parse(*TTS_ARGS), aws.executor) == 1
+    assert "RollingBack" in capsys.readouterr().out
+
+
+def test_dry_run_reads_but_changes_nothing(aws: Stubbed, capsys: Any) -> None:
+    no_endpoint(aws)
+    assert run(parse(*TTS_ARGS, "--dry-run"), aws.executor) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert [c["operation"] for c in plan] == [
+        "create_model",
+        "create_endpoint_config",
+        "create_endpoint",
+        "register_scalable_target",
+        "put_scaling_policy",
+    ]
+    variant = plan[1]["params"]["ProductionVariants"][0]
+    assert variant["InstanceType"] == "ml.g6.xlarge" and variant["InitialInstanceCount"] == 1
+
+
+AGENT_ARGS = ("agent", "--image", IMAGE, "--role", ROLE, "--tts-endpoint", "kokoro-tts")
+AGENT_PARAMS = {
+    "agentRuntimeArtifact": {"containerConfiguration": {"containerUri": IMAGE}},
+    "roleArn": ROLE,
+    "networkConfiguration": {"networkMode": "PUBLIC"},
+    "protocolConfiguration": {"serverProtocol": "HTTP"},
+    "lifecycleConfiguration": {"idleRuntimeSessionTimeout": 900, "maxLifetime": 28800},
+    "environmentVariables": {
+        "AWS_REGION": "us-east-1",
+        "TTS_SAGEMAKER_ENDPOINT": "kokoro-tts",
+        "VOICE_AGENT_MODEL": "bedrock:us.anthropic.claude-haiku-4-5-20251001-v1:0",
+    },
+}
+RUNTIME = {"agentRuntimeArn": RUNTIME_ARN, "agentRuntimeId": "kokoro_voice_agent-abc",
+           "agentRuntimeVersion": "2", "createdAt": NOW, "status": "CREATING"}  # fmt: skip
+
+
+def test_agent_creates_the_runtime_and_prints_the_invoke_command(aws: Stubbed, capsys: Any) -> None:
+    runtimes(aws, "someone_else")
+    aws["bedrock-agentcore-control"].add_response(
+        "create_agent_runtime",
+        RUNTIME,
+        {"agentRuntimeName": "kokoro_voice_agent", **AGENT_PARAMS},
+    )
+    assert run(parse(*AGENT_ARGS), aws.executor) == 0
+    assert f"--agent-arn {RUNTIME_ARN}" in capsys.readouterr().out
+
+
+def test_agent_updates_the_runtime_with_that_name(aws: Stubbed) -> None:
+    runtimes(aws, "kokoro_voice_agent")
+    aws["bedrock-agentcore-control"].add_response(
+        "update_agent_runtime",
+        RUNTIME | {"lastUpdatedAt": NOW},
+        {"agentRuntimeId": "kokoro_voice_agent-abc", **AGENT_PARAMS},
+    )
+    assert run(parse(*AGENT_ARGS), aws.executor) == 0
+
+
+def teardown_state(aws: Stubbed) -> None:
+    describe(aws, "InService", config="kokoro-tts-20260101")
+    aws["sagemaker"].add_response(
+        "describe_endpoint_config",
+        {
+            "EndpointConfigName": "kokoro-tts-20260101",
+            "EndpointConfigArn": "arn:aws:sagemaker:us-east-1:111122223333:endpoint-config/x",
+            "ProductionVariants": [{"VariantName": "AllTraffic", "ModelName": "kokoro-tts-m"}],
+            "CreationTime": NOW,
+        },
+        {"EndpointConfigName": "kokoro-tts-20260101"},
+    )
+    aws["application-autoscaling"].add_response(
+        "describe_scalable_targets",
+        {"ScalableTargets": [{
+            "ServiceNamespace": "sagemaker",
+            "ResourceId": "endpoint/kokoro-tts/variant/AllTraffic",
+            "ScalableDimension": "sagemaker:variant:DesiredInstanceCount",
+            "MinCapacity": 1, "MaxCapacity": 4, "RoleARN": ROLE, "CreationTime": NOW,
+        }]},
+        {"ServiceNamespace": "sagemaker", "ResourceIds": [RESOURCE]},
+    )  # fmt: skip
+    runtimes(aws, "kokoro_voice_agent")
+
+
+def test_teardown_without_confirmation_deletes_nothing(aws: Stubbed, capsys: Any) -> None:
+    teardown_state(aws)
+    assert run(parse("teardown"), aws.executor) == 1
+    assert "--yes-delete" in capsys.readouterr().out
+
+
+def test_teardown_removes_everything_by_name(aws: Stubbed) -> None:
+    teardown_state(aws)
+    aws["application-autoscaling"].add_response(
+        "deregister_scalable_target",
+        {},
+        {
+            "ServiceNamespace": "sagemaker",
+            "ResourceId": "endpoint/kokoro-tts/variant/AllTraffic",
+            "ScalableDimension": "sagemaker:variant:DesiredInstanceCount",
+        },
+    )
+    aws["sagemaker"].add_response("delete_endpoint", {}, {"EndpointName": "kokoro-tts"})
+    aws["sagemaker"].add_response(
+        "delete_endpoint_config", {}, {"EndpointConfigName": "kokoro-tts-20260101"}
+    )
+    aws["sagemaker"].add_response("delete_model", {}, {"ModelName": "kokoro-tts-m"})
+    aws["bedrock-agentcore-control"].add_response(
+        "delete_agent_runtime", {"status": "DELETING"}, {"agentRuntimeId": "kokoro_voice_agent-abc"}
+    )
+    assert run(parse("teardown", "--yes-delete"), aws.executor) == 0
+
+
+def test_iam_policies_name_only_the_endpoint_and_the_model(capsys: Any) -> None:
+    assert run(parse("iam", "--account", "111122223333")) == 0
+    policies = json.loads(capsys.readouterr().out)
+    statements = policies["agent_role"]["permissions"]["Statement"]
+    actions = {s["Action"] if isinstance(s["Action"], str) else tuple(s["Action"]): s["Resource"]
+               for s in statements}  # fmt: skip
+    assert actions["sagemaker:InvokeEndpointWithBidirectionalStream"] == ENDPOINT_ARN
+    assert all("*" not in str(r) or "foundation-model" in str(r) or "logs" in str(r)
+               for r in actions.values())  # fmt: skip
+    trust = policies["endpoint_role"]["trust"]["Statement"][0]["Principal"]
+    assert trust == {"Service": "sagemaker.amazonaws.com"}
