@@ -1,4 +1,4 @@
-.PHONY: run test bench audit
+.PHONY: run test bench audit mutate
 
 # Set up .venv/ and start the local stack on 127.0.0.1 (embedded CPU model, no network).
 run:
@@ -19,3 +19,8 @@ bench:
 audit:
 	scripts/bootstrap.sh
 	.venv/bin/voice-agent audit $(AUDIT_FLAGS)
+
+# Mutation testing over the contract modules (mutmut; long, not part of `make test`); writes
+# docs/benchmarks/mutation.*, read by docs/testing.md
+mutate:
+	scripts/mutate.sh
