@@ -10,8 +10,9 @@
 ``tts`` creates the model and endpoint config (new versions each time), then creates the
 endpoint or moves the existing one to the new config with UpdateEndpoint, registers
 autoscaling, waits for InService and runs the acceptance test through the SageMaker SDK
-(Python >= 3.12). ``--dry-run`` prints the calls as JSON and calls nothing. Exit status: 0 done,
-1 AWS refused or the acceptance test failed, 2 the acceptance test cannot run here.
+(Python >= 3.12). ``--dry-run`` prints the calls as JSON and calls nothing (teardown's only
+reads). Exit status: 0 done, 1 AWS refused or the acceptance test failed, 2 the acceptance test
+cannot run here.
 """
 
 from __future__ import annotations
@@ -121,6 +122,12 @@ def _print_plan(calls: list[Call]) -> None:
     print(json.dumps([call.to_json() for call in calls], indent=2))
 
 
+def _print_branches(if_absent: list[Call], if_present: list[Call]) -> None:
+    """A dry run's plan: the calls when the resource is absent, and when it exists."""
+    plans = {"if_absent": if_absent, "if_present": if_present}
+    print(json.dumps({k: [c.to_json() for c in v] for k, v in plans.items()}, indent=2))
+
+
 def deploy_tts(args: argparse.Namespace, executor: Executor) -> int:
     spec = TTSSpec(
         name=args.name,
@@ -134,11 +141,14 @@ def deploy_tts(args: argparse.Namespace, executor: Executor) -> int:
         environment=container_environment(args.engine, args.device, args.max_sessions),
     )
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    if args.dry_run:  # no call at all, not even a read: both branches of create-or-update
+        _print_branches(
+            tts_calls(spec, stamp, False) + scaling_calls(spec),
+            tts_calls(spec, stamp, True) + scaling_calls(spec),
+        )
+        return 0
     exists = executor.endpoint(spec.name) is not None
     calls = tts_calls(spec, stamp, exists)
-    if args.dry_run:
-        _print_plan(calls + scaling_calls(spec))
-        return 0
     print(f"deploy tts: {'updating' if exists else 'creating'} endpoint {spec.name}")
     executor.run(calls)
     endpoint = executor.wait_in_service(spec.name)
@@ -171,10 +181,10 @@ def deploy_agent(args: argparse.Namespace, executor: Executor) -> int:
         region=args.region,
         model=args.model,
     )
-    calls = agent_calls(spec, executor.runtime_id(spec.name))
-    if args.dry_run:
-        _print_plan(calls)
+    if args.dry_run:  # no call at all: the update names the runtime id it would look up
+        _print_branches(agent_calls(spec, None), agent_calls(spec, f"<id of {spec.name}>"))
         return 0
+    calls = agent_calls(spec, executor.runtime_id(spec.name))
     (response,) = executor.run(calls)
     arn = response["agentRuntimeArn"]
     print(

@@ -155,17 +155,25 @@ def test_failed_update_rolls_back_and_fails(aws: Stubbed, capsys: Any) -> None:
     assert "RollingBack" in capsys.readouterr().out
 
 
-def test_dry_run_reads_but_changes_nothing(aws: Stubbed, capsys: Any) -> None:
-    no_endpoint(aws)
+def test_dry_run_calls_nothing_and_prints_both_branches(aws: Stubbed, capsys: Any) -> None:
+    # nothing is stubbed: any call, even a read, would fail with UnStubbedResponseError
     assert run(parse(*TTS_ARGS, "--dry-run"), aws.executor) == 0
-    plan = json.loads(capsys.readouterr().out)
-    assert [c["operation"] for c in plan] == [
+    plans = json.loads(capsys.readouterr().out)
+    scaling = ["register_scalable_target", "put_scaling_policy"]
+    assert [c["operation"] for c in plans["if_absent"]] == [
         "create_model",
         "create_endpoint_config",
         "create_endpoint",
-        "register_scalable_target",
-        "put_scaling_policy",
+        *scaling,
     ]
+    updated = [c["operation"] for c in plans["if_present"]]
+    assert "update_endpoint" in updated and "create_endpoint" not in updated
+    assert "delete_endpoint" not in updated and updated[-2:] == scaling
+    assert run(parse(*AGENT_ARGS, "--dry-run"), aws.executor) == 0
+    agent = json.loads(capsys.readouterr().out)
+    assert [c["operation"] for c in agent["if_absent"]] == ["create_agent_runtime"]
+    assert [c["operation"] for c in agent["if_present"]] == ["update_agent_runtime"]
+    plan = plans["if_absent"]
     variant = plan[1]["params"]["ProductionVariants"][0]
     assert variant["InstanceType"] == "ml.g6.xlarge" and variant["InitialInstanceCount"] == 1
 
