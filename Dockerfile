@@ -18,7 +18,8 @@ ENV PYTHONUNBUFFERED=1 \
     TTS_ENGINE=torch \
     TTS_HOST=0.0.0.0 \
     TTS_PORT=8080 \
-    TTS_MODEL_DIR=/opt/ml/model
+    TTS_MODEL_DIR=/opt/ml/model \
+    LOG_FORMAT=json
 
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 python3-venv ca-certificates \
@@ -33,7 +34,8 @@ WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY tts_protocol ./tts_protocol
 COPY tts_server ./tts_server
-RUN pip install ".[tts]"
+COPY observability ./observability
+RUN pip install ".[tts,otlp]"
 
 # Weights are fetched at image build time into the model directory; at run time the hub is
 # offline. (A ModelDataUrl on the SageMaker model mounts its own files over /opt/ml/model.)
@@ -54,13 +56,15 @@ FROM --platform=linux/arm64 python:3.12-slim AS agent
 ENV PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
     VOICE_AGENT_MODEL=bedrock:us.anthropic.claude-haiku-4-5-20251001-v1:0 \
-    TTS_SAGEMAKER_ENDPOINT=kokoro-tts
+    TTS_SAGEMAKER_ENDPOINT=kokoro-tts \
+    LOG_FORMAT=json
 WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY agent ./agent
 COPY tts_client ./tts_client
 COPY tts_protocol ./tts_protocol
-RUN pip install ".[agent,sagemaker]"
+COPY observability ./observability
+RUN pip install ".[agent,sagemaker,otlp]"
 RUN useradd --system --uid 10001 --home-dir /app agent
 USER agent
 EXPOSE 8080

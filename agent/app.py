@@ -14,6 +14,9 @@ event), and it bridges a generator through a thread-pool thread that learns of a
 went away only when that generator is closed, which Starlette leaves to the garbage collector.
 Here the response, served on the main loop, listens for ``http.disconnect`` and cancels its
 body, ``relay_from_loop``, whose clean-up cancels the turn on the worker loop at once.
+
+``CheckedBody`` reads and decodes the body by the dev server's rules before the SDK does, so both
+doors refuse the same requests with the same typed errors (docs/agent.md, "Limits").
 """
 
 from __future__ import annotations
@@ -26,15 +29,21 @@ from typing import Any
 
 from bedrock_agentcore.runtime import BedrockAgentCoreApp, PingStatus
 from bedrock_agentcore.runtime.context import RequestContext
-from starlette.responses import JSONResponse, Response
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket
 
 from agent.config import AgentConfig
 from agent.events import Event
+from agent.metrics import AgentMetrics
 from agent.pipeline import BadRequest
-from agent.service import DEFAULT_CONVERSATION, VoiceAgent
+from agent.service import DEFAULT_CONVERSATION, VoiceAgent, decode_json, read_body, refusal
 from agent.sse import event_stream
 from agent.ws import TurnEvents, TurnStarter, VoiceSocket, conversation_of
+from observability import logs, tracing
+from observability.prometheus import METRICS_PATH, HttpErrors, exposition
 
 log = logging.getLogger("agent")
 
@@ -77,6 +86,38 @@ async def relay_from_loop(
         pumping.cancel()  # cancels the turn on its loop; a no-op once it has ended
 
 
+class CheckedBody:
+    """ASGI middleware: ``POST /invocations``' body within ``MAX_BODY_BYTES`` and JSON, or refused.
+
+    The SDK reads any body whole, answers bad JSON with its own untyped error and lets a
+    ``RecursionError`` out as a 500. A body that passes is handed on to the SDK as it came.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or (scope["method"], scope["path"]) != ("POST", "/invocations"):
+            await self.app(scope, receive, send)
+            return
+        try:
+            body = await read_body(Request(scope, receive))
+            decode_json(body, "the body")
+        except BadRequest as exc:
+            await refusal(exc)(scope, receive, send)
+            return
+        replayed = False
+
+        async def replay() -> Message:  # the body once, then the client's own messages
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+
 def worker_turns(voice_agent: VoiceAgent, worker: asyncio.AbstractEventLoop) -> TurnStarter:
     """Turns started and run on ``worker``, their events relayed to the running loop."""
 
@@ -106,21 +147,27 @@ def create_app(config: AgentConfig | None = None) -> BedrockAgentCoreApp:
         closing = asyncio.run_coroutine_threadsafe(voice_agent.aclose(), worker)
         await asyncio.wrap_future(closing)
 
-    app = BedrockAgentCoreApp(lifespan=lifespan)
+    app = BedrockAgentCoreApp(lifespan=lifespan, middleware=[Middleware(CheckedBody)])
+    metrics = app.state.metrics = AgentMetrics()
+    app.add_route(METRICS_PATH, exposition(metrics.registry), methods=["GET"])
+    app.add_middleware(HttpErrors, count=metrics.error)  # outermost: every refusal counted
 
     @app.entrypoint
     async def invoke(payload: dict[str, Any], context: RequestContext) -> Response:
         try:
             turn = await voice_agent.start(payload, context.session_id or DEFAULT_CONVERSATION)
         except BadRequest as exc:
-            return JSONResponse(exc.to_json(), status_code=400)
-        return event_stream(relay_from_loop(turn.run(), asyncio.get_running_loop()))
+            return refusal(exc)
+        relayed = relay_from_loop(turn.run(), asyncio.get_running_loop())
+        return event_stream(metrics.observe(relayed, "sse"))
 
     @app.websocket
     async def ws(websocket: WebSocket, context: RequestContext) -> None:
         conversation = context.session_id or conversation_of(websocket)
-        turns = worker_turns(voice_agent, sdk_worker_loop(app))
-        await VoiceSocket(websocket, turns, conversation).serve()
+        turns = metrics.observed(worker_turns(voice_agent, sdk_worker_loop(app)))
+        await metrics.serve(
+            VoiceSocket(websocket, turns, conversation, voice_agent.config.ws_idle_s)
+        )
 
     @app.ping
     def ping() -> PingStatus:
@@ -132,7 +179,8 @@ def create_app(config: AgentConfig | None = None) -> BedrockAgentCoreApp:
 
 def main() -> None:
     """Serve on 0.0.0.0:8080, as AgentCore Runtime expects."""
-    logging.basicConfig(level=logging.INFO)
+    logs.configure("INFO")  # LOG_FORMAT=json in the image
+    tracing.configure("voice-agent")  # on with the OTEL_* variables (or the ADOT distro)
     create_app().run(port=8080, host="0.0.0.0")
 
 

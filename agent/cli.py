@@ -1,6 +1,7 @@
 """``voice-agent``: run the local stack, measure it, accept an endpoint, audit the environment.
 
     voice-agent dev [--host 127.0.0.1] [--port 8000] [--tts-url ws://...] [--model demo]
+                    [--allow-origin https://app.example.com ...]
     voice-agent bench [--quick] [--tts-url ws://...] [--agent-url URL | --agent-arn ARN]
     voice-agent acceptance (TTS-URL | --endpoint NAME --region R)
     voice-agent audit [--allow-offline] [--env PATH ...]
@@ -23,6 +24,7 @@ import uvicorn
 
 from agent.config import AgentConfig
 from agent.local_tts import local_sagemaker, local_tts
+from observability import logs, tracing
 
 TOOLS: tuple[tuple[str, str, str], ...] = (  # command, its module (imported when chosen), help
     (
@@ -45,15 +47,20 @@ def dev(args: argparse.Namespace) -> None:
     """Start the dev server (and the local TTS server unless ``--tts-url`` is given)."""
     from agent.devserver import create_app
 
+    logs.configure("INFO")  # LOG_FORMAT: text (the default here) or json
+    tracing.configure("voice-agent")  # on with the OTEL_* variables
     config = AgentConfig.from_env()
     if args.model:
         config = replace(config, model=args.model)
+    if args.allow_origin:
+        config = replace(config, allow_origins=tuple(args.allow_origin))
     with contextlib.ExitStack() as stack:
         tts_url = args.tts_url or os.environ.get("TTS_URL")
         if args.tts == "sagemaker-local":  # the production leg, locally: real SDK, emulator
             os.environ.update(stack.enter_context(local_sagemaker(args.host, args.tts_port, 8443)))
             os.environ.setdefault("AWS_REGION", "us-east-1")
-            config = replace(AgentConfig.from_env(), model=config.model)
+            from_env = AgentConfig.from_env()  # now naming the emulator's endpoint
+            config = replace(from_env, model=config.model, allow_origins=config.allow_origins)
         elif not tts_url and not config.sagemaker_endpoint:
             tts_url = stack.enter_context(local_tts(args.host, args.tts_port))
         if tts_url:
@@ -65,7 +72,8 @@ def dev(args: argparse.Namespace) -> None:
             f"  speech:      {config.sagemaker_endpoint or config.tts_url}\n",
             flush=True,
         )
-        uvicorn.run(create_app(config), host=args.host, port=args.port, log_level="warning")
+        app = create_app(config)
+        uvicorn.run(app, host=args.host, port=args.port, log_level="warning", log_config=None)
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -78,6 +86,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     dev_parser.add_argument("--tts-url", help="use this TTS WebSocket instead of a local server")
     dev_parser.add_argument("--tts-port", type=int, default=8080, help="port of the local server")
     dev_parser.add_argument("--model", help="demo | bedrock:<id> | openai:<base-url>#<model>")
+    dev_parser.add_argument(
+        "--allow-origin",
+        action="append",
+        metavar="ORIGIN",
+        help="a page origin (scheme://host[:port], or '*') that may use the server besides its "
+        "own; repeatable; replaces VOICE_AGENT_ALLOW_ORIGINS",
+    )
     dev_parser.add_argument(
         "--tts",
         choices=("local", "sagemaker-local"),

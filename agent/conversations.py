@@ -13,6 +13,9 @@ import contextlib
 from collections import OrderedDict
 from collections.abc import Callable
 
+from strands import Agent
+from strands.telemetry.metrics import EventLoopMetrics
+
 from agent.pipeline import TextModel, Turn, TurnRequest
 from tts_client import SessionPool, Transport, TTSSession
 
@@ -41,7 +44,11 @@ class Conversation:
             # If its consumer stalled, its tasks are cancelled and its audio dropped anyway.
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(previous.finished.wait(), SUPERSEDE_WAIT_S)
-        self.current = Turn(request, self.agent, self.session, received_at=received_at)
+        if isinstance(self.agent, Agent):  # strands keeps every past turn's metrics: ~3 KB each
+            self.agent.event_loop_metrics = EventLoopMetrics()  # (docs/reliability.md)
+        self.current = Turn(
+            request, self.agent, self.session, received_at=received_at, conversation=self.key
+        )
         return self.current
 
     @property

@@ -2,29 +2,34 @@
 with FastAPI, plus the browser voice chat at ``/``. Same turns, same events, same SSE response
 (``agent.sse``), with a keep-alive comment every ``KEEPALIVE_S``; same WebSocket leg
 (``agent.ws``).
+
+Only pages of the server's own origin, or of those ``AgentConfig.allow_origins`` names, may use
+it (``agent.origins``); files are served from ``agent/web/`` only.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 from fastapi import FastAPI, Request, WebSocket
-from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.middleware.cors import CORSMiddleware
 
 from agent.config import AgentConfig
+from agent.metrics import AgentMetrics
+from agent.origins import OriginGuard, check_origin
 from agent.pipeline import BadRequest
-from agent.service import DEFAULT_CONVERSATION, VoiceAgent
+from agent.service import DEFAULT_CONVERSATION, VoiceAgent, decode_json, read_body, refusal
 from agent.sse import event_stream
 from agent.ws import SESSION_HEADER, VoiceSocket, conversation_of, local_turns
+from observability.prometheus import METRICS_PATH, HttpErrors, exposition
 
 WEB = Path(__file__).parent / "web"
 TRANSPORTS = ("websocket", "sse")  # what /config offers the browser, preferred first
-MAX_BODY_BYTES = 64 * 1024
 KEEPALIVE_S = 15
 
 
@@ -41,27 +46,24 @@ def create_app(config: AgentConfig | None = None) -> FastAPI:
 
     app = FastAPI(title="kokoro-voice-agent (dev)", lifespan=lifespan)
     app.state.voice_agent = voice_agent
+    metrics = app.state.metrics = AgentMetrics()
+    app.add_route(METRICS_PATH, exposition(metrics.registry), include_in_schema=False)
 
     @app.post("/invocations")
     async def invocations(request: Request) -> Response:
-        body = await request.body()
-        if len(body) > MAX_BODY_BYTES:
-            too_large = BadRequest("body_too_large", f"the body is over {MAX_BODY_BYTES} bytes")
-            return JSONResponse(too_large.to_json(), status_code=413)
         try:
-            payload = json.loads(body)
+            payload = decode_json(await read_body(request), "the body")
             conversation = request.headers.get(SESSION_HEADER) or DEFAULT_CONVERSATION
             turn = await voice_agent.start(payload, conversation)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            not_json = BadRequest("invalid_json", f"the body is not JSON: {exc}")
-            return JSONResponse(not_json.to_json(), status_code=400)
         except BadRequest as exc:
-            return JSONResponse(exc.to_json(), status_code=400)
-        return event_stream(turn.run(), keepalive_s=KEEPALIVE_S)
+            return refusal(exc)
+        return event_stream(metrics.observe(turn.run(), "sse"), keepalive_s=KEEPALIVE_S)
 
     @app.websocket("/ws")
     async def ws(websocket: WebSocket) -> None:
-        await VoiceSocket(websocket, local_turns(voice_agent), conversation_of(websocket)).serve()
+        turns, conversation = metrics.observed(local_turns(voice_agent)), conversation_of(websocket)
+        socket = VoiceSocket(websocket, turns, conversation, voice_agent.config.ws_idle_s)
+        await metrics.serve(socket)
 
     @app.get("/ping")
     async def ping() -> dict[str, str]:
@@ -94,4 +96,14 @@ def create_app(config: AgentConfig | None = None) -> FastAPI:
         return FileResponse(WEB / "index.html")
 
     app.mount("/web", StaticFiles(directory=WEB), name="web")
+    allow = [check_origin(origin) for origin in voice_agent.config.allow_origins]
+    if allow:  # the headers an allowed page of another origin needs to read the answers
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=allow,
+            allow_methods=["GET", "POST"],
+            allow_headers=["Content-Type", SESSION_HEADER],
+        )
+    app.add_middleware(OriginGuard, allow=allow)  # added after CORS: runs before it and routes
+    app.add_middleware(HttpErrors, count=metrics.error)  # outside it: counts its refusals too
     return app

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Sequence
 from typing import Any
 
-from tts_protocol import BYTES_PER_SAMPLE, SAMPLE_RATE, samples_ms
+from tts_protocol import BYTES_PER_SAMPLE, SAMPLE_RATE, Word, samples_ms
 
 Event = dict[str, Any]
 
@@ -46,6 +47,15 @@ def audio_deltas(seq: int, pcm: bytes) -> list[Event]:
 def audio_pcm(event: Event) -> bytes:
     """The PCM an ``audio.delta`` carries."""
     return base64.b64decode(event["audio"])
+
+
+def segment_marks(seq: int, words: Sequence[Word]) -> Event:
+    """Word timings of segment ``seq`` (ms from its audio's start), before the audio they time."""
+    return {
+        "type": "segment.marks",
+        "seq": seq,
+        "words": [{"text": w.text, "start_ms": w.start_ms, "end_ms": w.end_ms} for w in words],
+    }
 
 
 def segment_end(seq: int, samples: int) -> Event:

@@ -21,8 +21,9 @@ from typing import Any, Literal, Protocol, TypeVar
 from agent import events
 from agent.events import Event
 from agent.segmenter import SentenceSegmenter
+from agent.telemetry import TurnTelemetry, detached
 from tts_client import SegmentFailed, SegmentStream, TTSError, TTSSession
-from tts_protocol import ProtocolError, check_speed, check_voice, samples_ms
+from tts_protocol import ProtocolError, check_marks, check_speed, check_voice, samples_ms
 
 Mode = Literal["stream", "batch"]
 MODES: tuple[Mode, ...] = ("stream", "batch")
@@ -50,6 +51,7 @@ class TurnRequest:
     mode: Mode = "stream"
     voice: str | None = None
     speed: float | None = None
+    marks: bool = False  # relay word timings (segment.marks events)
 
 
 def parse_request(payload: object) -> TurnRequest:
@@ -69,7 +71,8 @@ def parse_request(payload: object) -> TurnRequest:
         raise BadRequest("invalid_mode", f"'mode' must be one of {', '.join(MODES)}")
     voice = _checked("invalid_voice", check_voice, payload.get("voice"))
     speed = _checked("invalid_speed", check_speed, payload.get("speed"))
-    return TurnRequest(prompt=prompt, mode=mode, voice=voice, speed=speed)
+    marks = _checked("invalid_marks", check_marks, payload.get("marks"))
+    return TurnRequest(prompt=prompt, mode=mode, voice=voice, speed=speed, marks=marks)
 
 
 def _checked(code: str, check: Callable[[object], T], value: object) -> T:
@@ -104,8 +107,10 @@ class Turn:
         *,
         received_at: float | None = None,
         segmenter: SentenceSegmenter | None = None,
+        conversation: str | None = None,
     ) -> None:
         self.id = uuid.uuid4().hex
+        self.conversation = conversation  # for the turn's logs and trace
         self.request = request
         self.received_at = received_at if received_at is not None else time.perf_counter()
         self.finished = asyncio.Event()
@@ -113,7 +118,8 @@ class Turn:
         self._tts = tts
         self._segmenter = segmenter or SentenceSegmenter()
         self._events: asyncio.Queue[Event | None] = asyncio.Queue()
-        self._segments: asyncio.Queue[tuple[int, SegmentStream] | None] = asyncio.Queue()
+        # a segment and its audio (None: speech is down, it ends without audio), in order
+        self._segments: asyncio.Queue[tuple[int, SegmentStream | None] | None] = asyncio.Queue()
         self._session: TTSSession | None = None
         self._tts_down = False
         self._tasks: list[asyncio.Task[None]] = []
@@ -132,11 +138,15 @@ class Turn:
 
     async def run(self) -> AsyncIterator[Event]:
         """Yield every event of the turn, ``turn.end`` last, whatever happens."""
+        request = self.request
+        telemetry = self._telemetry = TurnTelemetry(
+            self.id, self.conversation, request.mode, request.prompt
+        )
         try:
             yield events.turn_start(self.id, self.request.mode)
             self._tasks = [
-                asyncio.create_task(self._produce(), name=f"turn-{self.id[:8]}-llm"),
-                asyncio.create_task(self._relay(), name=f"turn-{self.id[:8]}-audio"),
+                telemetry.task(self._produce(), f"turn-{self.id[:8]}-llm", "llm.stream"),
+                telemetry.task(self._relay(), f"turn-{self.id[:8]}-audio", "audio.relay"),
             ]
             running = len(self._tasks)
             while running:
@@ -144,9 +154,9 @@ class Turn:
                 if event is None:
                     running -= 1
                 else:
-                    yield event
-            yield self._metrics()
-            yield events.turn_end()
+                    yield telemetry.saw(event)
+            yield telemetry.saw(self._metrics())
+            yield telemetry.saw(events.turn_end())
         finally:
             # A task of its own: a cancelled caller (anyio cancels every later await in its
             # scope) must not cut the clean-up short, or segments would go on being spoken.
@@ -160,6 +170,7 @@ class Turn:
         if self._session is not None and self._session.pending and not self._session.closed:
             with contextlib.suppress(TTSError):  # a failing session cannot leak audio anyway
                 await self._session.cancel_all()
+        self._telemetry.end()
         self.finished.set()
 
     def _metrics(self) -> Event:
@@ -210,14 +221,16 @@ class Turn:
         seq, self._seq = self._seq, self._seq + 1
         self._events.put_nowait(events.segment(seq, text))
         if self._tts_down:
-            return
+            return self._segments.put_nowait((seq, None))
+        self._telemetry.segment_sent(seq, text)
         try:
-            if self._session is None:
-                self._session = await self._tts()
-            stream = await self._session.speak(text, self.request.voice, self.request.speed)
+            if self._session is None:  # outside the turn's context: the session outlives it
+                self._session = await detached(self._tts())
+            request = self.request
+            stream = await self._session.speak(text, request.voice, request.speed, request.marks)
         except TTSError as exc:
             self._tts_failed(exc)
-            return
+            return self._segments.put_nowait((seq, None))
         self._segments.put_nowait((seq, stream))
 
     def _tts_failed(self, exc: TTSError) -> None:
@@ -233,8 +246,14 @@ class Turn:
             while (item := await self._segments.get()) is not None:
                 seq, stream = item
                 samples = 0
+                if stream is None:  # every segment gets its segment.end, in order
+                    self._events.put_nowait(events.segment_end(seq, samples))
+                    continue
                 try:
-                    async for pcm in stream:
+                    async for pcm in stream.with_marks():
+                        if not isinstance(pcm, bytes):  # word timings, before their audio
+                            self._events.put_nowait(events.segment_marks(seq, pcm))
+                            continue
                         if self._first_audio is None:
                             self._first_audio = time.perf_counter()
                         samples += len(pcm) // 2
@@ -246,6 +265,7 @@ class Turn:
                 except TTSError as exc:
                     self._tts_failed(exc)
                 self._audio_samples += samples
+                self._telemetry.segment_ended(seq, stream)
                 self._events.put_nowait(events.segment_end(seq, samples))
         finally:
             self._events.put_nowait(None)

@@ -9,34 +9,37 @@ Client → server: JSON objects, in text or binary frames, at most ``MAX_MESSAGE
 prompts). Server → client: the turn's events as JSON text frames, except ``audio.delta``, which
 is one binary frame: ``AUDIO_HEADER`` (the segment's ``seq``) then raw PCM s16le. Turns never
 interleave on the socket: a new prompt supersedes the running turn, whose events end (with
-``turn.end``) before the new turn's first. Contract: docs/events.md.
+``turn.end``) before the new turn's first. A socket with no message and no turn for ``idle_s``
+gets an ``idle_timeout`` error and is closed (1000, reason ``idle_timeout``); a page opens a
+new one on its next prompt. Contract: docs/events.md.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import struct
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
+from starlette.types import Message
 from starlette.websockets import WebSocket
 
 from agent import events
 from agent.events import Event
 from agent.pipeline import MODES, BadRequest
-from agent.service import DEFAULT_CONVERSATION, VoiceAgent
-from tts_protocol import SAMPLE_RATE, ProtocolError, check_speed, check_voice
+from agent.service import DEFAULT_CONVERSATION, VoiceAgent, decode_json
+from tts_protocol import SAMPLE_RATE, ProtocolError, check_marks, check_speed, check_voice
 
 log = logging.getLogger("agent.ws")
 
 SESSION_HEADER = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id"  # a header, or a query parameter
 MAX_MESSAGE_BYTES = 32 * 1024  # AgentCore Runtime's WebSocket frame limit
+IDLE_CLOSE = 1000  # the close code of an idle socket: a normal closure, reason "idle_timeout"
 AUDIO_HEADER = struct.Struct(">I")  # the segment's seq, big-endian; PCM follows
 MESSAGE_TYPES = ("prompt", "cancel", "config")
-CONFIG_FIELDS = ("voice", "speed", "mode")
+CONFIG_FIELDS = ("voice", "speed", "mode", "marks")
 
 TurnEvents = AsyncGenerator[Event, None]
 TurnStarter = Callable[[dict[str, Any], str], Awaitable[TurnEvents]]
@@ -85,13 +88,11 @@ def rejected(exc: BadRequest, message_type: str | None) -> Event:
 
 def parse_message(data: str | bytes) -> dict[str, Any]:
     """A client message, from a text or a binary frame; raises ``BadRequest``."""
-    raw = data.encode() if isinstance(data, str) else data
+    # a lone surrogate (only a caller in-process can send one) is kept, then is not JSON below
+    raw = data.encode(errors="surrogatepass") if isinstance(data, str) else data
     if len(raw) > MAX_MESSAGE_BYTES:
         raise BadRequest("message_too_large", f"a message is at most {MAX_MESSAGE_BYTES} bytes")
-    try:
-        message = json.loads(raw)
-    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
-        raise BadRequest("invalid_json", f"the message is not JSON: {exc}") from exc
+    message = decode_json(raw, "the message")
     if not isinstance(message, dict) or not isinstance(message.get("type"), str):
         raise BadRequest("invalid_message", "a message is a JSON object with a string 'type'")
     if message["type"] not in MESSAGE_TYPES:
@@ -106,7 +107,8 @@ def parse_config(message: dict[str, Any]) -> dict[str, Any]:
     if unknown:
         raise BadRequest("invalid_config", f"unknown config fields {unknown}; try {CONFIG_FIELDS}")
     config = {field: message[field] for field in CONFIG_FIELDS if field in message}
-    for field, check in (("voice", check_voice), ("speed", check_speed)):
+    checks = (("voice", check_voice), ("speed", check_speed), ("marks", check_marks))
+    for field, check in checks:
         try:  # the TTS protocol's own rules, as for a prompt
             check(config.get(field))
         except ProtocolError as exc:
@@ -119,28 +121,55 @@ def parse_config(message: dict[str, Any]) -> dict[str, Any]:
 class VoiceSocket:
     """One client's socket: reads its messages in order, sends its turns' events."""
 
-    def __init__(self, websocket: WebSocket, start_turn: TurnStarter, conversation: str) -> None:
+    on_error: Callable[[str], None] | None = None  # told the code of each refused message
+
+    def __init__(
+        self, websocket: WebSocket, start_turn: TurnStarter, conversation: str, idle_s: float
+    ) -> None:
         self.conversation = conversation
+        self.idle_s = idle_s
         self._websocket = websocket
         self._start_turn = start_turn
         self._defaults: dict[str, Any] = {}
         self._sending = asyncio.Lock()  # the receive loop and the turn's task both send
         self._turn: asyncio.Task[None] | None = None
         self._turn_id: str | None = None
+        self._used_at = 0.0  # the loop's clock when the last message came or the last turn ended
 
     async def serve(self) -> None:
         """Accept, say ``ready``, answer messages until the client goes; then stop the turn."""
         await self._websocket.accept()
         await self._send(ready(self.conversation))
+        self._used_at = asyncio.get_running_loop().time()
         try:
             while True:
-                received = await self._websocket.receive()
+                received = await self._receive()
+                if received is None:
+                    await self._send(events.error("idle_timeout", f"no use for {self.idle_s} s"))
+                    await self._websocket.close(IDLE_CLOSE, "idle_timeout")
+                    return
                 if received["type"] == "websocket.disconnect":
                     return
                 text = received.get("text")
                 await self._answer(text if text is not None else received.get("bytes") or b"")
         finally:
             await self._stop_turn()
+
+    async def _receive(self) -> Message | None:
+        """The client's next message, or None once the socket has been idle for ``idle_s``."""
+        loop = asyncio.get_running_loop()
+        while True:
+            idle = loop.time() - self._used_at
+            if self._turn is None or self._turn.done():
+                if idle >= self.idle_s:
+                    return None
+                wait = self.idle_s - idle
+            else:  # a turn is streaming: the socket is in use
+                wait = self.idle_s
+            with contextlib.suppress(TimeoutError):
+                received = await asyncio.wait_for(self._websocket.receive(), wait)
+                self._used_at = loop.time()
+                return received
 
     async def _answer(self, data: str | bytes) -> None:
         message_type: str | None = None
@@ -156,6 +185,8 @@ class VoiceSocket:
             else:
                 await self._prompt({k: v for k, v in message.items() if k != "type"})
         except BadRequest as exc:
+            if self.on_error is not None:
+                self.on_error(exc.code)
             await self._send(rejected(exc, message_type))
 
     async def _prompt(self, fields: dict[str, Any]) -> None:
@@ -166,6 +197,7 @@ class VoiceSocket:
             self._retrieve(self._turn)
         self._turn_id = None
         self._turn = asyncio.create_task(self._relay(turn_events), name="ws-turn")
+        self._turn.add_done_callback(self._ended)
 
     async def _relay(self, turn_events: TurnEvents) -> None:
         async with contextlib.aclosing(turn_events):  # closing it stops the turn
@@ -190,6 +222,9 @@ class VoiceSocket:
         await asyncio.wait([task])  # not `await task`: that would swallow our own cancellation
         self._retrieve(task)
         return self._turn_id if running else None
+
+    def _ended(self, _task: asyncio.Task[None]) -> None:
+        self._used_at = asyncio.get_running_loop().time()  # idle counts from a turn's end
 
     @staticmethod
     def _retrieve(task: asyncio.Task[None]) -> None:

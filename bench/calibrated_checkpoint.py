@@ -26,7 +26,6 @@ import argparse
 import io
 import json
 import math
-import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,6 +35,7 @@ import torch
 
 from tts_server.engines.base import EngineError
 from tts_server.engines.kokoro_batch import BatchedKokoro
+from tts_server.engines.kokoro_import import import_kmodel
 
 HERE = Path(__file__).resolve().parent
 CONFIG = HERE / "kokoro82m_config.json"
@@ -73,8 +73,7 @@ def onnx_targets(table: dict[str, str]) -> tuple[float, float]:
 
 def random_model(config: dict[str, Any], seed: int) -> torch.nn.Module:
     """``KModel`` of ``config`` with kokoro's random initialisation (nothing loaded)."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from kokoro import KModel
+    KModel = import_kmodel()  # a class
 
     torch.manual_seed(seed)
     empty = io.BytesIO()

@@ -9,7 +9,8 @@ Steps, each a child process bounded by what is left of ``--budget-s`` (6 minutes
    calibrated to ``--frames-per-token`` (measured on the CPU beforehand; no weights travel),
    with ``python -m bench.calibrated_checkpoint`` — unless ``--model-dir`` names one;
 2. ``python -m bench.tts_load_bench --engine torch --device DEVICE`` with the phoneme table
-   (the GPU machine has no spaCy), once unbatched and once batched.
+   (the GPU machine has no spaCy, so nothing imports misaki: see
+   ``tts_server.engines.kokoro_import``), once unbatched and once batched.
 
 ``OUT/gpu_run.json`` records every step (command, seconds, exit status) and the device; the
 benchmark's ``tts_load_torch_<device>.{json,md,png}`` land beside it.
@@ -33,6 +34,7 @@ from typing import Any
 
 FRAMES_PER_TOKEN = 2.75  # the embedded ONNX model's frames per phoneme token (issue 11)
 BUDGET_S = 360.0
+PHONEME_TABLE = Path(__file__).with_name("load_phonemes.json")  # bench.phoneme_table wrote it
 FULL = {"sessions": ["1", "2", "4", "8", "16", "32", "64"], "max_batch": ["1", "64"]}
 QUICK = {"sessions": ["1", "2"], "max_batch": ["1", "4"]}
 
@@ -79,7 +81,7 @@ def plan(args: argparse.Namespace, model_dir: Path) -> list[Step]:
     bench = ["-m", "bench.tts_load_bench", "--engine", "torch", "--device", args.device]
     bench += ["--model-dir", str(model_dir), "--out", str(args.out)]
     bench += ["--sessions", *sizes["sessions"], "--max-batch", *sizes["max_batch"]]
-    bench += ["--phoneme-table", str(args.phoneme_table)] if args.phoneme_table else []
+    bench += ["--phoneme-table", str(args.phoneme_table)]
     steps.append(Step("load benchmark", [python, *bench]))
     return steps
 
@@ -104,7 +106,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cuda")
     parser.add_argument("--quick", action="store_true", help="2 levels, small batch: a rehearsal")
     parser.add_argument("--model-dir", type=Path, help="a checkpoint to use instead of building")
-    parser.add_argument("--phoneme-table", type=Path, help="phonemes of the benchmark sentences")
+    table_help = "phonemes of the benchmark sentences (default: %(default)s)"
+    parser.add_argument("--phoneme-table", type=Path, default=PHONEME_TABLE, help=table_help)
     parser.add_argument("--frames-per-token", type=float, default=FRAMES_PER_TOKEN)
     parser.add_argument("--budget-s", type=float, default=BUDGET_S)
     args = parser.parse_args(argv)

@@ -88,5 +88,9 @@ def write(results: Results, meta: dict[str, Any], out: Path, stem: str) -> list[
     paths = [out / f"{stem}.json", out / f"{stem}.md", out / f"{stem}.png"]
     paths[0].write_text(json.dumps(to_json(results, meta), indent=2) + "\n")
     paths[1].write_text(markdown(results, meta))
-    plot(results, meta, paths[2])
+    try:
+        plot(results, meta, paths[2])
+    except ModuleNotFoundError as exc:  # the GPU machine may lack matplotlib: figures first
+        print(f"load report: no plot ({exc}); the JSON and the Markdown are written")
+        return paths[:2]
     return paths

@@ -14,7 +14,11 @@ python=${PYTHON:-python3}
 wheels=${GPU_WHEELS:-gpu_wheels}
 out=${OUT:-gpu_out}
 if [ -d "$wheels" ]; then
-    # --no-deps: exactly the carried wheels; what they need beyond them is already installed
-    "$python" -m pip install --quiet --no-index --no-deps "$wheels"/*.whl
+    # offline, from the carried wheels: what the machine already has stays as it is
+    install=("$python" -m pip install --quiet --no-index --find-links "$wheels")
+    "${install[@]}" --no-deps kokoro  # the model only: not its G2P's dependencies
+    "${install[@]}" fastapi uvicorn websockets httpx transformers loguru attrs prometheus-client \
+        opentelemetry-api opentelemetry-sdk python-json-logger
 fi
+mkdir -p "$out" && "$python" -m pip list --format=freeze >"$out/pip-freeze.txt"  # what ran
 exec "$python" -m bench.gpu_run --out "$out" "$@"

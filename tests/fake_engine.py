@@ -3,11 +3,13 @@
 It is a real ``Engine`` (worker thread, piece splitting, trimming, cancel) whose G2P passes the
 text through and whose model is a tone of about the length real speech of that text would have.
 ``gate``, when given, holds every inference until the test sets it: the engine thread is busy.
+``delay_s`` makes every inference take that long, so that segments queue behind synthesis.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 
 import numpy as np
 
@@ -27,16 +29,19 @@ class FakeEngine(Engine):
     name = "fake"
     preferred_voice = "af_fake"
 
-    def __init__(self, gate: threading.Event | None = None) -> None:
+    def __init__(self, gate: threading.Event | None = None, delay_s: float = 0.0) -> None:
         super().__init__(_pass_through)  # type: ignore[arg-type]  # the fake needs no G2P
         self._voices = {"af_fake": None, "bf_fake": None}
         self._gate = gate
+        self._delay_s = delay_s
         self.calls = 0  # inferences started, read by tests
 
     def _infer(self, phonemes: str, voice: str, speed: float) -> np.ndarray:
         self.calls += 1
         if self._gate is not None:
             self._gate.wait()
+        if self._delay_s:
+            time.sleep(self._delay_s)
         samples = int(len(phonemes) * SECONDS_PER_CHAR / speed * SAMPLE_RATE)
         t = np.arange(samples, dtype=np.float32) / SAMPLE_RATE
         return (0.3 * np.sin(2 * np.pi * 220.0 * t)).astype(np.float32)

@@ -1,15 +1,23 @@
-"""One spoken segment as the caller sees it: an async iterator of PCM chunks plus its outcome."""
+"""One spoken segment as the caller sees it: an async iterator of PCM chunks plus its outcome.
+
+A segment spoken with ``marks=True`` also has word timings: ``words`` collects them, and
+``with_marks()`` yields them in order with the audio (each batch of words before the audio it
+times); plain iteration still yields audio bytes only.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import time
 from collections import deque
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from enum import StrEnum
 
 from tts_client.errors import TTSError
-from tts_protocol import BYTES_PER_SAMPLE, End
+from tts_protocol import BYTES_PER_SAMPLE, End, Word
+
+Marked = tuple[Word, ...]  # word timings, ms from the start of the segment's audio
 
 
 class SegmentStatus(StrEnum):
@@ -61,7 +69,8 @@ class SegmentStream:
         self.end: End | None = None  # the server's `end` (samples, synth_ms) when done
         self.timings = SegmentTimings()
         self.delivered_bytes = 0  # audio handed to the caller's buffer, over every attempt
-        self._chunks: deque[bytes] = deque()
+        self.words: list[Word] = []  # every word timing received, in order
+        self._chunks: deque[bytes | Marked] = deque()
         self._changed = asyncio.Event()
 
     def __repr__(self) -> str:
@@ -81,6 +90,20 @@ class SegmentStream:
         return self
 
     async def __anext__(self) -> bytes:
+        while True:
+            item = await self._next()
+            if isinstance(item, bytes):
+                return item
+
+    async def with_marks(self) -> AsyncIterator[bytes | Marked]:
+        """Audio (``bytes``) and word timings (a tuple of ``Word``), in the order they came."""
+        while True:
+            try:
+                yield await self._next()
+            except StopAsyncIteration:
+                return
+
+    async def _next(self) -> bytes | Marked:
         while not self._chunks:
             if self.done:
                 if self.error is not None:
@@ -116,6 +139,14 @@ class SegmentStream:
             self.timings.first_audio = time.perf_counter()
         self.delivered_bytes += len(pcm)
         self._chunks.append(pcm)
+        self._changed.set()
+
+    def feed_marks(self, words: Marked) -> None:
+        """Timings of the words whose audio comes next; ignored once the segment is over."""
+        if self.done or not words:
+            return
+        self.words.extend(words)
+        self._chunks.append(words)
         self._changed.set()
 
     def finish(

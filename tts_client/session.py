@@ -43,6 +43,7 @@ from tts_protocol import (
     SegmentCancelled,
     SegmentDeferred,
     SegmentEnded,
+    SegmentMarked,
     ServerErrorReported,
     Speak,
     encode,
@@ -122,7 +123,7 @@ class TTSSession:
     # --- public API ----------------------------------------------------------------------
 
     async def speak(
-        self, text: str, voice: str | None = None, speed: float | None = None
+        self, text: str, voice: str | None = None, speed: float | None = None, marks: bool = False
     ) -> SegmentStream:
         """Queue ``text`` and send it now (unless ``max_in_flight`` or a reconnect holds it)."""
         if self._stopping:
@@ -130,7 +131,7 @@ class TTSSession:
         if not self.connections:
             raise RuntimeError("start the session first (async with, or TTSSession.connect)")
         segment = SegmentStream(uuid.uuid4().hex, text, voice, speed)
-        self._protocol.speak(Speak(segment.id, text, voice, speed))
+        self._protocol.speak(Speak(segment.id, text, voice, speed, marks))
         self._streams[segment.id] = segment
         self._maybe_retire()
         await self._flush()
@@ -341,6 +342,8 @@ class TTSSession:
         for event in events:
             if isinstance(event, Audio):
                 self._streams[event.segment_id].feed(event.pcm)
+            elif isinstance(event, SegmentMarked):
+                self._streams[event.segment_id].feed_marks(event.words)
             elif isinstance(event, SegmentEnded | SegmentCancelled | SegmentFailedEvent):
                 self._finish(event)
                 progress = True

@@ -10,10 +10,13 @@ keeps the rules of the wire in one place:
 - at most ``max_in_flight`` segments wait for a terminal reply on one connection;
 - after a reconnect, every segment without a terminal reply is sent again, and the audio the
   caller already has (counted in bytes) is skipped, so the caller sees each byte once;
+- ``marks`` (word timings, if the ``speak`` asked) belong to the segment of the last ``start``;
+  after a reconnect the words the caller already has are skipped, as its audio is;
 - audio of a segment the caller cancelled is dropped;
-- a ``busy`` error for a segment is not terminal: the server did not queue it, so it is held
-  (``SegmentDeferred``) until ``retry_deferred``, then sent again; a ``busy`` error instead of
-  ``ready`` is a ``ConnectionFailed(busy=True)``: try again later.
+- ``busy`` and ``shutting_down`` (the server drains before it exits) for a segment are not
+  terminal: a ``busy`` one is held (``SegmentDeferred``) until ``retry_deferred``, a refused
+  one is sent again on the next connection; either instead of ``ready`` is a
+  ``ConnectionFailed(busy=True)``: try again later.
 
 Anything else the server does is a ``ConnectionFailed(violation=True)``: drop the connection.
 """
@@ -30,10 +33,12 @@ from tts_protocol.messages import (
     Cancelled,
     End,
     Error,
+    Marks,
     Ready,
     ServerMessage,
     Speak,
     Start,
+    Word,
     decode_server,
 )
 
@@ -62,6 +67,14 @@ class Audio:
 
     segment_id: str
     pcm: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentMarked:
+    """Timings of new words of ``segment_id`` (ms from its audio's start), before their audio."""
+
+    segment_id: str
+    words: tuple[Word, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +134,7 @@ Event = (
     Connected
     | SegmentStarted
     | Audio
+    | SegmentMarked
     | SegmentEnded
     | SegmentCancelled
     | SegmentFailed
@@ -146,9 +160,12 @@ class _Segment:
     speak: Speak
     delivered: int = 0  # audio bytes given to the caller, over every attempt
     skip: int = 0  # bytes of the current attempt that an earlier attempt delivered
+    words: int = 0  # marked words given to the caller, over every attempt
+    skip_words: int = 0  # words of the current attempt that an earlier attempt delivered
     connection: int = 0  # the connection it was last sent on (0: not sent)
     cancelled: bool = False
     held: bool = False  # refused as busy: not sent again until retry_deferred
+    refused_on: int = 0  # the connection that refused it as shutting down: not sent there again
 
 
 class ClientProtocol:
@@ -218,13 +235,14 @@ class ClientProtocol:
         for id, segment in list(self._segments.items()):
             if self._in_flight >= self.max_in_flight:
                 break
-            if segment.connection == self._connection or segment.held:
+            if self._connection in (segment.connection, segment.refused_on) or segment.held:
                 continue
             if segment.cancelled:  # cancelled before it was ever sent here
                 del self._segments[id]
                 continue
             segment.connection = self._connection
             segment.skip = segment.delivered
+            segment.skip_words = segment.words
             self._in_flight += 1
             out.append(segment.speak)
         return out
@@ -298,7 +316,7 @@ class ClientProtocol:
             return ConnectionFailed(
                 f"server refused: {message.code}: {message.message}",
                 violation=False,
-                busy=message.code is ErrorCode.BUSY,
+                busy=message.code in (ErrorCode.BUSY, ErrorCode.SHUTTING_DOWN),
             )
         if not isinstance(message, Ready):
             raise _Violation(f"expected 'ready', got {message.type!r}")
@@ -312,13 +330,11 @@ class ClientProtocol:
         segment = self._current
         if segment is None:
             raise _Violation("audio frame outside a segment")
-        if segment.cancelled:
-            return []
         if segment.skip:
             dropped = min(segment.skip, len(data))
             segment.skip -= dropped
             data = data[dropped:]
-        if not data:
+        if segment.cancelled or not data:
             return []
         segment.delivered += len(data)
         return [Audio(segment.speak.id, data)]
@@ -330,6 +346,8 @@ class ClientProtocol:
                 raise _Violation(f"'start' {message.id} before 'end' {self._current.speak.id}")
             self._current = segment
             return [SegmentStarted(message.id)]
+        if isinstance(message, Marks):
+            return self._marks(message)
         if isinstance(message, Error) and (message.id is None or message.id not in self._segments):
             return [ServerErrorReported(message.code, message.message)]
         if not isinstance(message, End | Cancelled | Error):
@@ -339,6 +357,9 @@ class ClientProtocol:
         if isinstance(message, Error) and message.code is ErrorCode.BUSY:
             segment.connection, segment.held = 0, True  # the server never queued it
             return [SegmentDeferred(message.id, message.message)]
+        if isinstance(message, Error) and message.code is ErrorCode.SHUTTING_DOWN:
+            segment.connection, segment.refused_on = 0, self._connection  # the next one takes it
+            return []
         del self._segments[message.id]
         if self._current is segment:
             self._current = None
@@ -347,6 +368,18 @@ class ClientProtocol:
         if isinstance(message, Cancelled):
             return [SegmentCancelled(message.id)]
         return [SegmentFailed(message.id, message.code, message.message)]
+
+    def _marks(self, message: Marks) -> list[Event]:
+        segment = self._owned(message.id)
+        if segment is not self._current:
+            raise _Violation(f"'marks' for {message.id} outside its segment")
+        skipped = min(segment.skip_words, len(message.words))
+        segment.skip_words -= skipped
+        words = message.words[skipped:]
+        if segment.cancelled or not words:
+            return []
+        segment.words += len(words)
+        return [SegmentMarked(message.id, words)]
 
     def _owned(self, segment_id: str | None) -> _Segment:
         """The segment a reply names; it must have been sent on this connection."""

@@ -17,6 +17,13 @@ class ErrorCode(StrEnum):
     BUSY = "busy"  # the server is at capacity: try again later (the client backs off)
     SYNTHESIS_FAILED = "synthesis_failed"
     INTERNAL = "internal"
+    # The server is draining before it exits: send again on a new connection (close 1012).
+    SHUTTING_DOWN = "shutting_down"
+    # Close reasons (``"<code>: <message>"``), not ``error`` messages: the server closes the
+    # connection because the client sent no frame for ``idle_timeout_s`` (1000), or took none
+    # of the server's frames for ``send_timeout_s`` (1008).
+    IDLE_TIMEOUT = "idle_timeout"
+    SEND_TIMEOUT = "send_timeout"
 
 
 class ProtocolError(Exception):

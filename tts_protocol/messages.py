@@ -9,6 +9,7 @@ See ``docs/protocol.md``.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -20,19 +21,23 @@ from tts_protocol.constants import (
     SAMPLE_RATE,
 )
 from tts_protocol.errors import ErrorCode, ProtocolError
-from tts_protocol.validation import check_id, speak_fields
+from tts_protocol.validation import check_id, check_marks, speak_fields
 
 # --- client -> server -------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class Speak:
-    """Synthesize ``text``; the reply is start, audio frames, then end (or cancelled/error)."""
+    """Synthesize ``text``; the reply is start, audio frames, then end (or cancelled/error).
+
+    With ``marks``, ``marks`` messages with the words' timings come before their audio.
+    """
 
     id: str
     text: str
     voice: str | None = None
     speed: float | None = None
+    marks: bool = False
     type: str = field(default="speak", init=False)
 
 
@@ -79,6 +84,24 @@ class Start:
 
 
 @dataclass(frozen=True, slots=True)
+class Word:
+    """A word heard from ``start_ms`` to ``end_ms`` after the start of its segment's audio."""
+
+    text: str
+    start_ms: float
+    end_ms: float
+
+
+@dataclass(frozen=True, slots=True)
+class Marks:
+    """Timings of the words of segment ``id`` whose audio follows (sent only if asked for)."""
+
+    id: str
+    words: tuple[Word, ...]
+    type: str = field(default="marks", init=False)
+
+
+@dataclass(frozen=True, slots=True)
 class End:
     """Segment ``id`` is complete: ``samples`` PCM samples were sent in ``synth_ms``."""
 
@@ -111,7 +134,7 @@ class Error:
         return cls(id=exc.id, code=exc.code, message=exc.message)
 
 
-ServerMessage = Ready | Start | End | Cancelled | Error
+ServerMessage = Ready | Start | Marks | End | Cancelled | Error
 Message = ClientMessage | ServerMessage
 
 
@@ -120,6 +143,8 @@ def encode(message: Message) -> str:
     payload = asdict(message)
     if isinstance(message, Speak | Cancel):
         payload = {k: v for k, v in payload.items() if v is not None}
+    if isinstance(message, Speak) and not message.marks:
+        del payload["marks"]  # the frame an older server knows
     if isinstance(message, Ready):
         payload["voices"] = list(message.voices)
     return json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
@@ -138,6 +163,8 @@ def parse_object(data: str | bytes) -> dict[str, Any]:
         raise ProtocolError(ErrorCode.INVALID_JSON, f"frame is not JSON: {exc.msg}") from exc
     except RecursionError as exc:  # thousands of nested arrays: refuse, do not crash
         raise ProtocolError(ErrorCode.INVALID_JSON, "frame is nested too deeply") from exc
+    except ValueError as exc:  # an integer of over 4,300 digits (sys.int_info.str_digits_check)
+        raise ProtocolError(ErrorCode.INVALID_JSON, f"frame is not JSON: {exc}") from exc
     if not isinstance(obj, dict):
         raise ProtocolError(ErrorCode.INVALID_MESSAGE, "message must be a JSON object")
     return obj
@@ -150,7 +177,8 @@ def decode_client(
     obj = parse_object(data)
     kind = obj.get("type")
     if kind == "speak":
-        return Speak(*speak_fields(obj, max_text_chars))
+        id, text, voice, speed = speak_fields(obj, max_text_chars)
+        return Speak(id, text, voice, speed, check_marks(obj.get("marks"), id))
     if kind == "cancel":
         return Cancel(id=check_id(obj.get("id")))
     if kind == "close":
@@ -169,6 +197,19 @@ def _field(obj: dict[str, Any], name: str, kind: type | tuple[type, ...]) -> Any
     return value
 
 
+def _words(items: list[Any]) -> tuple[Word, ...]:
+    words = []
+    for item in items:
+        if not isinstance(item, dict):
+            raise ProtocolError(ErrorCode.INVALID_MESSAGE, "a mark must be a JSON object")
+        start = float(_field(item, "start_ms", (int, float)))
+        end = float(_field(item, "end_ms", (int, float)))
+        if not 0 <= start <= end < math.inf:
+            raise ProtocolError(ErrorCode.INVALID_MESSAGE, "a mark needs 0 <= start_ms <= end_ms")
+        words.append(Word(_field(item, "text", str), start, end))
+    return tuple(words)
+
+
 def decode_server(data: str | bytes) -> ServerMessage:
     """Decode one server control frame (text). Raises ``ProtocolError`` when malformed."""
     obj = parse_object(data)
@@ -185,6 +226,8 @@ def decode_server(data: str | bytes) -> ServerMessage:
         )
     if kind == "start":
         return Start(id=_field(obj, "id", str))
+    if kind == "marks":
+        return Marks(id=_field(obj, "id", str), words=_words(_field(obj, "words", list)))
     if kind == "end":
         return End(
             id=_field(obj, "id", str),

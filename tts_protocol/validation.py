@@ -116,13 +116,23 @@ def check_speed(value: object, id: str | None = None) -> float | None:
     """A speed factor in [``MIN_SPEED``, ``MAX_SPEED``] (None: 1.0)."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    finite = not isinstance(value, float) or math.isfinite(value)  # an int is, however long
+    if isinstance(value, bool) or not isinstance(value, int | float) or not finite:
         raise ProtocolError(ErrorCode.INVALID_MESSAGE, "'speed' must be a number", id)
     if not MIN_SPEED <= value <= MAX_SPEED:
         raise ProtocolError(
             ErrorCode.INVALID_MESSAGE, f"'speed' must be in [{MIN_SPEED}, {MAX_SPEED}]", id
         )
     return float(value)
+
+
+def check_marks(value: object, id: str | None = None) -> bool:
+    """Whether word timings are asked for: ``true`` or ``false`` (None: false)."""
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise ProtocolError(ErrorCode.INVALID_MESSAGE, "'marks' must be true or false", id)
+    return value
 
 
 def speak_fields(

@@ -19,6 +19,7 @@ from typing import Any
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import JSONResponse, Response
 
+from observability.prometheus import METRICS_PATH, HttpErrors, exposition
 from tts_protocol import (
     BYTES_PER_SAMPLE,
     SAMPLE_RATE,
@@ -35,10 +36,12 @@ from tts_protocol import (
     wav_bytes,
 )
 from tts_server.admission import Admission
-from tts_server.connection import SynthesisConnection, frame_payload
+from tts_server.connection import SERVICE_RESTART, Ending, SynthesisConnection, frame_payload
+from tts_server.drain import Drain
 from tts_server.engines import load_engine
 from tts_server.engines.base import Engine, UnknownVoice, to_pcm16
 from tts_server.health import Readiness, State, warm_up
+from tts_server.metrics import TTSMetrics
 from tts_server.openai_api import create_router
 from tts_server.settings import Settings
 
@@ -47,6 +50,7 @@ log = logging.getLogger("tts_server")
 EngineLoader = Callable[[Settings], Engine]
 MAX_BODY_BYTES = 64 * 1024
 TRY_AGAIN_LATER = 1013  # WebSocket close code
+CLOSE_GRACE_S = 2.0  # how long a closing handshake may wait for a client that reads nothing
 
 
 def _error(
@@ -88,10 +92,15 @@ def create_app(settings: Settings | None = None, loader: EngineLoader = load_eng
         settings.engine, settings.device, settings.max_sessions, settings.max_queued
     )
     app.state.admission = admission
+    drain = app.state.drain = Drain(app.state.readiness, admission)  # on SIGTERM (cli.py)
 
     def ready_engine() -> Engine | None:
         engine: Engine | None = app.state.engine
         return engine if app.state.readiness.state is State.HEALTHY else None
+
+    metrics = app.state.metrics = TTSMetrics(admission, ready_engine)
+    app.add_route(METRICS_PATH, exposition(metrics.registry), include_in_schema=False)
+    app.add_middleware(HttpErrors, count=metrics.error)  # every HTTP error, by its code
 
     @app.get("/ping")
     async def ping() -> JSONResponse:
@@ -109,7 +118,8 @@ def create_app(settings: Settings | None = None, loader: EngineLoader = load_eng
     async def invocations(request: Request) -> Response:
         engine = ready_engine()
         if engine is None:
-            return _error(503, ErrorCode.INTERNAL, f"not ready: {app.state.readiness.reason}")
+            code = ErrorCode.SHUTTING_DOWN if drain.started else ErrorCode.INTERNAL
+            return _error(503, code, f"not ready: {app.state.readiness.reason}")
         body = await request.body()
         if len(body) > MAX_BODY_BYTES:
             return _error(413, ErrorCode.TEXT_TOO_LONG, f"body exceeds {MAX_BODY_BYTES} bytes")
@@ -140,6 +150,13 @@ def create_app(settings: Settings | None = None, loader: EngineLoader = load_eng
             return _error(500, ErrorCode.SYNTHESIS_FAILED, f"{exc!r}")
         finally:
             admission.close_session()
+        metrics.synthesized(
+            engine.name,
+            waited_s=None,
+            first_audio_s=first_audio_ms and first_audio_ms / 1000,
+            synthesis_s=time.perf_counter() - started,
+            samples=len(pcm) // BYTES_PER_SAMPLE,
+        )
         headers = {
             "X-Sample-Rate": str(SAMPLE_RATE),
             "X-Synthesis-Ms": f"{(time.perf_counter() - started) * 1000:.1f}",
@@ -152,15 +169,21 @@ def create_app(settings: Settings | None = None, loader: EngineLoader = load_eng
 
     async def stream(websocket: WebSocket) -> None:
         await websocket.accept()
+        if drain.started:
+            metrics.error(ErrorCode.SHUTTING_DOWN)
+            reason = "the server is shutting down; connect again"
+            return await _refuse(websocket, ErrorCode.SHUTTING_DOWN, reason, SERVICE_RESTART)
         engine = ready_engine()
         if engine is None:
             reason = f"not ready: {app.state.readiness.reason}"
+            metrics.error(ErrorCode.INTERNAL)
             return await _refuse(websocket, ErrorCode.INTERNAL, reason)
         if not admission.open_session():
             reason = f"{admission.max_sessions} sessions are open; try again later"
+            metrics.error(ErrorCode.BUSY)
             return await _refuse(websocket, ErrorCode.BUSY, reason)
         try:
-            await serve_connection(websocket, engine, settings, admission)
+            await serve_connection(websocket, engine, settings, admission, metrics, drain)
         finally:
             admission.close_session()
 
@@ -170,15 +193,29 @@ def create_app(settings: Settings | None = None, loader: EngineLoader = load_eng
     return app
 
 
-async def _refuse(websocket: WebSocket, code: ErrorCode, reason: str) -> None:
-    """Answer an accepted WebSocket with one ``error`` (no ``ready``), then close with 1013."""
+async def _refuse(
+    websocket: WebSocket, code: ErrorCode, reason: str, close_code: int = TRY_AGAIN_LATER
+) -> None:
+    """Answer an accepted WebSocket with one ``error`` (no ``ready``), then close (1013)."""
     with contextlib.suppress(WebSocketDisconnect, RuntimeError):  # the peer may be gone already
         await websocket.send_text(encode(Error(id=None, code=code, message=reason)))
-        await websocket.close(TRY_AGAIN_LATER, reason[:120])
+        await websocket.close(close_code, reason[:120])
+
+
+async def _close(websocket: WebSocket, ending: Ending) -> None:
+    """Close with the server's reason; a client that reads nothing gets ``CLOSE_GRACE_S``."""
+    with contextlib.suppress(WebSocketDisconnect, RuntimeError, TimeoutError):  # peer gone
+        async with asyncio.timeout(CLOSE_GRACE_S):
+            await websocket.close(ending.code, ending.reason[:120])
 
 
 async def serve_connection(
-    websocket: WebSocket, engine: Engine, settings: Settings, admission: Admission
+    websocket: WebSocket,
+    engine: Engine,
+    settings: Settings,
+    admission: Admission,
+    metrics: TTSMetrics | None = None,
+    drain: Drain | None = None,
 ) -> None:
     """Run one accepted WebSocket: every frame, text or binary, goes through ``feed``."""
     connection = SynthesisConnection(
@@ -188,7 +225,12 @@ async def serve_connection(
         max_queue=settings.max_queue,
         max_text_chars=settings.max_text_chars,
         admission=admission,
+        metrics=metrics,
+        send_timeout_s=settings.send_timeout_s,
+        idle_timeout_s=settings.idle_timeout_s,
     )
+    if drain is not None:
+        drain.add(connection)
     await connection.send(Ready(voices=engine.voices, default_voice=engine.default_voice))
     worker = asyncio.create_task(connection.run(), name=f"synthesis-{uuid.uuid4().hex[:8]}")
     try:
@@ -204,9 +246,11 @@ async def serve_connection(
             await connection.feed(frame_payload(message))
         if not worker.done():  # 'close' received: finish the queue, then close normally
             await worker
-            with contextlib.suppress(WebSocketDisconnect, RuntimeError):  # peer already left
-                await websocket.close(1000)
+        if connection.ending is not None:  # closed, drained, idle or stuck: say why
+            await _close(websocket, connection.ending)
     finally:
+        if drain is not None:
+            drain.discard(connection)
         await connection.abort()
         worker.cancel()
         if worker.done() and not worker.cancelled() and worker.exception():

@@ -22,7 +22,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-import av
 import numpy as np
 
 from tts_protocol import SAMPLE_RATE
@@ -95,6 +94,8 @@ class StreamingEncoder:
 
     def __init__(self, audio_format: AudioFormat) -> None:
         self.encoding = ENCODINGS[audio_format]
+        import av  # here, not at import: a server without the speech API's codecs still loads
+
         self._sink = _Sink()
         self._container = av.open(
             self._sink,
@@ -123,6 +124,8 @@ class StreamingEncoder:
 
     def encode(self, pcm: bytes) -> bytes:
         """Feed one chunk of PCM; return the bytes the container has ready."""
+        import av
+
         samples = np.frombuffer(pcm, dtype="<i2").reshape(1, -1)
         frame = av.AudioFrame.from_ndarray(samples, format="s16", layout="mono")
         frame.sample_rate = SAMPLE_RATE

@@ -1,23 +1,75 @@
-"""``tts-server``: run the Kokoro speech server with uvicorn."""
+"""``tts-server``: run the Kokoro speech server with uvicorn, draining on SIGTERM."""
 
 from __future__ import annotations
 
-import logging
+import socket
 from collections.abc import Sequence
 
 import uvicorn
+from fastapi import FastAPI
 
+from observability import logs, tracing
 from tts_protocol import PING_PATH, STREAM_PATH
-from tts_server.app import create_app
-from tts_server.settings import parse_settings
+from tts_server.app import CLOSE_GRACE_S, create_app
+from tts_server.drain import Drain
+from tts_server.settings import Settings, parse_settings
+
+HTTP_GRACE_S = 5.0  # after the drain: how long uvicorn waits for HTTP requests still running
+
+
+class DrainingServer(uvicorn.Server):
+    """uvicorn whose shutdown (SIGTERM, SIGINT) first runs the app's ``Drain``.
+
+    uvicorn's own shutdown closes every WebSocket at once with 1012; the drain before it lets
+    open sessions finish their queued segments, up to ``drain_s``. A second Ctrl+C cuts it short.
+    """
+
+    def __init__(self, config: uvicorn.Config, drain: Drain, drain_s: float) -> None:
+        super().__init__(config)
+        self._drain = drain
+        self._drain_s = drain_s
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        """Drain, then uvicorn's shutdown: stop listening, close what is left, lifespan end."""
+        await self._drain.run(self._drain_s, abandon=lambda: self.force_exit)
+        await super().shutdown(sockets)
+
+
+def server(app: FastAPI, settings: Settings) -> DrainingServer:
+    """The uvicorn server for ``app`` (made by ``create_app``) with the limits of ``settings``."""
+    config = uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_level=settings.log_level,
+        log_config=None,  # uvicorn's loggers go through the root handler, in LOG_FORMAT
+        ws_max_size=settings.max_frame_bytes,
+        timeout_graceful_shutdown=HTTP_GRACE_S,
+    )
+    return DrainingServer(config, app.state.drain, settings.drain_s)
+
+
+def listen(config: uvicorn.Config, send_timeout_s: float) -> socket.socket:
+    """The listening socket; on Linux, the kernel drops a connection whose peer has taken no
+    data for ``send_timeout_s`` (plus the close grace), so a stuck client's socket is freed."""
+    sock = config.bind_socket()
+    if hasattr(socket, "TCP_USER_TIMEOUT"):  # inherited by every accepted connection
+        timeout_ms = int((send_timeout_s + CLOSE_GRACE_S) * 1000)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, timeout_ms)
+    return sock
+
+
+def serve(app: FastAPI, settings: Settings) -> None:
+    """Serve ``app`` until SIGTERM or SIGINT, then drain and exit."""
+    uvicorn_server = server(app, settings)
+    uvicorn_server.run(sockets=[listen(uvicorn_server.config, settings.send_timeout_s)])
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Parse flags/env and serve until interrupted."""
     settings = parse_settings(argv)
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(levelname)s %(name)s %(message)s"
-    )
+    logs.configure(settings.log_level)  # LOG_FORMAT: json (the image) or text
+    tracing.configure("tts-server")  # on with the OTEL_* variables
     app = create_app(settings)
     address = f"{settings.host}:{settings.port}"
     print(
@@ -28,13 +80,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"  streaming:  ws://{address}{STREAM_PATH}",
         flush=True,
     )
-    uvicorn.run(
-        app,
-        host=settings.host,
-        port=settings.port,
-        log_level=settings.log_level,
-        ws_max_size=1 << 20,
-    )
+    serve(app, settings)
 
 
 if __name__ == "__main__":

@@ -8,10 +8,11 @@ so the health check exercises exactly the decode path that requests use.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from tts_protocol import (
@@ -22,21 +23,26 @@ from tts_protocol import (
     End,
     Error,
     ErrorCode,
+    Marks,
     ProtocolError,
     ServerMessage,
     Speak,
     Start,
+    Word,
     decode_client,
     encode,
+    samples_ms,
     split_audio,
 )
 from tts_server.admission import Admission
 from tts_server.engines.base import Engine, UnknownVoice, to_pcm16
+from tts_server.metrics import TTSMetrics
 
 SendText = Callable[[str], Awaitable[None]]
 SendBytes = Callable[[bytes], Awaitable[None]]
 
 DEFAULT_MAX_QUEUE = 64
+NORMAL_CLOSURE, POLICY_VIOLATION, SERVICE_RESTART = 1000, 1008, 1012  # WebSocket close codes
 
 
 def frame_payload(message: Mapping[str, Any]) -> str | bytes:
@@ -49,11 +55,24 @@ def frame_payload(message: Mapping[str, Any]) -> str | bytes:
 
 
 @dataclass(frozen=True, slots=True)
+class Ending:
+    """Why the server ends a connection: the WebSocket close code and ``"<code>: <why>"``."""
+
+    code: int
+    reason: str = ""
+
+
+class ConnectionEnding(Exception):
+    """Nothing more is sent: the connection is ending (``SynthesisConnection.ending`` says why)."""
+
+
+@dataclass(frozen=True, slots=True)
 class _Segment:
     """A queued ``speak`` and the voice it resolved to when it was queued."""
 
     speak: Speak
     voice: str
+    queued_at: float = field(default_factory=time.perf_counter)
 
     @property
     def id(self) -> str:
@@ -77,6 +96,9 @@ class SynthesisConnection:
         max_queue: int = DEFAULT_MAX_QUEUE,
         max_text_chars: int = DEFAULT_MAX_TEXT_CHARS,
         admission: Admission | None = None,
+        metrics: TTSMetrics | None = None,
+        send_timeout_s: float | None = None,
+        idle_timeout_s: float | None = None,
     ) -> None:
         self._engine = engine
         self._send_text = send_text
@@ -90,6 +112,11 @@ class SynthesisConnection:
         self._current: _Segment | None = None
         self._current_task: asyncio.Task[None] | None = None
         self._closing = False
+        self._metrics = metrics  # None: not counted (the warm-up)
+        self._send_timeout_s = send_timeout_s  # a client that takes no frame this long is cut
+        self._idle_timeout_s = idle_timeout_s  # no frame and nothing to do this long: closed
+        self._draining = False
+        self.ending: Ending | None = None  # set once the server decided to end the connection
 
     @property
     def closing(self) -> bool:
@@ -98,24 +125,52 @@ class SynthesisConnection:
 
     async def send(self, message: ServerMessage) -> None:
         """Send one control message."""
+        await self._deliver(self._send_text, encode(message))
+        if self._metrics is not None and isinstance(message, Error):
+            self._metrics.error(message.code)
+
+    async def _deliver(self, send: SendText | SendBytes, data: Any) -> None:
+        """Send one frame; a client that takes none for ``send_timeout_s`` ends the connection."""
         async with self._send_lock:
-            await self._send_text(encode(message))
+            if self.ending is not None:
+                raise ConnectionEnding(self.ending.reason)
+            try:
+                async with asyncio.timeout(self._send_timeout_s):
+                    await send(data)
+            except TimeoutError:
+                why = f"the client took no frame for {self._send_timeout_s:g} s"
+                self._end(Ending(POLICY_VIOLATION, f"{ErrorCode.SEND_TIMEOUT}: {why}"))
+                raise ConnectionEnding(why) from None
+
+    def _end(self, ending: Ending) -> None:
+        if self.ending is None:
+            self.ending = ending
+        self._wakeup.set()
+
+    def drain(self) -> None:
+        """The server is shutting down: refuse new segments, end (1012) once the queue is done."""
+        self._draining = True
+        self._wakeup.set()
 
     async def feed(self, payload: str | bytes) -> None:
         """Handle one client frame. Errors are answered with typed ``error`` frames."""
-        try:
-            message = decode_client(payload, max_text_chars=self._max_text_chars)
-            if isinstance(message, Speak):
-                self._enqueue(message)
-            elif isinstance(message, Cancel):
-                await self._cancel(message.id)
-            elif isinstance(message, Close):
-                self._closing = True
-                self._wakeup.set()
-        except ProtocolError as exc:
-            await self.send(Error.of(exc))
+        self._wakeup.set()  # any frame restarts the idle timer
+        with contextlib.suppress(ConnectionEnding):  # the worker ends the connection
+            try:
+                message = decode_client(payload, max_text_chars=self._max_text_chars)
+                if isinstance(message, Speak):
+                    self._enqueue(message)
+                elif isinstance(message, Cancel):
+                    await self._cancel(message.id)
+                elif isinstance(message, Close):
+                    self._closing = True
+            except ProtocolError as exc:
+                await self.send(Error.of(exc))
 
     def _enqueue(self, speak: Speak) -> None:
+        if self._draining:
+            why = "the server is shutting down; send it again on a new connection"
+            raise ProtocolError(ErrorCode.SHUTTING_DOWN, why, speak.id)
         if self._closing:
             raise ProtocolError(ErrorCode.INVALID_MESSAGE, "connection is closing", speak.id)
         in_flight = (self._current.id,) if self._current else ()
@@ -144,13 +199,21 @@ class SynthesisConnection:
             self._current_task.cancel()
 
     async def run(self) -> None:
-        """Synthesize queued segments strictly in arrival order until closed and drained."""
-        while True:
+        """Synthesize queued segments strictly in arrival order until the connection ends."""
+        while self.ending is None:
             if not self._queue:
                 if self._closing:
-                    return
+                    return self._end(Ending(NORMAL_CLOSURE))
+                if self._draining:
+                    restart = f"{ErrorCode.SHUTTING_DOWN}: the server is restarting"
+                    return self._end(Ending(SERVICE_RESTART, restart))
                 self._wakeup.clear()
-                await self._wakeup.wait()
+                try:
+                    async with asyncio.timeout(self._idle_timeout_s):
+                        await self._wakeup.wait()
+                except TimeoutError:
+                    idle = f"{ErrorCode.IDLE_TIMEOUT}: no frame for {self._idle_timeout_s:g} s"
+                    self._end(Ending(NORMAL_CLOSURE, idle))
                 continue
             segment = self._queue.popleft()
             self._admission.start_segment()
@@ -159,6 +222,8 @@ class SynthesisConnection:
             try:
                 await asyncio.wait([self._current_task])
                 await self._report(segment.id, self._current_task)
+            except ConnectionEnding:
+                return
             finally:
                 self._current_task.cancel()
                 self._admission.end_segment()
@@ -166,9 +231,13 @@ class SynthesisConnection:
                 self._current_task = None
 
     async def _report(self, segment_id: str, task: asyncio.Task[None]) -> None:
+        if self._metrics is not None:
+            self._metrics.ended(self._engine.name, _outcome(task))
         if task.cancelled():
             await self.send(Cancelled(id=segment_id))
-        elif (exc := task.exception()) is not None:
+        elif isinstance(exc := task.exception(), ConnectionEnding):
+            return
+        elif exc is not None:
             await self.send(
                 Error(id=segment_id, code=ErrorCode.SYNTHESIS_FAILED, message=f"{exc!r}")
             )
@@ -177,15 +246,30 @@ class SynthesisConnection:
         """Stream one segment in the voice it was resolved to when queued."""
         speak = segment.speak
         started = time.perf_counter()
+        first_audio: float | None = None
         samples = 0
         await self.send(Start(id=speak.id))
-        chunks = self._engine.synthesize_resolved(speak.text, segment.voice, speak.speed or 1.0)
+        chunks = self._engine.synthesize_timed(speak.text, segment.voice, speak.speed or 1.0)
         async for chunk in chunks:
-            samples += chunk.size
-            for frame in split_audio(to_pcm16(chunk)):
-                async with self._send_lock:
-                    await self._send_bytes(frame)
+            if speak.marks and chunk.words:  # each piece's words, before its audio
+                words = [
+                    Word(w.text, samples_ms(samples + w.start), samples_ms(samples + w.end))
+                    for w in chunk.words
+                ]
+                await self.send(Marks(id=speak.id, words=tuple(words)))
+            first_audio = first_audio or time.perf_counter()
+            samples += chunk.audio.size
+            for frame in split_audio(to_pcm16(chunk.audio)):
+                await self._deliver(self._send_bytes, frame)
         synth_ms = round((time.perf_counter() - started) * 1000, 1)
+        if self._metrics is not None:
+            self._metrics.synthesized(
+                self._engine.name,
+                waited_s=started - segment.queued_at,
+                first_audio_s=first_audio and first_audio - segment.queued_at,
+                synthesis_s=synth_ms / 1000,
+                samples=samples,
+            )
         await self.send(End(id=speak.id, samples=samples, synth_ms=synth_ms))
 
     async def abort(self) -> None:
@@ -196,3 +280,10 @@ class SynthesisConnection:
         self._wakeup.set()
         if self._current_task:
             self._current_task.cancel()
+
+
+def _outcome(task: asyncio.Task[None]) -> str:
+    """How a segment's synthesis task ended: ``done``, ``cancelled`` or ``failed``."""
+    if task.cancelled():
+        return "cancelled"
+    return "failed" if task.exception() is not None else "done"

@@ -15,8 +15,9 @@ import json
 import re
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 MAX_PHONEMES = 510  # Kokoro's context is 512 tokens, two of which are the boundary pads.
 
@@ -26,6 +27,9 @@ _INSTALL_HINT = (
     "(or: pip install -e '.[tts]')"
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
+_SPOKEN = re.compile(r"[^\W_]")  # a letter or a digit: a token with one is a spoken word
+_EDGE_MARKS = re.compile(r"^[\W_]+|[\W_]+$")
+_PHONEME_WORD = re.compile(r"[^\W_](?:\S*[^\W_])?")  # a space-separated word, edge marks cut
 # Where an over-long sentence may be cut, best first: clause marks, then any space.
 _CUT_PATTERNS = (
     re.compile(r"(?<=[:;])\s+"),
@@ -44,6 +48,53 @@ class NotInTable(LookupError):
 
 class BadPhonemeTable(ValueError):
     """The phoneme table file is unreadable or not a JSON object of strings."""
+
+
+@dataclass(frozen=True, slots=True)
+class WordSpan:
+    """A spoken word of the text and the phonemes it became: ``phonemes[start:end]``."""
+
+    text: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class Phonemized:
+    """A text's phonemes and, in order, where each of its spoken words lies in them."""
+
+    phonemes: str
+    words: tuple[WordSpan, ...] = ()
+
+    @classmethod
+    def paired(cls, text: str, phonemes: str) -> Phonemized:
+        """Words of ``text`` paired in order with the space-separated words of ``phonemes``.
+
+        For G2Ps that give no word mapping (a phoneme table): punctuation-only words are left
+        out on both sides; if the counts then differ, no words are known.
+        """
+        texts = [w for w in (_EDGE_MARKS.sub("", w) for w in text.split()) if w]
+        spans = [m.span() for m in _PHONEME_WORD.finditer(phonemes)]
+        if len(texts) != len(spans):
+            return cls(phonemes)
+        words = (WordSpan(w, a, b) for w, (a, b) in zip(texts, spans, strict=True))
+        return cls(phonemes, tuple(words))
+
+
+@runtime_checkable
+class WordG2P(Protocol):
+    """A G2P that also says which phonemes each word became."""
+
+    def __call__(self, text: str) -> str: ...
+
+    def align(self, text: str) -> Phonemized: ...
+
+
+def phonemize(g2p: Callable[[str], str], text: str) -> Phonemized:
+    """``text`` through ``g2p``, with word spans (``align``, else ``Phonemized.paired``)."""
+    if isinstance(g2p, WordG2P):
+        return g2p.align(text)
+    return Phonemized.paired(text, g2p(text))
 
 
 def _load_spacy() -> Any:
@@ -77,9 +128,31 @@ class EnglishG2P:
 
     def __call__(self, text: str) -> str:
         """Phonemes for ``text``, words separated by spaces, punctuation kept."""
+        return self.align(text).phonemes
+
+    def align(self, text: str) -> Phonemized:
+        """Phonemes for ``text`` and each spoken word's span in them (misaki's tokens).
+
+        A token without phonemes and without a space after it (``$`` of ``$3.50``) joins the
+        next word's text; punctuation tokens are spoken pauses, not words.
+        """
         with self._lock:
-            phonemes, _tokens = self._g2p(text)
-        return phonemes.strip()
+            _, tokens = self._g2p(text)
+        phonemes, words, prefix = "", [], ""
+        for token in tokens:
+            sounds = token.phonemes or ""
+            if not sounds:
+                prefix = "" if token.whitespace else prefix + token.text
+            elif _SPOKEN.search(token.text):
+                words.append(
+                    WordSpan(prefix + token.text, len(phonemes), len(phonemes) + len(sounds))
+                )
+                prefix = ""
+            phonemes += sounds + token.whitespace
+        lead = len(phonemes) - len(phonemes.lstrip())
+        stripped = phonemes.strip()
+        spans = (WordSpan(w.text, w.start - lead, w.end - lead) for w in words)
+        return Phonemized(stripped, tuple(spans))
 
 
 def split_phonemes(phonemes: str, limit: int = MAX_PHONEMES) -> list[str]:
@@ -89,16 +162,34 @@ def split_phonemes(phonemes: str, limit: int = MAX_PHONEMES) -> list[str]:
     as it is synthesized). A sentence over ``limit`` is cut at the last clause mark in the
     second half of the window, else at the last space; only a word over ``limit`` is hard-cut.
     """
-    pieces: list[str] = []
-    for sentence in _SENTENCE_END.split(phonemes.strip()):
-        rest = sentence
-        while len(rest) > limit:
-            cut = _best_cut(rest, limit)
-            pieces.append(rest[:cut].rstrip())
-            rest = rest[cut:].lstrip()
-        if rest:
-            pieces.append(rest)
-    return pieces
+    return [phonemes[start:end] for start, end in split_spans(phonemes, limit)]
+
+
+def split_spans(phonemes: str, limit: int = MAX_PHONEMES) -> list[tuple[int, int]]:
+    """``split_phonemes`` as ``(start, end)`` offsets into ``phonemes``."""
+    spans: list[tuple[int, int]] = []
+    sentence_start = 0
+    for sentence in [*_SENTENCE_END.finditer(phonemes), None]:
+        sentence_end = len(phonemes) if sentence is None else sentence.start()
+        start, end = _strip(phonemes, sentence_start, sentence_end)
+        while end - start > limit:
+            cut = start + _best_cut(phonemes[start:end], limit)
+            spans.append(_strip(phonemes, start, cut))
+            start, end = _strip(phonemes, cut, end)
+        if end > start:
+            spans.append((start, end))
+        if sentence is not None:
+            sentence_start = sentence.end()
+    return spans
+
+
+def _strip(text: str, start: int, end: int) -> tuple[int, int]:
+    """``text[start:end]`` without the whitespace at its edges, as offsets."""
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
 
 
 def _best_cut(text: str, limit: int) -> int:
@@ -137,9 +228,13 @@ class PhonemeTable:
 
     def __call__(self, text: str) -> str:
         """The table's phonemes for ``text``, else the fallback's; ``NotInTable`` if neither."""
+        return self.align(text).phonemes
+
+    def align(self, text: str) -> Phonemized:
+        """As ``__call__``, with word spans (paired by spaces for the table's own entries)."""
         found = self._entries.get(text.strip())
         if found is not None:
-            return found
+            return Phonemized.paired(text, found)
         if self._fallback is None:
             raise NotInTable(f"no phonemes for {text[:60]!r}: not in the table, and no G2P loaded")
-        return self._fallback(text)
+        return phonemize(self._fallback, text)

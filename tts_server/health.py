@@ -29,6 +29,7 @@ class State(StrEnum):
     LOADING = "Loading"
     HEALTHY = "Healthy"
     FAILED = "Failed"
+    DRAINING = "Draining"  # shutting down: finishing open sessions, taking no new ones
 
 
 @dataclass
@@ -42,6 +43,10 @@ class Readiness:
     def fail(self, reason: str) -> None:
         """Record a failure that keeps ``/ping`` at 503."""
         self.state, self.reason = State.FAILED, reason
+
+    def drain(self) -> None:
+        """The server is shutting down: ``/ping`` answers 503 so load balancers move on."""
+        self.state, self.reason = State.DRAINING, "shutting down"
 
 
 class WarmupFailed(RuntimeError):

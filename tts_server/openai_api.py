@@ -5,28 +5,28 @@ is cut into sentences by spaCy's rule-based sentencizer (spaCy is already loaded
 its tokenizer keeps "Dr." and "3.50" whole), and each sentence is synthesized and encoded in
 turn, so the response starts once the first sentence is spoken, not the whole input. Errors
 use OpenAI's JSON shape ``{"error": {"message", "type", "param", "code"}}``. See
-docs/openai_api.md for what differs from OpenAI.
+docs/openai_api.md for what differs from OpenAI. ``POST /v1/audio/speech/captioned`` takes the
+same body and streams NDJSON: base64 chunks of the encoded audio with their words' timings.
+The response bodies themselves are built in ``tts_server.speech_bodies``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
-import functools
-import json
 import logging
 import time
 from collections.abc import AsyncIterator
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tts_protocol import MAX_SPEED, MIN_SPEED, SAMPLE_RATE
+from tts_server import speech_bodies as bodies
 from tts_server.admission import Admission
 from tts_server.audio_encoding import AudioFormat, StreamingEncoder
-from tts_server.engines.base import Engine, UnknownVoice, to_pcm16
+from tts_server.engines.base import Engine, UnknownVoice
 from tts_server.health import State
 
 log = logging.getLogger("tts_server.openai_api")
@@ -51,6 +51,7 @@ MAX_INPUT_CHARS = 4096  # OpenAI's limit
 MAX_BODY_BYTES = 64 * 1024  # 4096 chars, each escaped as \uXXXX, fit with room to spare
 OPENAI_MIN_SPEED, OPENAI_MAX_SPEED = 0.25, 4.0
 RETRY_AFTER_S = 1
+T = TypeVar("T")
 
 
 class ApiError(Exception):
@@ -171,60 +172,6 @@ def _check(request: SpeechRequest) -> None:
         )
 
 
-@functools.cache
-def _sentencizer() -> Any:
-    import spacy  # already imported by the G2P; blank pipelines need no model download
-
-    nlp = spacy.blank("en")
-    nlp.add_pipe("sentencizer")
-    return nlp
-
-
-def split_sentences(text: str) -> list[str]:
-    """``text`` as sentences (spaCy's rule-based sentencizer), blank ones dropped."""
-    return [s.text.strip() for s in _sentencizer()(text).sents if s.text.strip()]
-
-
-async def _pcm(
-    engine: Engine, sentences: list[str], voice: str, speed: float
-) -> AsyncIterator[bytes]:
-    for sentence in sentences:
-        async for chunk in engine.synthesize_resolved(sentence, voice, speed):
-            yield to_pcm16(chunk)
-
-
-async def _encoded(
-    encoder: StreamingEncoder, first: bytes, rest: AsyncIterator[bytes]
-) -> AsyncIterator[bytes]:
-    """Encoder output for ``first`` and then ``rest``, off the event loop, then the trailer."""
-    try:
-        if data := await asyncio.to_thread(encoder.encode, first):
-            yield data
-        async for pcm in rest:
-            if data := await asyncio.to_thread(encoder.encode, pcm):
-                yield data
-        if data := await asyncio.to_thread(encoder.finish):
-            yield data
-    finally:
-        encoder.close()
-
-
-async def _sse(audio: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-    """OpenAI's ``stream_format="sse"``: ``speech.audio.delta`` events, then ``.done``."""
-
-    def event(payload: dict[str, Any]) -> bytes:
-        return f"data: {json.dumps(payload)}\n\n".encode()
-
-    try:
-        async for data in audio:
-            yield event({"type": "speech.audio.delta", "audio": base64.b64encode(data).decode()})
-    except Exception as exc:  # the status is sent: say so in the stream, then end it
-        log.exception("speech synthesis failed mid-stream")
-        yield event({"type": "error", **ApiError(500, repr(exc), kind="server_error").body()})
-        return
-    yield event({"type": "speech.audio.done"})
-
-
 def _ready_engine(request: Request) -> Engine:
     readiness = request.app.state.readiness
     engine: Engine | None = request.app.state.engine
@@ -257,7 +204,7 @@ async def _released(audio: AsyncIterator[bytes], admission: Admission) -> AsyncI
         admission.close_session()
 
 
-async def _speech(request: Request) -> Response:
+async def _speech(request: Request, captioned: bool = False) -> Response:
     """Admit the request as one session (``busy`` 429 when full) for as long as it streams."""
     engine = _ready_engine(request)
     admission: Admission = request.app.state.admission
@@ -265,23 +212,29 @@ async def _speech(request: Request) -> Response:
         message = f"{admission.max_sessions} sessions are open; try again later"
         raise ApiError(429, message, kind="server_error", code="busy")
     try:
+        if captioned:
+            return await _admitted_captions(request, engine, admission)
         return await _admitted_speech(request, engine, admission)
     except BaseException:
         admission.close_session()
         raise
 
 
-async def _admitted_speech(request: Request, engine: Engine, admission: Admission) -> Response:
+async def _request(request: Request, engine: Engine) -> tuple[SpeechRequest, str, list[str]]:
+    """The checked body, its resolved voice and its sentences."""
     try:
         speech = SpeechRequest.model_validate_json(await _read_body(request))
     except ValidationError as exc:
         raise _validation_error(exc) from exc
     _check(speech)
     voice = _resolve_voice(engine, speech.voice)
-    sentences = await asyncio.to_thread(split_sentences, speech.input)
-    pcm = _pcm(engine, sentences, voice, speech.speed)
-    try:  # the first sentence before the status line: a failure is still a clean error
-        first = await anext(pcm)
+    return speech, voice, await asyncio.to_thread(bodies.split_sentences, speech.input)
+
+
+async def _first(stream: AsyncIterator[T]) -> T:
+    """The first sentence, before the status line: a failure is still a clean error."""
+    try:
+        return await anext(stream)
     except StopAsyncIteration:
         raise ApiError(
             400, "'input' has nothing to speak", param="input", code="empty_text"
@@ -289,11 +242,35 @@ async def _admitted_speech(request: Request, engine: Engine, admission: Admissio
     except Exception as exc:
         log.exception("speech synthesis failed")
         raise ApiError(500, f"synthesis failed: {exc!r}", kind="server_error") from exc
+
+
+async def _admitted_captions(request: Request, engine: Engine, admission: Admission) -> Response:
+    speech, voice, sentences = await _request(request, engine)
+    if speech.stream_format != "audio":
+        raise ApiError(
+            400,
+            "captioned speech streams NDJSON; 'stream_format' must be 'audio'",
+            param="stream_format",
+            code="unsupported_value",
+        )
+    timed = bodies.timed_pcm(engine, sentences, voice, speech.speed)
+    first = await _first(timed)
     encoder = StreamingEncoder(AudioFormat(speech.response_format))
-    audio = _released(_encoded(encoder, first, pcm), admission)
+    lines = _released(bodies.captions(encoder, first, timed), admission)
+    headers = {"X-Voice": voice, "X-Sample-Rate": str(encoder.encoding.sample_rate)}
+    headers["X-Audio-Type"] = encoder.media_type
+    return StreamingResponse(lines, media_type="application/x-ndjson", headers=headers)
+
+
+async def _admitted_speech(request: Request, engine: Engine, admission: Admission) -> Response:
+    speech, voice, sentences = await _request(request, engine)
+    pcm = bodies.pcm(engine, sentences, voice, speech.speed)
+    first = await _first(pcm)
+    encoder = StreamingEncoder(AudioFormat(speech.response_format))
+    audio = _released(bodies.encoded(encoder, first, pcm), admission)
     headers = {"X-Voice": voice, "X-Sample-Rate": str(encoder.encoding.sample_rate)}
     if speech.stream_format == "sse":
-        return StreamingResponse(_sse(audio), media_type="text/event-stream", headers=headers)
+        return StreamingResponse(bodies.sse(audio), media_type="text/event-stream", headers=headers)
     return StreamingResponse(audio, media_type=encoder.media_type, headers=headers)
 
 
@@ -306,6 +283,13 @@ def create_router() -> APIRouter:
     async def speech(request: Request) -> Response:
         try:
             return await _speech(request)
+        except ApiError as exc:
+            return exc.response()
+
+    @router.post("/audio/speech/captioned", response_model=None)
+    async def captioned_speech(request: Request) -> Response:
+        try:
+            return await _speech(request, captioned=True)
         except ApiError as exc:
             return exc.response()
 

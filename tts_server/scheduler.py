@@ -21,10 +21,10 @@ import bisect
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-
-import numpy as np
+from typing import Any
 
 # Token-count edges of the length buckets: a batch mixes only pieces of one bucket, so the
 # padding stays below about a third of the batch's frames.
@@ -41,7 +41,8 @@ class Piece:
     speed: float
 
 
-RunBatch = Callable[[int, Sequence[Piece]], list[np.ndarray]]  # (lane, pieces) -> audio each
+Result = Any  # what the engine makes of a piece: its audio (and its timings)
+RunBatch = Callable[[int, Sequence[Piece]], list[Result]]  # (lane, pieces) -> result each
 Interrupt = Callable[[int], None]  # abort the inference running on a lane
 Size = Callable[[Piece], int]  # a piece's length in model tokens
 
@@ -56,7 +57,7 @@ class _Job:
     piece: Piece
     bucket: int
     loop: asyncio.AbstractEventLoop
-    future: asyncio.Future[np.ndarray]
+    future: asyncio.Future[Result]
     enqueued: float = field(default_factory=time.monotonic)
     cancelled: bool = False
 
@@ -69,6 +70,7 @@ class SchedulerStats:
     in_flight: int
     batches: int  # batches run since start
     pieces: int  # pieces run since start
+    sizes: Mapping[int, int] = field(default_factory=dict)  # batches run, by pieces in each
 
 
 class BatchScheduler:
@@ -98,6 +100,7 @@ class BatchScheduler:
         self._cond = threading.Condition()
         self._batches = 0
         self._pieces = 0
+        self._sizes: Counter[int] = Counter()
         self._closed = False
         self._threads = [
             threading.Thread(
@@ -113,9 +116,11 @@ class BatchScheduler:
         """Queue depth and in-flight count (for metrics and admission control)."""
         with self._cond:
             in_flight = sum(len(batch) for batch in self._running if batch)
-            return SchedulerStats(len(self._queue), in_flight, self._batches, self._pieces)
+            return SchedulerStats(
+                len(self._queue), in_flight, self._batches, self._pieces, dict(self._sizes)
+            )
 
-    async def synthesize(self, piece: Piece) -> np.ndarray:
+    async def synthesize(self, piece: Piece) -> Result:
         """The audio of ``piece``, once a lane has run the batch it joined."""
         loop = asyncio.get_running_loop()
         job = _Job(piece, bucket_of(self._size(piece)), loop, loop.create_future())
@@ -182,10 +187,11 @@ class BatchScheduler:
                     self._running[lane] = None
                     self._batches += 1
                     self._pieces += len(batch)
+                    self._sizes[len(batch)] += 1
             for job, result in zip(batch, results, strict=True):
                 _deliver(job, result)
 
-    def _run(self, lane: int, batch: list[_Job]) -> list[np.ndarray | BaseException]:
+    def _run(self, lane: int, batch: list[_Job]) -> list[Result | BaseException]:
         """Run ``batch``; if it fails as a whole, run its pieces alone so one bad piece is alone."""
         pieces = [job.piece for job in batch]
         try:
@@ -193,7 +199,7 @@ class BatchScheduler:
         except Exception as exc:
             if len(batch) == 1 or all(job.cancelled for job in batch):
                 return [exc] * len(batch)
-        results: list[np.ndarray | BaseException] = []
+        results: list[Result | BaseException] = []
         for job in batch:
             if job.cancelled:
                 results.append(asyncio.CancelledError())
@@ -205,7 +211,7 @@ class BatchScheduler:
         return results
 
 
-def _deliver(job: _Job, result: np.ndarray | BaseException) -> None:
+def _deliver(job: _Job, result: Result | BaseException) -> None:
     """Hand ``result`` to the job's caller on its own loop; a cancelled caller gets nothing."""
 
     def resolve() -> None:

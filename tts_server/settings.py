@@ -11,11 +11,15 @@ from typing import Literal
 
 from tts_protocol import DEFAULT_MAX_TEXT_CHARS
 from tts_server.connection import DEFAULT_MAX_QUEUE
+from tts_server.drain import DEFAULT_DRAIN_S
 from tts_server.scheduler import DEFAULT_BATCH_WAIT_MS
 
 EngineName = Literal["onnx", "torch"]
 DeviceName = Literal["cpu", "cuda"]
 SAGEMAKER_MODEL_DIR = Path("/opt/ml/model")
+DEFAULT_SEND_TIMEOUT_S = 30.0  # a client that takes no frame this long is cut (1008)
+DEFAULT_IDLE_TIMEOUT_S = 300.0  # a connection with no frame and no work this long is closed
+DEFAULT_MAX_FRAME_BYTES = 1 << 20  # a client frame beyond it: close 1009 (uvicorn's ws_max_size)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +43,10 @@ class Settings:
     fuse_styles: bool = True  # torch only: all style projections as one matrix product
     max_sessions: int | None = None  # open WebSockets, server-wide; None: per engine and device
     max_queued: int | None = None  # queued segments, server-wide; None: 4 per allowed session
+    drain_s: float = DEFAULT_DRAIN_S  # on SIGTERM: how long open sessions may finish their queue
+    send_timeout_s: float = DEFAULT_SEND_TIMEOUT_S
+    idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S
+    max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
     log_level: str = "info"
 
 
@@ -80,6 +88,19 @@ def parse_settings(
         "--max-sessions", type=int, default=_optional_int(env.get("TTS_MAX_SESSIONS"))
     )
     parser.add_argument("--max-queued", type=int, default=_optional_int(env.get("TTS_MAX_QUEUED")))
+    for flag, default in (
+        ("drain-s", d.drain_s),
+        ("send-timeout-s", d.send_timeout_s),
+        ("idle-timeout-s", d.idle_timeout_s),
+    ):
+        variable = "TTS_" + flag.upper().replace("-", "_")
+        seconds = _seconds(env.get(variable, default))
+        parser.add_argument(f"--{flag}", type=_seconds, default=seconds)
+    parser.add_argument(
+        "--max-frame-bytes",
+        type=int,
+        default=int(env.get("TTS_MAX_FRAME_BYTES", d.max_frame_bytes)),
+    )
     parser.add_argument("--log-level", default=env.get("TTS_LOG_LEVEL", d.log_level))
     args = parser.parse_args(argv)
     return Settings(
@@ -98,8 +119,20 @@ def parse_settings(
         fuse_styles=args.fuse_styles,
         max_sessions=args.max_sessions,
         max_queued=args.max_queued,
+        drain_s=args.drain_s,
+        send_timeout_s=args.send_timeout_s,
+        idle_timeout_s=args.idle_timeout_s,
+        max_frame_bytes=args.max_frame_bytes,
         log_level=args.log_level,
     )
+
+
+def _seconds(value: str | float) -> float:
+    """A positive number of seconds."""
+    seconds = float(value)
+    if not seconds > 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a positive number of seconds")
+    return seconds
 
 
 def _optional_int(value: str | None) -> int | None:

@@ -35,7 +35,12 @@ const chat = createChatState(player.lead, {
 });
 window.voiceChat = chat;
 
-const settings = new Settings({ voice: $("voice"), speed: $("speed"), speedValue: $("speed-value") });
+const settings = new Settings({
+  voice: $("voice"),
+  speed: $("speed"),
+  speedValue: $("speed-value"),
+  marks: $("marks"),
+});
 const transcript = new Transcript($("transcript"), $("empty"));
 const display = new Display({
   chat,

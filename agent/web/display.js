@@ -4,7 +4,7 @@
 
 import { renderLatency } from "./latency.js";
 import { sinceSent } from "./state.js";
-import { segmentHeardAt } from "./transcript.js";
+import { segmentHeardAt, wordHeardAt } from "./transcript.js";
 
 const PLAYHEAD_MS = 100; // while audio plays, the panel is redrawn at most this often
 
@@ -42,6 +42,14 @@ export class Display {
   setSpeaking(turn, seq) {
     this.transcript.view(turn.n)?.setSpeaking(seq);
     this.chat.speaking = seq === null ? null : { turn: turn.n, seq };
+    if (seq === null) this.setHeard(turn, null, null);
+  }
+
+  /** Highlight the word `heard` ({seq, index} or null) of `turn`, as heard at clock time `at`. */
+  setHeard(turn, heard, at) {
+    this.transcript.view(turn.n)?.setWord(heard);
+    const text = heard ? turn.segments.find((s) => s.seq === heard.seq)?.words[heard.index]?.text : null;
+    this.chat.heard = heard ? { turn: turn.n, seq: heard.seq, index: heard.index, text, at } : null;
   }
 
   renderStatus() {
@@ -82,12 +90,14 @@ export class Display {
       requestAnimationFrame(tick);
       const turn = this.currentTurn();
       if (!turn || !this.player.busy(turn.n)) return;
-      const seq = segmentHeardAt(turn, this.player.currentTime);
+      const time = this.player.currentTime;
+      const seq = segmentHeardAt(turn, time);
       const view = this.transcript.view(turn.n);
       if (view && view.speaking !== seq) {
         this.setSpeaking(turn, seq);
         this.renderStatus();
       }
+      if (turn.marks) this.setHeard(turn, wordHeardAt(turn, time), time);
       if (now - lastFrame > PLAYHEAD_MS) {
         lastFrame = now;
         this.draw();

@@ -6,18 +6,23 @@ const MODE = 'input[name="mode"]';
 const TRANSPORT = 'input[name="transport"]';
 
 export class Settings {
-  /** @param {{voice: HTMLSelectElement, speed: HTMLInputElement, speedValue: HTMLElement}} ui */
-  constructor({ voice, speed, speedValue }) {
+  /**
+   * @param {{voice: HTMLSelectElement, speed: HTMLInputElement, speedValue: HTMLElement,
+   *          marks: HTMLInputElement}} ui
+   */
+  constructor({ voice, speed, speedValue, marks }) {
     this.voice = voice;
     this.speed = speed;
     this.speedValue = speedValue;
+    this.marks = marks;
   }
 
-  /** The options for the next prompt: {voice (null: the server's default), speed, mode, transport}. */
+  /** The options for the next prompt: {voice (null: the server's default), speed, mode, transport, marks}. */
   values() {
     const mode = document.querySelector(`${MODE}:checked`).value;
     const transport = document.querySelector(`${TRANSPORT}:checked`).value;
-    return { voice: this.voice.value || null, speed: Number(this.speed.value), mode, transport };
+    const voice = this.voice.value || null;
+    return { voice, speed: Number(this.speed.value), mode, transport, marks: this.marks.checked };
   }
 
   /** Remember the controls' values whenever one changes. */
@@ -27,6 +32,7 @@ export class Settings {
       this.save();
     });
     this.voice.addEventListener("change", () => this.save());
+    this.marks.addEventListener("change", () => this.save());
     for (const radio of document.querySelectorAll(`${MODE}, ${TRANSPORT}`)) {
       radio.addEventListener("change", () => this.save());
     }
@@ -38,6 +44,7 @@ export class Settings {
     if (typeof saved.speed === "number") this.speed.value = String(saved.speed);
     if (saved.mode === "batch") document.querySelector(`${MODE}[value="batch"]`).checked = true;
     if (saved.transport === "sse") document.querySelector(`${TRANSPORT}[value="sse"]`).checked = true;
+    if (saved.marks === false) this.marks.checked = false;
     this.showSpeed();
   }
 

@@ -21,6 +21,7 @@ export function createChatState(lead, actions) {
     underruns: 0,
     dropped: 0,
     speaking: null, // {turn, seq} while a segment is audible
+    heard: null, // {turn, seq, index, text, at}: the word highlighted, at audio clock time `at`
     socket: null, // the WebSocket leg: {state, opened, cancels, confirmed, droppedFrames}
     get metrics() {
       return this.turns.length ? this.turns[this.turns.length - 1].latency : null;
@@ -44,6 +45,7 @@ export function newTurn(n, prompt, options) {
     mode: options.mode,
     voice: options.voice,
     speed: options.speed,
+    marks: options.marks, // asked for word timings (segment.marks events)
     transport: options.transport, // websocket | sse (the leg it ran on)
     fellBack: false, // chose websocket, but /ws did not open: ran on SSE
     status: "streaming", // streaming | complete | stopped | interrupted | failed
@@ -82,6 +84,9 @@ export function newSegment(seq, text, sentMs) {
     playEndMs: null,
     chunks: 0,
     audioMs: null,
+    words: [], // word timings: {text, start_ms, end_ms}, ms from the segment's audio start
+    schedule: [], // its chunks on the audio clock: {offset (s of its audio before), startTime, duration}
+    audioS: 0, // seconds of its audio scheduled so far
   };
 }
 

@@ -40,6 +40,42 @@ export function segmentHeardAt(turn, time) {
   return segment ? segment.seq : null;
 }
 
+/**
+ * The word of `turn` being heard at `time` on the audio clock: {seq, index}, or null. The
+ * chunk playing at `time` says how far into its segment's audio that is (chunks of a segment
+ * may be apart after an underrun); the word is the last one started by then.
+ */
+export function wordHeardAt(turn, time) {
+  for (const segment of turn.segments) {
+    const chunk = segment.schedule.find((c) => c.startTime <= time && time < c.startTime + c.duration);
+    if (!chunk) continue;
+    const ms = (chunk.offset + time - chunk.startTime) * 1000;
+    let index = -1;
+    while (index + 1 < segment.words.length && segment.words[index + 1].start_ms <= ms) index++;
+    return index < 0 ? null : { seq: segment.seq, index };
+  }
+  return null;
+}
+
+/** Where the letters and digits of `word` first appear in `text` from `from`: [start, end) or null. */
+function findWord(text, word, from) {
+  const letters = [...word].filter((ch) => WORD.test(ch)).map((ch) => ch.toLowerCase());
+  if (!letters.length) return null;
+  for (let start = from; start < text.length; start++) {
+    if (text[start].toLowerCase() !== letters[0]) continue;
+    let i = start + 1;
+    let k = 1;
+    while (k < letters.length && i < text.length) {
+      const ch = text[i].toLowerCase();
+      if (ch === letters[k]) k++;
+      else if (WORD.test(ch)) break;
+      i++;
+    }
+    if (k === letters.length) return [start, i];
+  }
+  return null;
+}
+
 /** The list of messages (#transcript) and the placeholder shown while it is empty. */
 export class Transcript {
   constructor(list, empty) {
@@ -90,6 +126,8 @@ class TurnView {
     this.body.append(this.tail);
     this.spans = new Map();
     this.speaking = null;
+    this.words = new Map(); // seq -> {rest: the text node not yet matched, spans: word spans (or null)}
+    this.heard = null; // the highlighted word's span
     transcript.empty.hidden = true;
     transcript.list.append(user, agent);
     this.setMeta();
@@ -116,6 +154,42 @@ class TurnView {
     if (start > 0) this.body.insertBefore(document.createTextNode(raw.slice(0, start)), this.tail);
     this.body.insertBefore(span, this.tail);
     this.spans.set(seq, span);
+  }
+
+  /** Wrap the words of segment `seq` that timings arrived for, in order, so each can be highlighted. */
+  markWords(seq, words) {
+    const span = this.spans.get(seq);
+    if (!span) return;
+    let marks = this.words.get(seq);
+    if (!marks) {
+      span.normalize();
+      marks = { rest: span.firstChild ?? span.appendChild(document.createTextNode("")), spans: [] };
+      this.words.set(seq, marks);
+    }
+    for (const word of words) {
+      const found = findWord(marks.rest.data, word.text, 0);
+      if (!found) {
+        marks.spans.push(null); // not in the displayed text: timed, not highlighted
+        continue;
+      }
+      const middle = marks.rest.splitText(found[0]);
+      marks.rest = middle.splitText(found[1] - found[0]);
+      const wrap = document.createElement("span");
+      wrap.className = "word";
+      wrap.dataset.index = String(marks.spans.length);
+      middle.replaceWith(wrap);
+      wrap.append(middle);
+      marks.spans.push(wrap);
+    }
+  }
+
+  /** Highlight word `index` of segment `seq` as the one being heard (null: none). */
+  setWord(heard) {
+    const span = heard ? (this.words.get(heard.seq)?.spans[heard.index] ?? null) : null;
+    if (span === this.heard) return;
+    this.heard?.classList.remove("heard");
+    this.heard = span;
+    span?.classList.add("heard");
   }
 
   /** Highlight segment `seq` as the one being heard (null: none). */

@@ -110,6 +110,7 @@ export class Turns {
   body(turn) {
     const body = { prompt: turn.prompt, mode: turn.mode, speed: turn.speed };
     if (turn.voice) body.voice = turn.voice;
+    if (turn.marks) body.marks = true;
     return body;
   }
 
@@ -186,6 +187,12 @@ export class Turns {
       case "audio.delta":
         this.playChunk(turn, event.seq, base64ToBytes(event.audio), event.sample_rate);
         break;
+      case "segment.marks": {
+        const segment = turn.segments.find((s) => s.seq === event.seq);
+        segment?.words.push(...event.words);
+        view.markWords(event.seq, event.words);
+        break;
+      }
       case "segment.end": {
         const segment = turn.segments.find((s) => s.seq === event.seq);
         if (segment) {
@@ -245,6 +252,8 @@ export class Turns {
       segment.endTime = entry.startTime + entry.duration;
       segment.playStartMs ??= playStartMs;
       segment.playEndMs = playEndMs;
+      segment.schedule.push({ offset: segment.audioS, startTime: entry.startTime, duration: entry.duration });
+      segment.audioS += entry.duration;
     }
     chat.audio.lead = this.player.lead;
   }

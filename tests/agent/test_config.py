@@ -34,3 +34,20 @@ def test_sagemaker_endpoint_needs_the_312_sdk_here() -> None:
     config = AgentConfig(sagemaker_endpoint="kokoro-tts", region="us-east-1")
     with pytest.raises(TransportUnavailable, match=r"3\.12"):
         config.transport()
+
+
+def test_environment_names_allowed_origins_and_the_idle_time() -> None:
+    env = {
+        "VOICE_AGENT_ALLOW_ORIGINS": " https://app.example.com, ,http://localhost:5173 ",
+        "VOICE_AGENT_WS_IDLE_S": "42.5",
+    }
+    config = AgentConfig.from_env(env)
+    assert config.allow_origins == ("https://app.example.com", "http://localhost:5173")
+    assert config.ws_idle_s == 42.5
+    assert AgentConfig.from_env({}).allow_origins == ()  # same origin only
+
+
+@pytest.mark.parametrize("idle", ["soon", "0", "-1", "nan"])
+def test_a_bad_idle_time_fails_at_start_with_its_name(idle: str) -> None:
+    with pytest.raises(ValueError, match="VOICE_AGENT_WS_IDLE_S must be a positive"):
+        AgentConfig.from_env({"VOICE_AGENT_WS_IDLE_S": idle})

@@ -1,15 +1,27 @@
-"""The dev server's own request checks, before any turn starts (no TTS server needed)."""
+"""The dev server's own request checks, before any turn starts (no TTS server needed): limits,
+origins (CORS and the WebSocket handshake), and files from ``agent/web/`` only."""
 
 from __future__ import annotations
 
+import http.client
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from fastapi.staticfiles import StaticFiles
 from fastapi.testclient import TestClient
+from starlette.routing import Mount
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidStatus
+from websockets.typing import Origin
 
+from agent import cli
 from agent.config import AgentConfig
-from agent.devserver import MAX_BODY_BYTES, create_app
+from agent.devserver import WEB, create_app
+from agent.origins import check_origin
+from agent.service import MAX_BODY_BYTES
+from tests.servers import ServerThread
 
 NOWHERE = "ws://127.0.0.1:9/invocations-bidirectional-stream"  # the discard port
 
@@ -47,3 +59,162 @@ def test_the_websocket_leg_answers_without_speech(client: TestClient) -> None:
         assert socket.receive_json()["code"] == "invalid_json"
         socket.send_json({"type": "cancel"})
         assert socket.receive_json() == {"type": "cancelled", "turn_id": None}
+
+
+# --- origins: CORS for POST /invocations, and the /ws handshake -----------------------------
+
+FOREIGN = "https://evil.example"
+FRONT_END = "https://app.example.com"
+
+
+def test_a_page_of_another_origin_cannot_start_a_turn(client: TestClient) -> None:
+    response = client.post("/invocations", json={"prompt": "hi"}, headers={"Origin": FOREIGN})
+    assert response.status_code == 403
+    assert response.json()["error"]["code"] == "origin_not_allowed"
+    assert "access-control-allow-origin" not in response.headers
+    preflight = client.options(
+        "/invocations",
+        headers={"Origin": FOREIGN, "Access-Control-Request-Method": "POST"},
+    )
+    assert preflight.status_code == 403
+    assert client.get("/ping").json() == {"status": "Healthy"}  # no turn was started
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [{}, {"Origin": "http://testserver"}, {"Origin": "HTTP://TestServer"}],
+    ids=["no-origin", "same-origin", "same-origin-any-case"],
+)
+def test_its_own_pages_and_clients_without_an_origin_get_through(
+    client: TestClient, headers: dict[str, str]
+) -> None:
+    response = client.post("/invocations", content=b"{oops", headers=headers)
+    assert response.json()["error"]["code"] == "invalid_json"  # the route itself answered
+
+
+@pytest.mark.parametrize(
+    "origin", ["http://testserver:8000", "https://testserver", "null", "http://localhost"]
+)
+def test_a_near_miss_of_its_own_origin_is_foreign(client: TestClient, origin: str) -> None:
+    response = client.get("/config", headers={"Origin": origin})
+    assert response.status_code == 403
+
+
+def test_an_allowed_front_end_gets_cors_headers_and_others_stay_out() -> None:
+    config = AgentConfig(model="demo", tts_url=NOWHERE, allow_origins=(FRONT_END + "/",))
+    with TestClient(create_app(config)) as client:
+        preflight = client.options(
+            "/invocations",
+            headers={
+                "Origin": FRONT_END,
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "content-type",
+            },
+        )
+        assert preflight.status_code == 200
+        assert preflight.headers["access-control-allow-origin"] == FRONT_END
+        refused = client.post("/invocations", content=b"[]", headers={"Origin": FRONT_END})
+        assert refused.json()["error"]["code"] == "invalid_request"  # through, to the parser
+        assert refused.headers["access-control-allow-origin"] == FRONT_END
+        assert client.get("/config", headers={"Origin": FOREIGN}).status_code == 403
+
+
+@pytest.mark.parametrize("entry", ["app.example.com", "https://a.example/path", "https://a:x"])
+def test_a_malformed_allowed_origin_fails_at_start(entry: str) -> None:
+    with pytest.raises(ValueError, match="scheme://host"):
+        create_app(AgentConfig(model="demo", tts_url=NOWHERE, allow_origins=(entry,)))
+    assert check_origin(" HTTPS://App.Example.com/ ") == FRONT_END
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ServerThread]:
+    """The dev server on a real socket (uvicorn), speech down."""
+    config = AgentConfig(model="demo", tts_url=NOWHERE, allow_origins=(FRONT_END,))
+    served = ServerThread(create_app(config)).start()
+    yield served
+    served.stop()
+
+
+async def test_a_foreign_page_cannot_open_the_websocket(server: ServerThread) -> None:
+    """Cross-site WebSocket hijacking: the handshake itself is refused, with a typed 403."""
+    with pytest.raises(InvalidStatus) as refused:
+        async with connect(f"ws://127.0.0.1:{server.port}/ws", origin=Origin(FOREIGN)):
+            pytest.fail("the handshake was accepted")
+    assert refused.value.response.status_code == 403
+    body = json.loads(refused.value.response.body or b"{}")
+    assert body["error"]["code"] == "origin_not_allowed"
+
+
+@pytest.mark.parametrize("origin", ["own", FRONT_END, None])
+async def test_its_own_page_an_allowed_one_and_a_plain_client_open_it(
+    server: ServerThread, origin: str | None
+) -> None:
+    if origin == "own":
+        origin = f"http://127.0.0.1:{server.port}"
+    sent = None if origin is None else Origin(origin)
+    async with connect(f"ws://127.0.0.1:{server.port}/ws", origin=sent) as socket:
+        assert json.loads(await socket.recv())["type"] == "ready"
+
+
+# --- files from agent/web/ only -------------------------------------------------------------
+
+
+def raw_get(server: ServerThread, path: str) -> tuple[int, bytes]:
+    """GET ``path`` exactly as written (no client normalizes it)."""
+    connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/web/../devserver.py",
+        "/web/%2e%2e/devserver.py",
+        "/web/%2E%2E/devserver.py",
+        "/web/..%2fdevserver.py",
+        "/web/%2e%2e%2fdevserver.py",
+        "/web/..%5cdevserver.py",
+        "/web/..\\devserver.py",
+        "/web/....//devserver.py",
+        "/web/%252e%252e/devserver.py",
+        "/web//etc/passwd",
+        "/web/%2fetc%2fpasswd",
+        "/web/%2e%2e/%2e%2e/pyproject.toml",
+        "/../agent/devserver.py",
+        "/web/index.html%00.py",
+    ],
+)
+def test_no_path_reaches_a_file_outside_the_web_folder(server: ServerThread, path: str) -> None:
+    status, body = raw_get(server, path)
+    assert status in (400, 404)
+    assert b"create_app" not in body and b"root:" not in body and b"[project]" not in body
+
+
+def test_the_web_folder_itself_is_served(server: ServerThread) -> None:
+    status, body = raw_get(server, "/web/app.js")
+    assert status == 200 and body == (WEB / "app.js").read_bytes()
+
+
+def test_every_file_in_the_web_folder_lies_inside_it() -> None:
+    """No symlink in agent/web/ leads out of it, and one added later would not be followed."""
+    root = WEB.resolve()
+    for path in WEB.rglob("*"):
+        assert path.resolve().is_relative_to(root), f"{path} leads outside agent/web/"
+    app = create_app(AgentConfig(model="demo", tts_url=NOWHERE))
+    (static,) = [route.app for route in app.routes if isinstance(route, Mount)]
+    assert isinstance(static, StaticFiles) and not static.follow_symlink
+    assert [Path(d) for d in static.all_directories] == [WEB]
+
+
+def test_the_dev_server_binds_loopback_by_default() -> None:
+    args = cli.build_parser("dev").parse_args(["dev"])
+    assert (args.host, args.allow_origin) == ("127.0.0.1", None)
+    args = cli.build_parser("dev").parse_args(
+        ["dev", "--allow-origin", FRONT_END, "--allow-origin", "http://localhost:5173"]
+    )
+    assert args.allow_origin == [FRONT_END, "http://localhost:5173"]

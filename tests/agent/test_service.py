@@ -1,15 +1,28 @@
-"""``VoiceAgent``: what both front doors share, against the real local TTS server."""
+"""What both front doors share: ``VoiceAgent`` against the real local TTS server; JSON and body
+limits, through both real apps."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import json
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
+from starlette.testclient import TestClient
 
+from agent import app as agentcore_app
+from agent import devserver
 from agent.config import AgentConfig
 from agent.llm import ModelSpecError
-from agent.pipeline import BadRequest
-from agent.service import DEFAULT_CONVERSATION, VoiceAgent
+from agent.pipeline import MAX_PROMPT_CHARS, BadRequest
+from agent.service import (
+    DEFAULT_CONVERSATION,
+    MAX_BODY_BYTES,
+    MAX_JSON_DEPTH,
+    VoiceAgent,
+    decode_json,
+    json_depth,
+)
+from agent.ws import MAX_MESSAGE_BYTES
 from tests.servers import ServerThread
 
 NOWHERE = "ws://127.0.0.1:9/invocations-bidirectional-stream"  # the discard port
@@ -67,3 +80,78 @@ async def test_while_speech_is_down_any_voice_name_is_let_through() -> None:
 def test_a_bad_model_spec_fails_at_once() -> None:
     with pytest.raises(ModelSpecError):
         VoiceAgent(AgentConfig(model="nonsense:spec", tts_url=NOWHERE))
+
+
+# --- the JSON and the bodies both front doors read -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"[" * 5000 + b"]" * 5000, "nested too deeply"),  # RecursionError in json.loads
+        (b"[" * (MAX_JSON_DEPTH + 1) + b"]" * (MAX_JSON_DEPTH + 1), f"over {MAX_JSON_DEPTH}"),
+        (b"1" * 5000, "digits"),  # over Python's int_max_str_digits: a ValueError
+        (b"\xff\xfe\x00", "not JSON"),
+        (b"{oops", "not JSON"),
+        (b"", "not JSON"),
+    ],
+)
+def test_every_decoder_failure_is_invalid_json(data: bytes, reason: str) -> None:
+    with pytest.raises(BadRequest) as refused:
+        decode_json(data, "the body")
+    assert refused.value.code == "invalid_json" and reason in refused.value.message
+
+
+def test_json_up_to_the_depth_limit_is_read() -> None:
+    nested: object = "deep"
+    for _ in range(MAX_JSON_DEPTH):
+        nested = {"a": [nested]} if len(str(nested)) % 2 else [nested]
+    assert json_depth(nested) == MAX_JSON_DEPTH
+    assert decode_json(json.dumps(nested), "the body") == nested
+    assert [json_depth(v) for v in (1, "x", [], {}, [[], {"a": [1]}])] == [0, 0, 1, 1, 3]
+
+
+FRONT_DOORS = {"agentcore": agentcore_app.create_app, "devserver": devserver.create_app}
+
+
+@pytest.fixture(scope="module", params=sorted(FRONT_DOORS))
+def front_door(request: pytest.FixtureRequest) -> Iterator[TestClient]:
+    config = AgentConfig(model="demo", tts_url=NOWHERE)
+    with TestClient(FRONT_DOORS[request.param](config)) as client:
+        yield client
+
+
+def chunks(total: int) -> Iterator[bytes]:
+    """A body of ``total`` bytes in 8 KiB chunks, sent without a Content-Length."""
+    for start in range(0, total, 8192):
+        yield b" " * min(8192, total - start)
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        (b"{" + b" " * MAX_BODY_BYTES + b"}", 413, "body_too_large"),
+        (MAX_BODY_BYTES + 1, 413, "body_too_large"),  # sent chunked: counted as it comes
+        (b"[" * 5000 + b"]" * 5000, 400, "invalid_json"),
+        (b"{oops", 400, "invalid_json"),
+        (b'{"prompt": ' + b"1" * 5000 + b"}", 400, "invalid_json"),
+        (b"[]", 400, "invalid_request"),
+        (json.dumps({"prompt": "x" * (MAX_PROMPT_CHARS + 1)}).encode(), 400, "prompt_too_long"),
+        (json.dumps({"prompt": "hi", "speed": 10**400}).encode(), 400, "invalid_speed"),
+    ],
+)
+def test_both_front_doors_refuse_a_body_alike(
+    front_door: TestClient, body: bytes | int, status: int, code: str
+) -> None:
+    content = chunks(body) if isinstance(body, int) else body
+    response = front_door.post("/invocations", content=content)
+    assert (response.status_code, response.json()["error"]["code"]) == (status, code)
+    assert front_door.get("/ping").json()["status"] == "Healthy"  # still serving, no turn
+
+
+def test_the_longest_prompt_fits_both_the_body_and_a_message() -> None:
+    """A prompt at the limit is refused by no size limit first, however its characters encode."""
+    prompt = "😀" * MAX_PROMPT_CHARS  # four bytes each in UTF-8
+    body = json.dumps({"type": "prompt", "prompt": prompt}, ensure_ascii=False).encode()
+    assert len(body) <= MAX_MESSAGE_BYTES < MAX_BODY_BYTES
+    assert len(json.dumps({"prompt": prompt}).encode()) <= MAX_BODY_BYTES  # escaped: 12 bytes

@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosedOK
 
 from agent import app as agentcore_app
 from agent import devserver
@@ -23,6 +24,7 @@ from agent.pipeline import BadRequest
 from agent.service import VoiceAgent
 from agent.ws import (
     AUDIO_HEADER,
+    IDLE_CLOSE,
     MAX_MESSAGE_BYTES,
     SESSION_HEADER,
     audio_frame,
@@ -45,6 +47,8 @@ RECEIVE_S = 60
     [
         (b"{oops", "invalid_json"),
         (b"\xff\xfe\x00", "invalid_json"),
+        ("[" * 5000 + "]" * 5000, "invalid_json"),  # RecursionError in the decoder
+        ('{"type": "prompt", "n": ' + "9" * 5000 + "}", "invalid_json"),  # int_max_str_digits
         ("[1, 2]", "invalid_message"),
         ('{"prompt": "hi"}', "invalid_message"),
         ('{"type": 3}', "invalid_message"),
@@ -270,3 +274,53 @@ async def test_the_session_query_parameter_names_the_conversation(
     url = f"{ws_url(agent_server)}?{SESSION_HEADER}=from-the-query"
     async with connect(url) as socket:
         assert (await receive(socket))["conversation"] == "from-the-query"  # type: ignore[index]
+
+
+# --- idle sockets are closed ----------------------------------------------------------------
+
+IDLE_S = 0.5
+NOWHERE = "ws://127.0.0.1:9/invocations-bidirectional-stream"  # the discard port: speech down
+
+
+@pytest.fixture(scope="module", params=sorted(FRONT_DOORS))
+def idle_server(request: pytest.FixtureRequest) -> Iterator[ServerThread]:
+    config = AgentConfig(model="demo", tts_url=NOWHERE, ws_idle_s=IDLE_S)
+    server = ServerThread(FRONT_DOORS[request.param](config)).start()
+    yield server
+    server.stop()
+
+
+async def closed_idle(socket: ClientConnection) -> float:
+    """Wait for the idle close; return when it came (the loop's clock)."""
+    error = await receive(socket)
+    assert isinstance(error, dict) and (error["type"], error["code"]) == ("error", "idle_timeout")
+    with pytest.raises(ConnectionClosedOK):
+        await asyncio.wait_for(socket.recv(), RECEIVE_S)
+    assert socket.close_code == IDLE_CLOSE and socket.close_reason == "idle_timeout"
+    return asyncio.get_running_loop().time()
+
+
+async def test_an_idle_socket_is_closed_with_a_reason(idle_server: ServerThread) -> None:
+    async with await open_socket(idle_server, "idle") as socket:
+        opened = asyncio.get_running_loop().time()
+        await asyncio.sleep(IDLE_S * 0.6)
+        await socket.send('{"type": "cancel"}')  # a message: idle from here on
+        assert await receive(socket) == {"type": "cancelled", "turn_id": None}
+        answered = asyncio.get_running_loop().time()
+        closed = await closed_idle(socket)
+    assert closed - answered >= IDLE_S * 0.9 and closed - opened >= IDLE_S * 1.4
+
+
+async def test_a_turn_longer_than_the_idle_time_keeps_its_socket(idle_server: ServerThread) -> None:
+    """Streaming is use: the socket stays open through the turn and is idle from its end."""
+    model = voice_agent(idle_server).conversations.get("idle-turn").agent.model
+    model.update_config(sentences=1, tokens_per_second=8.0)  # over a second of text
+    async with await open_socket(idle_server, "idle-turn") as socket:
+        started = asyncio.get_running_loop().time()
+        await socket.send('{"type": "prompt", "prompt": "Take your time"}')
+        frames = await until(socket, "turn.end")
+        ended = asyncio.get_running_loop().time()
+        closed = await closed_idle(socket)
+    assert ended - started > 1.5 * IDLE_S  # the turn outlived the idle time, and was not cut
+    assert "text.delta" in kinds(frames)
+    assert closed - ended >= IDLE_S * 0.9

@@ -188,6 +188,7 @@ def test_stop_button_silences_the_turn_and_cancels_the_request(
     type_and_send(page, "A long answer please")
     wait_playing(page, 1)
     sent = {"prompt": "A long answer please", "mode": "stream", "speed": 1.5, "voice": "jm_kumo"}
+    sent["marks"] = True  # word highlighting is on by default (docs/web.md, Karaoke)
     assert bodies == [sent]
     page.click("#stop")
     page.wait_for_timeout(300)

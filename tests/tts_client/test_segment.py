@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from tts_client import SegmentFailed, SegmentStatus, SegmentStream
-from tts_protocol import End, ErrorCode
+from tts_protocol import End, ErrorCode, Word
 
 
 def stream() -> SegmentStream:
@@ -74,3 +74,47 @@ def test_timings_count_from_the_first_send() -> None:
     segment.finish(SegmentStatus.DONE)
     first, total = segment.timings.first_audio_s, segment.timings.total_s
     assert first is not None and total is not None and 0 <= first <= total
+
+
+# --- word timings ------------------------------------------------------------------------
+
+HI = (Word("Hi", 0.0, 200.0),)
+THERE = (Word("there", 250.0, 600.0),)
+
+
+def marked() -> SegmentStream:
+    segment = stream()
+    segment.feed_marks(HI)
+    segment.feed(b"ab")
+    segment.feed_marks(THERE)
+    segment.feed(b"cd")
+    segment.finish(SegmentStatus.DONE)
+    return segment
+
+
+async def test_plain_iteration_yields_audio_only_and_words_collects_the_marks() -> None:
+    segment = marked()
+    assert [chunk async for chunk in segment] == [b"ab", b"cd"]
+    assert segment.words == [*HI, *THERE]
+
+
+async def test_with_marks_yields_words_before_the_audio_they_time() -> None:
+    assert [item async for item in marked().with_marks()] == [HI, b"ab", THERE, b"cd"]
+
+
+async def test_with_marks_raises_the_error_of_a_failed_segment() -> None:
+    segment = stream()
+    segment.feed_marks(HI)
+    segment.finish(SegmentStatus.FAILED, SegmentFailed(ErrorCode.SYNTHESIS_FAILED, "x", "id-1"))
+    items = segment.with_marks()
+    assert await anext(items) == HI
+    with pytest.raises(SegmentFailed):
+        await anext(items)
+
+
+async def test_marks_after_the_end_or_empty_are_ignored() -> None:
+    segment = stream()
+    segment.feed_marks(())
+    segment.finish(SegmentStatus.CANCELLED)
+    segment.feed_marks(HI)
+    assert segment.words == [] and [item async for item in segment.with_marks()] == []

@@ -17,16 +17,19 @@ from tts_protocol import (
     Error,
     ErrorCode,
     Event,
+    Marks,
     Ready,
     SegmentCancelled,
     SegmentDeferred,
     SegmentEnded,
     SegmentFailed,
+    SegmentMarked,
     SegmentStarted,
     ServerErrorReported,
     Speak,
     Start,
     State,
+    Word,
     encode,
 )
 
@@ -328,3 +331,57 @@ def test_resume_delivers_every_byte_exactly_once(audio: bytes, cuts: list[int], 
         assert [s.id for s in protocol.take_speaks()] == ["s"]
     assert delivered == audio
     assert protocol.pending == 0
+
+
+# --- word timings ------------------------------------------------------------------------
+
+
+def marks(id: str, *words: tuple[str, float, float]) -> str:
+    return encode(Marks(id=id, words=tuple(Word(*w) for w in words)))
+
+
+def words_of(events: list[Event], id: str) -> list[str]:
+    marked = [e for e in events if isinstance(e, SegmentMarked) and e.segment_id == id]
+    return [w.text for e in marked for w in e.words]
+
+
+def test_marks_belong_to_the_segment_of_the_last_start() -> None:
+    protocol = opened()
+    spoken(protocol, "a")
+    events = feed(protocol, start("a"), marks("a", ("Hi", 0, 100)), b"\x01\x00", end("a"))
+    assert events[1] == SegmentMarked("a", (Word("Hi", 0, 100),))
+    assert isinstance(events[2], Audio)
+
+
+def test_marks_outside_their_segment_break_the_protocol() -> None:
+    protocol = opened()
+    spoken(protocol, "a")
+    (failed,) = feed(protocol, marks("a", ("Hi", 0, 100)))
+    assert isinstance(failed, ConnectionFailed) and failed.violation
+
+
+def test_a_resumed_segment_skips_the_words_already_delivered() -> None:
+    protocol = opened()
+    spoken(protocol, "a")
+    first = feed(protocol, start("a"), marks("a", ("one", 0, 1), ("two", 2, 3)), b"\x01\x00")
+    protocol.connection_lost()
+    protocol.connection_opened()
+    protocol.receive(READY)
+    assert [s.id for s in protocol.take_speaks()] == ["a"]
+    again = feed(
+        protocol,
+        start("a"),
+        marks("a", ("one", 0, 1), ("two", 2, 3)),
+        b"\x01\x00",
+        marks("a", ("three", 4, 5)),
+        end("a"),
+    )
+    assert words_of(first, "a") + words_of(again, "a") == ["one", "two", "three"]
+
+
+def test_marks_of_a_cancelled_segment_are_dropped() -> None:
+    protocol = opened()
+    spoken(protocol, "a")
+    feed(protocol, start("a"))
+    protocol.cancel("a")
+    assert feed(protocol, marks("a", ("Hi", 0, 1))) == []

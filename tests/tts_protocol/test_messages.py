@@ -13,10 +13,12 @@ from tts_protocol import (
     End,
     Error,
     ErrorCode,
+    Marks,
     ProtocolError,
     Ready,
     Speak,
     Start,
+    Word,
     decode_client,
     decode_server,
     encode,
@@ -25,6 +27,7 @@ from tts_protocol import (
 CLIENT_MESSAGES = [
     Speak(id="s1", text="Hello there."),
     Speak(id="s2", text="Fast.", voice="jf_alpha", speed=1.5),
+    Speak(id="s3", text="Timed.", marks=True),
     Cancel(id="s1"),
     Cancel(),
     Close(),
@@ -32,6 +35,8 @@ CLIENT_MESSAGES = [
 SERVER_MESSAGES = [
     Ready(voices=("a", "b"), default_voice="a"),
     Start(id="s1"),
+    Marks(id="s1", words=(Word("Hello", 80.0, 397.5), Word("wörld", 472.0, 940.0))),
+    Marks(id="s1", words=()),
     End(id="s1", samples=24000, synth_ms=12.5),
     Cancelled(id="s1"),
     Error(id="s1", code=ErrorCode.UNKNOWN_VOICE, message="no such voice"),
@@ -162,3 +167,49 @@ def test_deeply_nested_json_is_a_typed_error_not_a_crash() -> None:
     assert _code("[" * 5000 + "]" * 5000) == (ErrorCode.INVALID_JSON, None)
     with pytest.raises(ProtocolError):
         decode_server("[" * 5000)
+
+
+# --- word timings (marks) ----------------------------------------------------------------
+
+
+def test_marks_are_asked_for_only_when_true_so_old_servers_see_the_same_speak() -> None:
+    assert "marks" not in json.loads(encode(Speak(id="x", text="Hi.", marks=False)))
+    assert json.loads(encode(Speak(id="x", text="Hi.", marks=True)))["marks"] is True
+    assert decode_client('{"type":"speak","id":"x","text":"Hi."}') == Speak(id="x", text="Hi.")
+
+
+@pytest.mark.parametrize("value", ["yes", 1, 0, [], {}])
+def test_marks_must_be_a_boolean(value: object) -> None:
+    frame = json.dumps({"type": "speak", "id": "x", "text": "Hi.", "marks": value})
+    with pytest.raises(ProtocolError) as caught:
+        decode_client(frame)
+    assert (caught.value.code, caught.value.id) == (ErrorCode.INVALID_MESSAGE, "x")
+    assert "'marks'" in caught.value.message
+
+
+def test_marks_encode_as_the_documented_json() -> None:
+    message = Marks(id="s1", words=(Word("Hi", 12.5, 300.0),))
+    assert json.loads(encode(message)) == {
+        "type": "marks",
+        "id": "s1",
+        "words": [{"text": "Hi", "start_ms": 12.5, "end_ms": 300.0}],
+    }
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "nope",
+        ["Hi"],
+        [{"text": "Hi", "start_ms": 5}],
+        [{"text": 3, "start_ms": 0, "end_ms": 1}],
+        [{"text": "Hi", "start_ms": 9, "end_ms": 2}],
+        [{"text": "Hi", "start_ms": -1, "end_ms": 2}],
+        [{"text": "Hi", "start_ms": True, "end_ms": 2}],
+        [{"text": "Hi", "start_ms": 0, "end_ms": 1e999}],
+    ],
+)
+def test_malformed_marks_are_refused(words: object) -> None:
+    with pytest.raises(ProtocolError) as caught:
+        decode_server(json.dumps({"type": "marks", "id": "s1", "words": words}))
+    assert caught.value.code is ErrorCode.INVALID_MESSAGE

@@ -69,7 +69,9 @@ def test_readiness_starts_loading_and_fail_records_the_reason() -> None:
     readiness.fail("EngineError: no weights")
     assert (readiness.state, readiness.reason) == (State.FAILED, "EngineError: no weights")
     assert Readiness().details is not readiness.details
-    assert [s.value for s in State] == ["Loading", "Healthy", "Failed"]  # what /ping reports
+    readiness.drain()
+    assert (readiness.state, readiness.reason) == (State.DRAINING, "shutting down")
+    assert [s.value for s in State] == ["Loading", "Healthy", "Failed", "Draining"]  # /ping's
 
 
 async def test_warm_up_on_the_real_engine_measures_plausible_speech(engine: Engine) -> None:

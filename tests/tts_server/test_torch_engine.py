@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -408,3 +409,25 @@ async def test_concurrent_texts_share_one_forward_pass(
 def test_a_batch_with_an_unspeakable_piece(engine: TorchEngine) -> None:
     audio = engine._infer_batch(0, [Piece("", "af_heart", 1.0), Piece("hɛlˈO", "af_heart", 1.0)])
     assert audio[0].size == 0 and audio[1].size > 0
+
+
+async def test_word_timings_come_from_the_forward_pass_durations(engine: TorchEngine) -> None:
+    text = "The quick brown fox jumps over the dog."
+    chunks = [c async for c in engine.synthesize_timed(text, "af_heart", 1.0)]
+    words = [w for chunk in chunks for w in chunk.words]
+    assert [w.text for w in words] == text.rstrip(".").split(" ")
+    (chunk,) = chunks
+    assert all(0 <= w.start < w.end <= chunk.audio.size for w in words)
+    assert all(a.end <= b.start for a, b in itertools.pairwise(words))
+
+
+def test_a_batched_forward_times_each_piece_as_if_alone(engine: TorchEngine) -> None:
+    pieces = [Piece("hɛlˈO wˈɜɹld.", "af_heart", 1.0), Piece("ðə kwˈɪk fˈɑks.", "am_adam", 1.3)]
+    together = engine._infer_timed(0, pieces)  # one forward pass over both
+    for piece, timed in zip(pieces, together, strict=True):
+        (alone,) = engine._infer_timed(0, [piece])
+        assert timed.bounds is not None and alone.bounds is not None
+        assert np.array_equal(timed.bounds, alone.bounds)
+        assert timed.bounds.size == len(piece.phonemes) + 1
+        assert timed.bounds[-1] < timed.audio.size  # the trailing pad's frames come after
+        assert np.all(np.diff(timed.bounds) >= 0)

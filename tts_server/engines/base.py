@@ -20,7 +20,8 @@ import numpy as np
 
 from tts_protocol import SAMPLE_RATE, ProtocolError
 from tts_protocol.validation import parse_voice, voice_name
-from tts_server.g2p import MAX_PHONEMES, split_phonemes
+from tts_server.engines.timings import Chunk, Timed, word_times
+from tts_server.g2p import MAX_PHONEMES, Phonemized, phonemize, split_spans
 from tts_server.scheduler import DEFAULT_BATCH_WAIT_MS, BatchScheduler, Piece, SchedulerStats
 from tts_server.voices import BlendCache, BlendMismatch
 
@@ -45,11 +46,19 @@ class Trim:
 
     def __call__(self, audio: np.ndarray) -> np.ndarray:
         """Return ``audio`` without leading/trailing silence, faded in and out."""
+        return self.cut(audio, self.window(audio))
+
+    def window(self, audio: np.ndarray) -> tuple[int, int]:
+        """The ``(first, stop)`` samples of ``audio`` that trimming keeps (empty: silence)."""
         loud = np.flatnonzero(np.abs(audio) > self.threshold)
         if loud.size == 0:
-            return audio[:0]
+            return 0, 0
         pad = int(self.pad_ms * SAMPLE_RATE / 1000)
-        out = audio[max(0, loud[0] - pad) : loud[-1] + pad + 1].astype(np.float32, copy=True)
+        return int(max(0, loud[0] - pad)), int(min(audio.size, loud[-1] + pad + 1))
+
+    def cut(self, audio: np.ndarray, window: tuple[int, int]) -> np.ndarray:
+        """``audio[first:stop]`` (a ``window``), faded in and out."""
+        out = audio[window[0] : window[1]].astype(np.float32, copy=True)
         fade = min(int(self.fade_ms * SAMPLE_RATE / 1000), out.size // 2)
         if fade > 0:
             ramp = np.linspace(0.0, 1.0, fade, endpoint=False, dtype=np.float32)
@@ -93,7 +102,7 @@ class Engine(ABC):
             max_workers=1, thread_name_prefix=f"{self.name}-g2p"
         )
         self._scheduler = BatchScheduler(
-            self._infer_batch,
+            self._infer_timed,
             size=lambda piece: len(piece.phonemes) + 2,  # ~tokens, with the boundary pads
             interrupt=self._interrupt,
             lanes=lanes,
@@ -130,6 +139,13 @@ class Engine(ABC):
     def _infer_batch(self, lane: int, pieces: Sequence[Piece]) -> list[np.ndarray]:
         """Blocking, on lane ``lane``'s thread: each piece's audio (one by one unless batchable)."""
         return [self._infer(piece.phonemes, piece.voice, piece.speed) for piece in pieces]
+
+    def _infer_timed(self, lane: int, pieces: Sequence[Piece]) -> list[Timed]:
+        """Blocking: each piece's audio with its phonemes' bounds (what the scheduler runs).
+
+        An engine that knows its model's durations overrides it; by default there are none.
+        """
+        return [Timed(audio) for audio in self._infer_batch(lane, pieces)]
 
     def resolve_voice(self, voice: str | None) -> str:
         """The canonical name for ``voice``, a voice or a blend (the one voice check).
@@ -175,8 +191,12 @@ class Engine(ABC):
 
     async def phonemize(self, text: str) -> str:
         """Phonemes for ``text``, on the G2P thread (spaCy is not free): overlaps inference."""
+        return (await self.phonemize_words(text)).phonemes
+
+    async def phonemize_words(self, text: str) -> Phonemized:
+        """Phonemes for ``text`` with each word's span in them, on the G2P thread."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._g2p_executor, self._g2p, text)
+        return await loop.run_in_executor(self._g2p_executor, phonemize, self._g2p, text)
 
     def synthesize(
         self, text: str, voice: str | None = None, speed: float = 1.0
@@ -191,9 +211,30 @@ class Engine(ABC):
 
         ``voice`` is a name ``resolve_voice`` returned: it is not checked again.
         """
-        phonemes = await self.phonemize(text)
-        for piece in split_phonemes(phonemes, MAX_PHONEMES):
-            audio = await self._scheduler.synthesize(Piece(piece, voice, speed))
-            trimmed = self._trim(np.asarray(audio, dtype=np.float32).ravel())
-            if trimmed.size:
-                yield trimmed
+        async for chunk in self.synthesize_timed(text, voice, speed):
+            yield chunk.audio
+
+    async def synthesize_timed(
+        self, text: str, voice: str, speed: float = 1.0
+    ) -> AsyncIterator[Chunk]:
+        """As ``synthesize_resolved``, each chunk with its words' timings in its own audio.
+
+        A chunk is one model-sized piece; its words are those whose phonemes start in it, in
+        samples from the chunk's first (trimmed) sample. Without durations: no words.
+        """
+        phonemized = await self.phonemize_words(text)
+        phonemes = phonemized.phonemes
+        for span in split_spans(phonemes, MAX_PHONEMES):
+            piece = Piece(phonemes[span[0] : span[1]], voice, speed)
+            timed: Timed = await self._scheduler.synthesize(piece)
+            audio = np.asarray(timed.audio, dtype=np.float32).ravel()
+            window = self._trim.window(audio)
+            trimmed = self._trim.cut(audio, window)
+            if not trimmed.size:
+                continue
+            words = (
+                ()
+                if timed.bounds is None
+                else word_times(phonemized.words, span, timed.bounds, window)
+            )
+            yield Chunk(trimmed, words)

@@ -14,7 +14,6 @@ one forward pass; with ``max_batch=1`` every piece runs alone, as before.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,6 +21,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tts_server.engines.base import G2P, Engine, EngineError, Trim
+from tts_server.engines.kokoro_import import import_kmodel
+from tts_server.engines.timings import Timed, char_bounds
 from tts_server.scheduler import DEFAULT_BATCH_WAIT_MS, Piece
 
 if TYPE_CHECKING:
@@ -56,12 +57,10 @@ _MAX_DETAIL = 800  # torch lists every mismatched key; keep error messages reada
 
 
 def _import_kmodel() -> type[KModel]:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # before huggingface_hub is first imported
     try:
-        from kokoro import KModel  # imports torch
+        return import_kmodel()  # imports torch
     except ImportError as exc:
         raise EngineError(f"torch/kokoro are not importable ({exc}); run: {PACKAGE_HINT}") from exc
-    return KModel
 
 
 def _clip(text: str) -> str:
@@ -243,14 +242,21 @@ class TorchEngine(Engine):
         return self._infer_batch(0, [Piece(phonemes, voice, speed)])[0]
 
     def _infer_batch(self, lane: int, pieces: Sequence[Piece]) -> list[np.ndarray]:
-        """One forward pass for every piece that has known phonemes; silence for the others."""
+        return [timed.audio for timed in self._infer_timed(lane, pieces)]
+
+    def _infer_timed(self, lane: int, pieces: Sequence[Piece]) -> list[Timed]:
+        """One forward pass for every piece that has known phonemes; silence for the others.
+
+        Each piece's audio comes with its phonemes' bounds, from the frames the forward pass
+        gave each token (the durations it aligned the decoder's input with).
+        """
         import torch
 
         token_ids = [
             [0, *(self._vocab[p] for p in x.phonemes if p in self._vocab), 0] for x in pieces
         ]
         spoken = [i for i, ids in enumerate(token_ids) if len(ids) > 2]
-        audio = [np.zeros(0, dtype=np.float32) for _ in pieces]
+        audio = [Timed(np.zeros(0, dtype=np.float32)) for _ in pieces]
         if not spoken:
             return audio
         rows = []
@@ -263,6 +269,8 @@ class TorchEngine(Engine):
             torch.stack(rows),
             [float(pieces[i].speed) for i in spoken],
         )
-        for i, waveform in zip(spoken, output.audio, strict=True):
-            audio[i] = waveform.to("cpu", torch.float32).numpy().ravel()
+        for i, waveform, frames in zip(spoken, output.audio, output.durations, strict=True):
+            samples = waveform.to("cpu", torch.float32).numpy().ravel()
+            bounds = char_bounds(pieces[i].phonemes, self._vocab, frames, samples.size)
+            audio[i] = Timed(samples, bounds)
         return audio

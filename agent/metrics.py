@@ -1,0 +1,122 @@
+"""The agent's Prometheus metrics, served at ``GET /metrics`` by both front doors.
+
+One ``AgentMetrics`` per app, in a registry of its own (``app.state.metrics``). A turn is
+observed where a front door hands its events to the client (``observe``): the events say how
+it went (``turn.end`` after an ``error`` or not, ``superseded``) and its latencies (the
+``metrics`` event); a stream closed before ``turn.end`` (the client left, barge-in) is
+``cancelled``. Labels are the transport (``sse``, ``ws``), the outcome and the error code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncGenerator
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+from agent.events import Event
+from agent.telemetry import outcome
+from agent.ws import TurnEvents, TurnStarter, VoiceSocket
+
+LATENCY_BUCKETS = (0.1, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 7.5, 10, 20)
+DURATION_BUCKETS = (0.5, 1, 2, 4, 8, 15, 30, 60, 120, 300)
+TRANSPORTS = ("sse", "ws")
+
+
+class AgentMetrics:
+    """The agent's metrics; ``registry`` is what ``/metrics`` exposes."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.turns = Counter(
+            "agent_turns", "Turns that ended, by outcome.", ["transport", "outcome"], registry=r
+        )
+        self.in_progress = Gauge(
+            "agent_turns_in_progress", "Turns streaming now.", ["transport"], registry=r
+        )
+        self.first_audio = Histogram(
+            "agent_turn_first_audio_seconds",
+            "From a turn's request to its first audio, per completed turn.",
+            ["transport"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.first_token = Histogram(
+            "agent_llm_first_token_seconds",
+            "From a turn's request to the LLM's first text, per completed turn.",
+            ["transport"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
+        self.duration = Histogram(
+            "agent_turn_duration_seconds",
+            "From a turn's request to its last event, per completed turn.",
+            ["transport"],
+            buckets=DURATION_BUCKETS,
+            registry=r,
+        )
+        self.errors = Counter(
+            "agent_errors",
+            "Errors sent to clients (turn errors, refused requests and messages), by code.",
+            ["code"],
+            registry=r,
+        )
+        self.sse_clients = Gauge(
+            "agent_sse_clients", "Clients connected to an SSE turn stream.", registry=r
+        )
+        self.ws_clients = Gauge("agent_ws_clients", "WebSocket clients connected.", registry=r)
+        for transport in TRANSPORTS:  # every series exists from the first scrape
+            self.in_progress.labels(transport)
+
+    def error(self, code: str) -> None:
+        """One error answered with ``code``."""
+        self.errors.labels(code).inc()
+
+    async def observe(self, events: TurnEvents, transport: str) -> AsyncGenerator[Event, None]:
+        """``events``, passed on unchanged, counted as one turn on ``transport``."""
+        errors: list[str] = []
+        ended = "cancelled"
+        self.in_progress.labels(transport).inc()
+        if transport == "sse":
+            self.sse_clients.inc()
+        try:
+            async with contextlib.aclosing(events):
+                async for event in events:
+                    self._saw(event, transport, errors)
+                    if event["type"] == "turn.end":
+                        ended = outcome(errors)
+                    yield event
+        finally:
+            self.turns.labels(transport, ended).inc()
+            self.in_progress.labels(transport).dec()
+            if transport == "sse":
+                self.sse_clients.dec()
+
+    def _saw(self, event: Event, transport: str, errors: list[str]) -> None:
+        if event["type"] == "error":
+            errors.append(event["code"])
+            self.error(event["code"])
+        elif event["type"] == "metrics":
+            for histogram, key in (
+                (self.first_audio, "ttfa_ms"),
+                (self.first_token, "ttft_ms"),
+                (self.duration, "total_ms"),
+            ):
+                if event.get(key) is not None:
+                    histogram.labels(transport).observe(event[key] / 1000)
+
+    def observed(self, start_turn: TurnStarter) -> TurnStarter:
+        """``start_turn`` whose turns are observed as WebSocket turns."""
+
+        async def start(payload: dict[str, Any], conversation: str) -> TurnEvents:
+            return self.observe(await start_turn(payload, conversation), "ws")
+
+        return start
+
+    async def serve(self, socket: VoiceSocket) -> None:
+        """Serve ``socket``, counted as a connected client; its refused messages are errors."""
+        socket.on_error = self.error
+        with self.ws_clients.track_inprogress():
+            await socket.serve()

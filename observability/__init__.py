@@ -1,0 +1,1 @@
+"""Operational signals both servers share: structured logs, traces, Prometheus helpers."""

@@ -1,0 +1,47 @@
+"""The shared /metrics pieces: error codes read from bodies, and the counting middleware."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse, PlainTextResponse, StreamingResponse
+from starlette.routing import Route
+from starlette.testclient import TestClient
+
+from observability.prometheus import MAX_ERROR_BODY, HttpErrors, error_code
+
+
+def test_the_code_comes_from_the_error_body_or_the_status() -> None:
+    assert error_code(400, b'{"error": {"code": "invalid_json", "message": "x"}}') == "invalid_json"
+    assert error_code(400, b'{"error": {"code": null, "type": "invalid_request_error"}}') == (
+        "invalid_request_error"
+    )  # OpenAI's shape
+    assert error_code(422, b'{"detail": []}') == "http_422"
+    assert error_code(500, b"Internal Server Error") == "http_500"
+    assert error_code(400, b"[" * 5000) == "http_400"
+    assert error_code(400, b'{"error": "flat"}') == "http_400"
+
+
+def test_the_middleware_counts_error_responses_but_not_health_checks() -> None:
+    counted: Counter[str] = Counter()
+    big = {"error": {"code": "big", "message": "x" * MAX_ERROR_BODY}}
+
+    async def chunks():  # an error body that streams in two parts
+        yield b'{"error": {"code": '
+        yield b'"streamed"}}'
+
+    routes = [
+        Route("/ok", lambda _: PlainTextResponse("fine")),
+        Route("/ping", lambda _: JSONResponse({"status": "loading"}, status_code=503)),
+        Route("/bad", lambda _: JSONResponse({"error": {"code": "nope"}}, status_code=400)),
+        Route("/big", lambda _: JSONResponse(big, status_code=413)),
+        Route("/stream", lambda _: StreamingResponse(chunks(), status_code=503)),
+    ]
+    app = Starlette(routes=routes)
+    app.add_middleware(HttpErrors, count=lambda code: counted.update([code]))
+    with TestClient(app) as client:
+        for path in ("/ok", "/ping", "/bad", "/bad", "/big", "/stream", "/missing"):
+            client.get(path)
+        assert client.get("/bad").json() == {"error": {"code": "nope"}}  # passed on as it was
+    assert counted == {"nope": 3, "http_413": 1, "streamed": 1, "http_404": 1}
