@@ -37,7 +37,8 @@ if [ ! -f "$stamp" ]; then
   if ! {
     .venv312/bin/python -m pip install -q --upgrade pip &&
       .venv312/bin/python -m pip install -q -e ".[sagemaker,sagemaker-local]" awscrt \
-        pytest pytest-asyncio pytest-timeout websockets httpx
+        pytest pytest-asyncio pytest-timeout websockets httpx \
+        opentelemetry-api python-json-logger  # agent.pipeline's telemetry (observability/)
   } >.venv312/install.log 2>&1; then
     cat .venv312/install.log
     exit 1

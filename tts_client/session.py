@@ -1,11 +1,9 @@
 """``TTSSession``: one persistent, pipelined synthesis session over any ``Transport``.
 
-``speak`` sends a segment at once and returns its ``SegmentStream``; many segments may be in
-flight. The rules of the wire (audio belongs to the last ``start``, one terminal reply per
-segment, byte-exact resume) live in ``tts_protocol.ClientProtocol``; this module does the I/O
-around it: connecting, reading, timeouts, reconnect with backoff and rollover. If the
-connection drops, the session reconnects and the protocol re-sends every segment without a
-terminal reply, skipping the audio the caller already has.
+``speak`` sends a segment at once and returns its ``SegmentStream``; many may be in flight.
+The rules of the wire (one terminal reply per segment, byte-exact resume after a reconnect)
+live in ``tts_protocol.ClientProtocol``; this module does the I/O around it: connecting,
+reading, timeouts, reconnect with backoff and rollover.
 """
 
 from __future__ import annotations
