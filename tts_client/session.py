@@ -13,7 +13,6 @@ import contextlib
 import logging
 import uuid
 from collections.abc import Coroutine
-from types import TracebackType
 from typing import Any
 
 from tts_client.config import Outage, SessionConfig
@@ -93,13 +92,8 @@ class TTSSession:
         await self.start()
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose(drain=exc_type is None)
+    async def __aexit__(self, *exc_info: object) -> None:  # (type, value, traceback)
+        await self.aclose(drain=exc_info[0] is None)
 
     @property
     def ready(self) -> Ready:
