@@ -197,14 +197,31 @@ def _field(obj: dict[str, Any], name: str, kind: type | tuple[type, ...]) -> Any
     return value
 
 
+def _finite(obj: dict[str, Any], name: str) -> float:
+    """A finite JSON number as a float; an integer too big for a float is malformed, not a crash."""
+    try:
+        value = float(_field(obj, name, (int, float)))
+    except OverflowError:
+        value = math.inf
+    if not math.isfinite(value):
+        raise ProtocolError(ErrorCode.INVALID_MESSAGE, f"server message's {name!r} is not finite")
+    return value
+
+
+def _count(obj: dict[str, Any], name: str) -> int:
+    value: int = _field(obj, name, int)
+    if value < 0:
+        raise ProtocolError(ErrorCode.INVALID_MESSAGE, f"server message's {name!r} is negative")
+    return value
+
+
 def _words(items: list[Any]) -> tuple[Word, ...]:
     words = []
     for item in items:
         if not isinstance(item, dict):
             raise ProtocolError(ErrorCode.INVALID_MESSAGE, "a mark must be a JSON object")
-        start = float(_field(item, "start_ms", (int, float)))
-        end = float(_field(item, "end_ms", (int, float)))
-        if not 0 <= start <= end < math.inf:
+        start, end = _finite(item, "start_ms"), _finite(item, "end_ms")
+        if not 0 <= start <= end:
             raise ProtocolError(ErrorCode.INVALID_MESSAGE, "a mark needs 0 <= start_ms <= end_ms")
         words.append(Word(_field(item, "text", str), start, end))
     return tuple(words)
@@ -231,8 +248,8 @@ def decode_server(data: str | bytes) -> ServerMessage:
     if kind == "end":
         return End(
             id=_field(obj, "id", str),
-            samples=_field(obj, "samples", int),
-            synth_ms=float(_field(obj, "synth_ms", (int, float))),
+            samples=_count(obj, "samples"),
+            synth_ms=_finite(obj, "synth_ms"),
         )
     if kind == "cancelled":
         return Cancelled(id=_field(obj, "id", str))

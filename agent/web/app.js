@@ -37,6 +37,9 @@ window.voiceChat = chat;
 
 const settings = new Settings({
   voice: $("voice"),
+  blend: $("blend"),
+  blendShare: $("blend-share"),
+  blendShareValue: $("blend-share-value"),
   speed: $("speed"),
   speedValue: $("speed-value"),
   marks: $("marks"),

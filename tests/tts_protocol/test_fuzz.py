@@ -1,4 +1,5 @@
-"""``decode_client`` over hostile frames: arbitrary bytes, text and JSON values.
+"""``decode_client`` over hostile frames (arbitrary bytes, text and JSON values), and
+``decode_server`` over hostile server messages.
 
 Whatever arrives, the decoder either returns a valid client message or raises ``ProtocolError``
 with one of the protocol's codes; any other exception (``RecursionError``, ``OverflowError``, a
@@ -21,10 +22,13 @@ from tts_protocol import (
     Cancel,
     ClientMessage,
     Close,
+    End,
     ErrorCode,
+    Marks,
     ProtocolError,
     Speak,
     decode_client,
+    decode_server,
 )
 
 FUZZ = settings(max_examples=300, deadline=None)  # about a second each on one core
@@ -113,3 +117,41 @@ def test_deep_nesting_in_a_field_is_invalid_json() -> None:
         assert exc.code == ErrorCode.INVALID_JSON
     else:
         raise AssertionError("5,000 nested arrays were accepted")
+
+
+NUMBERS = st.integers(-(10**400), 10**400) | st.floats() | JSON_VALUES
+SERVER_MESSAGES = st.fixed_dictionaries(
+    {"type": st.sampled_from(["ready", "start", "marks", "end", "cancelled", "error"])},
+    optional={  # type: ignore[arg-type]
+        "id": JSON_VALUES,
+        "samples": NUMBERS,
+        "synth_ms": NUMBERS,
+        "words": st.lists(
+            st.fixed_dictionaries(
+                {}, optional={"text": JSON_VALUES, "start_ms": NUMBERS, "end_ms": NUMBERS}
+            ),  # type: ignore[arg-type]
+            max_size=3,
+        )
+        | JSON_VALUES,
+        "voices": JSON_VALUES,
+        "code": JSON_VALUES,
+    },
+)
+
+
+@FUZZ
+@given(SERVER_MESSAGES)
+@example({"type": "end", "id": "s", "samples": 1, "synth_ms": 10**400})
+@example({"type": "marks", "id": "s", "words": [{"text": "a", "start_ms": 0, "end_ms": 10**400}]})
+def test_any_server_shaped_object_is_a_message_or_a_typed_error(message: dict[str, object]) -> None:
+    """The client's decoder, over what a broken or hostile server could send."""
+    try:
+        decoded = decode_server(json.dumps(message))
+    except ProtocolError as exc:
+        assert isinstance(exc.code, ErrorCode)
+        return
+    assert decoded.type == message["type"]
+    if isinstance(decoded, End):
+        assert decoded.samples >= 0 and math.isfinite(decoded.synth_ms)
+    if isinstance(decoded, Marks):
+        assert all(0 <= w.start_ms <= w.end_ms < math.inf for w in decoded.words)

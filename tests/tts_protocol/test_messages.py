@@ -158,6 +158,20 @@ def test_malformed_server_frames_raise(frame: str | bytes) -> None:
         decode_server(frame)
 
 
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"samples": -1, "synth_ms": 1},
+        {"samples": 10, "synth_ms": 10**400},
+        {"samples": 10, "synth_ms": -1e999},
+    ],
+)
+def test_an_end_with_impossible_figures_is_refused(fields: dict[str, int | float]) -> None:
+    with pytest.raises(ProtocolError) as caught:
+        decode_server(json.dumps({"type": "end", "id": "s1", **fields}))
+    assert caught.value.code is ErrorCode.INVALID_MESSAGE
+
+
 def test_unknown_server_error_code_is_reported_as_internal() -> None:
     message = decode_server('{"type": "error", "id": null, "code": "new_code", "message": "x"}')
     assert message == Error(id=None, code=ErrorCode.INTERNAL, message="x")
@@ -207,6 +221,7 @@ def test_marks_encode_as_the_documented_json() -> None:
         [{"text": "Hi", "start_ms": -1, "end_ms": 2}],
         [{"text": "Hi", "start_ms": True, "end_ms": 2}],
         [{"text": "Hi", "start_ms": 0, "end_ms": 1e999}],
+        [{"text": "Hi", "start_ms": 0, "end_ms": 10**400}],  # too big for a float: not a crash
     ],
 )
 def test_malformed_marks_are_refused(words: object) -> None:
