@@ -10,9 +10,10 @@
 ``tts`` creates the model and endpoint config (new versions each time), then creates the
 endpoint or moves the existing one to the new config with UpdateEndpoint, registers
 autoscaling, waits for InService and runs the acceptance test through the SageMaker SDK
-(Python >= 3.12). ``--dry-run`` prints the calls as JSON and calls nothing (teardown's only
-reads). Exit status: 0 done, 1 AWS refused or the acceptance test failed, 2 the acceptance test
-cannot run here.
+(Python >= 3.12). ``--dry-run`` prints the calls as JSON and calls nothing, not even a read:
+``status`` and ``teardown`` show the reads they would make, and teardown's deletes with what
+those reads would fill in as placeholders. Exit status: 0 done, 1 AWS refused or the
+acceptance test failed, 2 the acceptance test cannot run here.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from deploy.plan import (
     agent_teardown_calls,
     container_environment,
     scaling_calls,
+    state_reads,
+    teardown_template,
     tts_calls,
     tts_teardown_calls,
 )
@@ -122,10 +125,9 @@ def _print_plan(calls: list[Call]) -> None:
     print(json.dumps([call.to_json() for call in calls], indent=2))
 
 
-def _print_branches(if_absent: list[Call], if_present: list[Call]) -> None:
-    """A dry run's plan: the calls when the resource is absent, and when it exists."""
-    plans = {"if_absent": if_absent, "if_present": if_present}
-    print(json.dumps({k: [c.to_json() for c in v] for k, v in plans.items()}, indent=2))
+def _print_sections(**sections: list[Call]) -> None:
+    """A dry run's plan in named parts: the branches of create-or-update, or reads then deletes."""
+    print(json.dumps({k: [c.to_json() for c in v] for k, v in sections.items()}, indent=2))
 
 
 def deploy_tts(args: argparse.Namespace, executor: Executor) -> int:
@@ -142,9 +144,9 @@ def deploy_tts(args: argparse.Namespace, executor: Executor) -> int:
     )
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     if args.dry_run:  # no call at all, not even a read: both branches of create-or-update
-        _print_branches(
-            tts_calls(spec, stamp, False) + scaling_calls(spec),
-            tts_calls(spec, stamp, True) + scaling_calls(spec),
+        _print_sections(
+            if_absent=tts_calls(spec, stamp, False) + scaling_calls(spec),
+            if_present=tts_calls(spec, stamp, True) + scaling_calls(spec),
         )
         return 0
     exists = executor.endpoint(spec.name) is not None
@@ -182,7 +184,9 @@ def deploy_agent(args: argparse.Namespace, executor: Executor) -> int:
         model=args.model,
     )
     if args.dry_run:  # no call at all: the update names the runtime id it would look up
-        _print_branches(agent_calls(spec, None), agent_calls(spec, f"<id of {spec.name}>"))
+        _print_sections(
+            if_absent=agent_calls(spec, None), if_present=agent_calls(spec, f"<id of {spec.name}>")
+        )
         return 0
     calls = agent_calls(spec, executor.runtime_id(spec.name))
     (response,) = executor.run(calls)
@@ -198,6 +202,9 @@ def deploy_agent(args: argparse.Namespace, executor: Executor) -> int:
 
 
 def status(args: argparse.Namespace, executor: Executor) -> int:
+    if args.dry_run:
+        _print_plan(state_reads(args.name, args.agent_name))
+        return 0
     endpoint = executor.endpoint(args.name)
     runtime = executor.runtime_id(args.agent_name)
     line = "absent" if endpoint is None else endpoint["EndpointStatus"]
@@ -207,6 +214,12 @@ def status(args: argparse.Namespace, executor: Executor) -> int:
 
 
 def teardown(args: argparse.Namespace, executor: Executor) -> int:
+    if args.dry_run:  # no call at all: the reads, then every delete they could lead to
+        _print_sections(
+            reads=state_reads(args.name, args.agent_name),
+            deletes=teardown_template(args.name, args.agent_name),
+        )
+        return 0
     endpoint = executor.endpoint(args.name)
     calls: list[Call] = []
     if endpoint is not None:
@@ -214,12 +227,10 @@ def teardown(args: argparse.Namespace, executor: Executor) -> int:
         models = executor.endpoint_models(config)
         calls += tts_teardown_calls(args.name, config, models, executor.scaled(args.name))
     calls += agent_teardown_calls(executor.runtime_id(args.agent_name))
-    if args.dry_run or not args.yes_delete:
+    if not args.yes_delete:
         _print_plan(calls)
-        if not args.dry_run:
-            print("deploy teardown: nothing deleted; add --yes-delete to run these calls")
-            return 1
-        return 0
+        print("deploy teardown: nothing deleted; add --yes-delete to run these calls")
+        return 1
     executor.run(calls)
     print(f"deploy teardown: {len(calls)} calls done")
     return 0

@@ -223,3 +223,31 @@ def agent_teardown_calls(runtime_id: str | None) -> list[Call]:
     return [
         Call("bedrock-agentcore-control", "delete_agent_runtime", {"agentRuntimeId": runtime_id})
     ]
+
+
+def state_reads(name: str, agent_name: str) -> list[Call]:
+    """The reads ``status`` and ``teardown`` make before acting (what a dry run shows instead)."""
+    scaled = {
+        "ServiceNamespace": "sagemaker",
+        "ResourceIds": [f"endpoint/{name}/variant/{VARIANT}"],
+    }
+    return [
+        Call("sagemaker", "describe_endpoint", {"EndpointName": name}, "absent: no TTS calls"),
+        Call(
+            "sagemaker",
+            "describe_endpoint_config",
+            {"EndpointConfigName": f"<EndpointConfigName of {name}>"},
+            "the models it serves",
+        ),
+        Call("application-autoscaling", "describe_scalable_targets", scaled, "registered?"),
+        Call("bedrock-agentcore-control", "list_agent_runtimes", {}, f"the id of {agent_name}"),
+    ]
+
+
+def teardown_template(name: str, agent_name: str) -> list[Call]:
+    """Every delete ``teardown`` can make, the names it would read left as placeholders."""
+    models = [f"<ModelName of each variant of {name}>"]
+    config = f"<EndpointConfigName of {name}>"
+    return tts_teardown_calls(name, config, models, True) + agent_teardown_calls(
+        f"<id of {agent_name}>"
+    )

@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from botocore.stub import ANY
+from botocore.validate import validate_parameters
 
 from deploy.cli import add_arguments, run
 from deploy.plan import SCALING_METRIC
@@ -280,3 +281,40 @@ def test_iam_policies_name_only_the_endpoint_and_the_model(capsys: Any) -> None:
                for r in actions.values())  # fmt: skip
     trust = policies["endpoint_role"]["trust"]["Statement"][0]["Principal"]
     assert trust == {"Service": "sagemaker.amazonaws.com"}
+
+
+def valid_for_botocore(aws: Stubbed, calls: list[dict[str, Any]]) -> bool:
+    """Every printed call names a real operation and its parameters fit the service model."""
+    for call in calls:
+        client = aws.clients[call["service"]]
+        name = client.meta.method_to_api_mapping[call["operation"]]
+        shape = client.meta.service_model.operation_model(name).input_shape
+        validate_parameters(call["params"], shape)  # raises ParamValidationError
+    return True
+
+
+def test_status_and_teardown_dry_runs_call_nothing_not_even_a_read(
+    aws: Stubbed, capsys: Any
+) -> None:
+    # nothing is stubbed: any call would fail with UnStubbedResponseError
+    assert run(parse("status", "--dry-run"), aws.executor) == 0
+    reads = json.loads(capsys.readouterr().out)
+    assert [c["operation"] for c in reads] == [
+        "describe_endpoint",
+        "describe_endpoint_config",
+        "describe_scalable_targets",
+        "list_agent_runtimes",
+    ]
+    assert run(parse("teardown", "--dry-run", "--yes-delete"), aws.executor) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["reads"] == reads
+    assert [c["operation"] for c in plan["deletes"]] == [
+        "deregister_scalable_target",
+        "delete_endpoint",
+        "delete_endpoint_config",
+        "delete_model",
+        "delete_agent_runtime",
+    ]
+    assert plan["deletes"][-1]["params"] == {"agentRuntimeId": "<id of kokoro_voice_agent>"}
+    assert valid_for_botocore(aws, plan["reads"] + plan["deletes"])
+    aws.verify()
