@@ -121,7 +121,7 @@ def parse_config(message: dict[str, Any]) -> dict[str, Any]:
 class VoiceSocket:
     """One client's socket: reads its messages in order, sends its turns' events."""
 
-    on_error: Callable[[str], None] | None = None  # told the code of each refused message
+    on_error: Callable[[str], None] | None = None  # told each refused message's code, and idling
 
     def __init__(
         self, websocket: WebSocket, start_turn: TurnStarter, conversation: str, idle_s: float
@@ -145,6 +145,8 @@ class VoiceSocket:
             while True:
                 received = await self._receive()
                 if received is None:
+                    if self.on_error is not None:
+                        self.on_error("idle_timeout")
                     await self._send(events.error("idle_timeout", f"no use for {self.idle_s} s"))
                     await self._websocket.close(IDLE_CLOSE, "idle_timeout")
                     return

@@ -41,7 +41,8 @@ def error_code(status: int, body: bytes) -> str:
 
 
 class HttpErrors:
-    """ASGI middleware: every HTTP response with a status of 400 or more, counted by its code
+    """ASGI middleware: every HTTP response with a status of 400 or more, and every refused
+    WebSocket handshake (a denial response, or a close before accepting), counted by its code
     (health checks aside)."""
 
     def __init__(self, app: ASGIApp, count: Callable[[str], None]) -> None:
@@ -49,22 +50,29 @@ class HttpErrors:
         self.count = count
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in HEALTH_PATHS:
+        if scope["type"] not in ("http", "websocket") or scope["path"] in HEALTH_PATHS:
             return await self.app(scope, receive, send)
+        prefix = "http" if scope["type"] == "http" else "websocket.http"
         status = 0
         body = bytearray()
-        counted = False
+        counted = accepted = False
 
         async def sending(message: Message) -> None:
-            nonlocal status, counted
-            if message["type"] == "http.response.start":
+            nonlocal status, counted, accepted
+            kind = message["type"]
+            if kind == f"{prefix}.response.start":
                 status = message["status"]
-            elif message["type"] == "http.response.body" and status >= 400 and not counted:
+            elif kind == f"{prefix}.response.body" and status >= 400 and not counted:
                 if len(body) <= MAX_ERROR_BODY:
                     body.extend(message.get("body", b""))
                 if not message.get("more_body", False):
                     counted = True
                     self.count(error_code(status, bytes(body[: MAX_ERROR_BODY + 1])))
+            elif kind == "websocket.accept":
+                accepted = True
+            elif kind == "websocket.close" and not accepted and not counted:
+                counted = True  # a handshake refused by closing: its reason names the code
+                self.count(message.get("reason") or "websocket_refused")
             await send(message)
 
         await self.app(scope, receive, sending)

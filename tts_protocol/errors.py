@@ -17,6 +17,7 @@ class ErrorCode(StrEnum):
     BUSY = "busy"  # the server is at capacity: try again later (the client backs off)
     SYNTHESIS_FAILED = "synthesis_failed"
     INTERNAL = "internal"
+    BODY_TOO_LARGE = "body_too_large"  # HTTP only: a POST /invocations body over 64 KiB (413)
     # The server is draining before it exits: send again on a new connection (close 1012).
     SHUTTING_DOWN = "shutting_down"
     # Close reasons (``"<code>: <message>"``), not ``error`` messages: the server closes the

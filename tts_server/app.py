@@ -43,6 +43,7 @@ from tts_server.engines.base import Engine, UnknownVoice, to_pcm16
 from tts_server.health import Readiness, State, warm_up
 from tts_server.metrics import TTSMetrics
 from tts_server.openai_api import create_router
+from tts_server.request_body import read_bounded
 from tts_server.settings import Settings
 
 log = logging.getLogger("tts_server")
@@ -120,9 +121,9 @@ def create_app(settings: Settings | None = None, loader: EngineLoader = load_eng
         if engine is None:
             code = ErrorCode.SHUTTING_DOWN if drain.started else ErrorCode.INTERNAL
             return _error(503, code, f"not ready: {app.state.readiness.reason}")
-        body = await request.body()
-        if len(body) > MAX_BODY_BYTES:
-            return _error(413, ErrorCode.TEXT_TOO_LONG, f"body exceeds {MAX_BODY_BYTES} bytes")
+        body = await read_bounded(request, MAX_BODY_BYTES)
+        if body is None:
+            return _error(413, ErrorCode.BODY_TOO_LARGE, f"body exceeds {MAX_BODY_BYTES} bytes")
         try:
             obj = parse_object(body)
             speak = Speak(*speak_fields({**obj, "id": "invocation"}, settings.max_text_chars))

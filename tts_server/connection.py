@@ -139,13 +139,19 @@ class SynthesisConnection:
                     await send(data)
             except TimeoutError:
                 why = f"the client took no frame for {self._send_timeout_s:g} s"
-                self._end(Ending(POLICY_VIOLATION, f"{ErrorCode.SEND_TIMEOUT}: {why}"))
+                self._end_for(ErrorCode.SEND_TIMEOUT, POLICY_VIOLATION, why)
                 raise ConnectionEnding(why) from None
 
     def _end(self, ending: Ending) -> None:
         if self.ending is None:
             self.ending = ending
         self._wakeup.set()
+
+    def _end_for(self, code: ErrorCode, close: int, why: str) -> None:
+        """End with close reason ``"<code>: <why>"``, counted as an error with ``code``."""
+        if self._metrics is not None and self.ending is None:
+            self._metrics.error(code)
+        self._end(Ending(close, f"{code}: {why}"))
 
     def drain(self) -> None:
         """The server is shutting down: refuse new segments, end (1012) once the queue is done."""
@@ -212,8 +218,8 @@ class SynthesisConnection:
                     async with asyncio.timeout(self._idle_timeout_s):
                         await self._wakeup.wait()
                 except TimeoutError:
-                    idle = f"{ErrorCode.IDLE_TIMEOUT}: no frame for {self._idle_timeout_s:g} s"
-                    self._end(Ending(NORMAL_CLOSURE, idle))
+                    idle = f"no frame for {self._idle_timeout_s:g} s"
+                    self._end_for(ErrorCode.IDLE_TIMEOUT, NORMAL_CLOSURE, idle)
                 continue
             segment = self._queue.popleft()
             self._admission.start_segment()

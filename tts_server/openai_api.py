@@ -28,6 +28,7 @@ from tts_server.admission import Admission
 from tts_server.audio_encoding import AudioFormat, StreamingEncoder
 from tts_server.engines.base import Engine, UnknownVoice
 from tts_server.health import State
+from tts_server.request_body import read_bounded
 
 log = logging.getLogger("tts_server.openai_api")
 
@@ -183,16 +184,10 @@ def _ready_engine(request: Request) -> Engine:
 
 
 async def _read_body(request: Request) -> bytes:
-    too_large = ApiError(413, f"the body exceeds {MAX_BODY_BYTES} bytes", code="request_too_large")
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        raise too_large
-    body = bytearray()
-    async for part in request.stream():
-        body += part
-        if len(body) > MAX_BODY_BYTES:
-            raise too_large
-    return bytes(body)
+    body = await read_bounded(request, MAX_BODY_BYTES)
+    if body is None:
+        raise ApiError(413, f"the body exceeds {MAX_BODY_BYTES} bytes", code="request_too_large")
+    return body
 
 
 async def _released(audio: AsyncIterator[bytes], admission: Admission) -> AsyncIterator[bytes]:

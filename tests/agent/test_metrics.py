@@ -9,7 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
-from starlette.testclient import WebSocketTestSession
+from starlette.testclient import WebSocketDenialResponse, WebSocketTestSession
 
 from agent import app as agentcore_app
 from agent import devserver
@@ -150,3 +150,18 @@ def test_the_agentcore_app_serves_metrics_and_counts_its_turns(fake_tts: ServerT
     assert value(samples, "agent_errors_total", code="invalid_json") == 1
     assert value(samples, "agent_turns_total", transport="sse", outcome="ok") == 1
     assert value(samples, "agent_turn_first_audio_seconds_count", transport="sse") == 1
+
+
+def test_a_foreign_origins_handshake_and_an_idle_socket_are_counted(
+    fake_tts: ServerThread,
+) -> None:
+    config = AgentConfig(model="demo", tts_url=fake_tts.ws_url, ws_idle_s=0.3)
+    with TestClient(devserver.create_app(config)) as client:
+        with pytest.raises(WebSocketDenialResponse):
+            client.websocket_connect("/ws", headers={"origin": "https://evil.example"}).__enter__()
+        with client.websocket_connect("/ws") as socket:
+            assert socket.receive_json()["type"] == "ready"
+            assert socket.receive_json()["code"] == "idle_timeout"
+        samples = scrape(client)
+    assert value(samples, "agent_errors_total", code="origin_not_allowed") == 1
+    assert value(samples, "agent_errors_total", code="idle_timeout") == 1

@@ -1,13 +1,16 @@
-"""The shared /metrics pieces: error codes read from bodies, and the counting middleware."""
+"""The shared /metrics pieces: error codes read from bodies, and the counting middleware (HTTP
+errors and refused WebSocket handshakes)."""
 
 from __future__ import annotations
 
 from collections import Counter
 
+import pytest
 from starlette.applications import Starlette
 from starlette.responses import JSONResponse, PlainTextResponse, StreamingResponse
-from starlette.routing import Route
-from starlette.testclient import TestClient
+from starlette.routing import Route, WebSocketRoute
+from starlette.testclient import TestClient, WebSocketDenialResponse
+from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from observability.prometheus import MAX_ERROR_BODY, HttpErrors, error_code
 
@@ -45,3 +48,33 @@ def test_the_middleware_counts_error_responses_but_not_health_checks() -> None:
             client.get(path)
         assert client.get("/bad").json() == {"error": {"code": "nope"}}  # passed on as it was
     assert counted == {"nope": 3, "http_413": 1, "streamed": 1, "http_404": 1}
+
+
+def test_the_middleware_counts_refused_handshakes_not_closes_after_accepting() -> None:
+    counted: Counter[str] = Counter()
+
+    async def refused(websocket: WebSocket) -> None:
+        await websocket.close(1008, "origin_not_allowed")  # before accepting: a 403 handshake
+
+    async def denied(websocket: WebSocket) -> None:
+        body = {"error": {"code": "busy"}}
+        await websocket.send_denial_response(JSONResponse(body, status_code=429))
+
+    async def served(websocket: WebSocket) -> None:
+        await websocket.accept()
+        await websocket.close(1000, "bye")  # an ordinary end, not an error
+
+    routes = [
+        WebSocketRoute("/refused", refused),
+        WebSocketRoute("/denied", denied),
+        WebSocketRoute("/served", served),
+    ]
+    app = Starlette(routes=routes)
+    app.add_middleware(HttpErrors, count=lambda code: counted.update([code]))
+    with TestClient(app) as client:
+        for path in ("/refused", "/denied"):
+            with pytest.raises((WebSocketDisconnect, WebSocketDenialResponse)):
+                client.websocket_connect(path).__enter__()
+        with client.websocket_connect("/served") as socket, pytest.raises(WebSocketDisconnect):
+            socket.receive_text()
+    assert counted == {"origin_not_allowed": 1, "busy": 1}

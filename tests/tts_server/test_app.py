@@ -6,6 +6,7 @@ import asyncio
 import io
 import json
 import re
+import socket
 import wave
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -214,7 +215,21 @@ def test_invocations_refuses_an_oversized_body_with_413(tts_server: ServerThread
     response = httpx.post(f"{tts_server.http_url}/invocations", content=body, timeout=30)
     assert response.status_code == 413
     error = response.json()["error"]
-    assert error["code"] == "text_too_long" and "65536 bytes" in error["message"]
+    assert error["code"] == "body_too_large" and "65536 bytes" in error["message"]
+
+
+def test_invocations_answers_413_before_an_undeclared_body_ends(tts_server: ServerThread) -> None:
+    """A chunked body (no Content-Length) is refused once it passes the limit, mid-stream."""
+    with socket.create_connection(("127.0.0.1", tts_server.port), timeout=30) as sock:
+        sock.sendall(
+            b"POST /invocations HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n"
+        )
+        chunk = b" " * 2**14
+        for _ in range(5):  # 80 KiB of a body that never ends: no final 0-length chunk
+            sock.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+        reply = sock.recv(4096)
+    assert reply.startswith(b"HTTP/1.1 413") and b"body_too_large" in reply
 
 
 # --- readiness ----------------------------------------------------------------------------

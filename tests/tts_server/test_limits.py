@@ -14,7 +14,9 @@ import asyncio
 import time
 from collections.abc import Iterator
 
+import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
@@ -79,6 +81,18 @@ async def test_an_idle_connection_is_closed_with_a_typed_reason_frames_keep_it_o
         assert IDLE_S <= time.monotonic() - quiet < IDLE_S + 1.0
     assert ws.close_code == NORMAL_CLOSURE
     assert ws.close_reason == f"idle_timeout: no frame for {IDLE_S:g} s"
+    assert errors_counted(server, "idle_timeout") >= 1  # in /metrics, as the frames' errors are
+
+
+def errors_counted(server: ServerProcess, code: str) -> float:
+    """``tts_errors_total{code=...}`` from the server's /metrics."""
+    text = httpx.get(f"{server.http_url}/metrics", timeout=10).text
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == "tts_errors_total" and sample.labels.get("code") == code
+    )
 
 
 async def test_a_session_reconnects_past_an_idle_close_and_speaks(server: ServerProcess) -> None:
