@@ -15,19 +15,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Literal, TypeVar
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tts_protocol import MAX_SPEED, MIN_SPEED, SAMPLE_RATE
+from tts_protocol import BYTES_PER_SAMPLE, MAX_SPEED, MIN_SPEED, SAMPLE_RATE
 from tts_server import speech_bodies as bodies
 from tts_server.admission import Admission
 from tts_server.audio_encoding import AudioFormat, StreamingEncoder
 from tts_server.engines.base import Engine, UnknownVoice
 from tts_server.health import State
+from tts_server.metrics import TTSMetrics
 from tts_server.request_body import read_bounded
 
 log = logging.getLogger("tts_server.openai_api")
@@ -199,6 +200,29 @@ async def _released(audio: AsyncIterator[bytes], admission: Admission) -> AsyncI
         admission.close_session()
 
 
+async def _measured(
+    stream: AsyncIterator[T], request: Request, engine: Engine, pcm_of: Callable[[T], bytes]
+) -> AsyncIterator[T]:
+    """``stream``, timed into the server's histograms as the WebSocket's segments are."""
+    metrics: TTSMetrics = request.app.state.metrics
+    started = time.perf_counter()
+    first_audio_s: float | None = None
+    samples = 0
+    async for item in stream:
+        if first_audio_s is None:
+            first_audio_s = time.perf_counter() - started
+        samples += len(pcm_of(item)) // BYTES_PER_SAMPLE
+        yield item
+    synthesis_s = time.perf_counter() - started
+    metrics.synthesized(
+        engine.name,
+        waited_s=None,
+        first_audio_s=first_audio_s,
+        synthesis_s=synthesis_s,
+        samples=samples,
+    )
+
+
 async def _speech(request: Request, captioned: bool = False) -> Response:
     """Admit the request as one session (``busy`` 429 when full) for as long as it streams."""
     engine = _ready_engine(request)
@@ -248,7 +272,9 @@ async def _admitted_captions(request: Request, engine: Engine, admission: Admiss
             param="stream_format",
             code="unsupported_value",
         )
-    timed = bodies.timed_pcm(engine, sentences, voice, speech.speed)
+    timed = _measured(
+        bodies.timed_pcm(engine, sentences, voice, speech.speed), request, engine, lambda t: t[0]
+    )
     first = await _first(timed)
     encoder = StreamingEncoder(AudioFormat(speech.response_format))
     lines = _released(bodies.captions(encoder, first, timed), admission)
@@ -259,7 +285,9 @@ async def _admitted_captions(request: Request, engine: Engine, admission: Admiss
 
 async def _admitted_speech(request: Request, engine: Engine, admission: Admission) -> Response:
     speech, voice, sentences = await _request(request, engine)
-    pcm = bodies.pcm(engine, sentences, voice, speech.speed)
+    pcm = _measured(
+        bodies.pcm(engine, sentences, voice, speech.speed), request, engine, lambda pcm: pcm
+    )
     first = await _first(pcm)
     encoder = StreamingEncoder(AudioFormat(speech.response_format))
     audio = _released(bodies.encoded(encoder, first, pcm), admission)

@@ -107,6 +107,20 @@ async def test_a_spoken_segment_is_timed_and_counted(
     assert value(samples, "tts_engine_ready") == 1
 
 
+async def test_a_speech_api_response_is_timed_as_one_synthesis(client: httpx.AsyncClient) -> None:
+    speech = {"model": "tts-1", "input": "One. And two.", "voice": "alloy", "response_format": "pcm"}
+    response = await client.post("/v1/audio/speech", json=speech)
+    assert response.status_code == 200 and response.content
+    samples = await scrape(client)
+    fake = {"engine": "fake"}
+    assert value(samples, "tts_first_audio_seconds_count", **fake) == 1
+    assert value(samples, "tts_synthesis_seconds_count", **fake) == 1
+    audio_s = len(response.content) / 2 / 24000  # pcm: 24 kHz s16le
+    assert value(samples, "tts_audio_seconds_total", **fake) == pytest.approx(audio_s)
+    first = value(samples, "tts_first_audio_seconds_sum", **fake)
+    assert 0 < first <= value(samples, "tts_synthesis_seconds_sum", **fake)
+
+
 async def test_error_frames_and_http_errors_are_counted_by_code(
     server: ServerThread, client: httpx.AsyncClient
 ) -> None:
