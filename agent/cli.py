@@ -26,6 +26,7 @@ from agent.config import AgentConfig
 from agent.local_tts import local_sagemaker, local_tts
 from observability import logs, tracing
 
+WILDCARD_HOSTS = ("0.0.0.0", "::", "")  # every interface: its names are the user's to list
 TOOLS: tuple[tuple[str, str, str], ...] = (  # command, its module (imported when chosen), help
     (
         "bench",
@@ -54,13 +55,15 @@ def dev(args: argparse.Namespace) -> None:
         config = replace(config, model=args.model)
     if args.allow_origin:
         config = replace(config, allow_origins=tuple(args.allow_origin))
+    config = replace(config, allow_hosts=served_hosts(config, args))
     with contextlib.ExitStack() as stack:
         tts_url = args.tts_url or os.environ.get("TTS_URL")
         if args.tts == "sagemaker-local":  # the production leg, locally: real SDK, emulator
             os.environ.update(stack.enter_context(local_sagemaker(args.host, args.tts_port, 8443)))
             os.environ.setdefault("AWS_REGION", "us-east-1")
             from_env = AgentConfig.from_env()  # now naming the emulator's endpoint
-            config = replace(from_env, model=config.model, allow_origins=config.allow_origins)
+            keep = {"model": config.model, "allow_origins": config.allow_origins}
+            config = replace(from_env, **keep, allow_hosts=config.allow_hosts)
         elif not tts_url and not config.sagemaker_endpoint:
             tts_url = stack.enter_context(local_tts(args.host, args.tts_port))
         if tts_url:
@@ -74,6 +77,15 @@ def dev(args: argparse.Namespace) -> None:
         )
         app = create_app(config)
         uvicorn.run(app, host=args.host, port=args.port, log_level="warning", log_config=None)
+
+
+def served_hosts(config: AgentConfig, args: argparse.Namespace) -> tuple[str, ...]:
+    """The host names the dev server answers to: ``--allow-host`` (or the environment's), and
+    the ``--host`` it binds unless that is a wildcard address."""
+    hosts = tuple(args.allow_host) if args.allow_host else config.allow_hosts
+    if args.host not in WILDCARD_HOSTS and args.host not in hosts:
+        hosts += (args.host,)
+    return hosts
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -92,6 +104,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         metavar="ORIGIN",
         help="a page origin (scheme://host[:port], or '*') that may use the server besides its "
         "own; repeatable; replaces VOICE_AGENT_ALLOW_ORIGINS",
+    )
+    dev_parser.add_argument(
+        "--allow-host",
+        action="append",
+        metavar="NAME",
+        help="a host name the server answers to (its Host header; '*' for any), against DNS "
+        "rebinding; repeatable; replaces VOICE_AGENT_ALLOW_HOSTS (default: loopback names)",
     )
     dev_parser.add_argument(
         "--tts",

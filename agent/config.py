@@ -11,11 +11,12 @@ from tts_client import Transport, WebSocketTransport
 from tts_protocol import STREAM_PATH
 
 DEFAULT_TTS_URL = f"ws://127.0.0.1:8080{STREAM_PATH}"
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")  # the names a local server answers to
 
 
 @dataclass(frozen=True, slots=True)
 class AgentConfig:
-    """Which LLM, which speech endpoint; which browser origins, how long an idle socket lives."""
+    """Which LLM, which speech endpoint; which origins and host names, how long /ws may idle."""
 
     model: str = "demo"  # VOICE_AGENT_MODEL: demo | bedrock:<id> | openai:<base-url>#<model>
     tts_url: str = DEFAULT_TTS_URL  # TTS_URL: a local or remote WebSocket
@@ -24,6 +25,9 @@ class AgentConfig:
     # VOICE_AGENT_ALLOW_ORIGINS (comma-separated): foreign origins the dev server lets in, besides
     # its own (agent/origins.py); "*" lets in any
     allow_origins: tuple[str, ...] = ()
+    # VOICE_AGENT_ALLOW_HOSTS (comma-separated): the names the dev server answers to (its Host
+    # header), against DNS rebinding; "*" answers to any. `voice-agent dev --host` adds its own.
+    allow_hosts: tuple[str, ...] = LOOPBACK_HOSTS
     ws_idle_s: float = 300.0  # VOICE_AGENT_WS_IDLE_S: /ws closes after this long without use
 
     @classmethod
@@ -35,11 +39,8 @@ class AgentConfig:
             tts_url=env.get("TTS_URL") or default.tts_url,
             sagemaker_endpoint=env.get("TTS_SAGEMAKER_ENDPOINT") or None,
             region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or None,
-            allow_origins=tuple(
-                origin.strip()
-                for origin in env.get("VOICE_AGENT_ALLOW_ORIGINS", "").split(",")
-                if origin.strip()
-            ),
+            allow_origins=_listed(env, "VOICE_AGENT_ALLOW_ORIGINS", ()),
+            allow_hosts=_listed(env, "VOICE_AGENT_ALLOW_HOSTS", default.allow_hosts),
             ws_idle_s=_seconds(env, "VOICE_AGENT_WS_IDLE_S", default.ws_idle_s),
         )
 
@@ -50,6 +51,12 @@ class AgentConfig:
 
             return SageMakerTransport(self.sagemaker_endpoint, self.region)
         return WebSocketTransport(self.tts_url)
+
+
+def _listed(env: Mapping[str, str], name: str, default: tuple[str, ...]) -> tuple[str, ...]:
+    """The comma-separated entries of ``env[name]``, or ``default`` when it names none."""
+    entries = tuple(entry.strip() for entry in env.get(name, "").split(",") if entry.strip())
+    return entries or default
 
 
 def _seconds(env: Mapping[str, str], name: str, default: float) -> float:

@@ -21,7 +21,7 @@ from starlette.middleware.cors import CORSMiddleware
 
 from agent.config import AgentConfig
 from agent.metrics import AgentMetrics
-from agent.origins import OriginGuard, check_origin
+from agent.origins import OriginGuard, check_host, check_origin
 from agent.pipeline import BadRequest
 from agent.service import DEFAULT_CONVERSATION, VoiceAgent, decode_json, read_body, refusal
 from agent.sse import event_stream
@@ -104,6 +104,7 @@ def create_app(config: AgentConfig | None = None) -> FastAPI:
             allow_methods=["GET", "POST"],
             allow_headers=["Content-Type", SESSION_HEADER],
         )
-    app.add_middleware(OriginGuard, allow=allow)  # added after CORS: runs before it and routes
+    hosts = [check_host(host) for host in voice_agent.config.allow_hosts]  # fails at start
+    app.add_middleware(OriginGuard, allow=allow, hosts=hosts)  # after CORS: runs before it
     app.add_middleware(HttpErrors, count=metrics.error)  # outside it: counts its refusals too
     return app

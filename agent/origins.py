@@ -8,6 +8,10 @@ whose ``Origin`` is neither the server's own nor allowed is refused before any r
 with the typed error ``origin_not_allowed``; no socket is opened. A client that sends no
 ``Origin`` (curl, ``voice-agent chat``, a benchmark) is not a page and is let in. The CORS
 headers an allowed foreign origin needs come from Starlette's ``CORSMiddleware``.
+
+The server's own origin is read from the ``Host`` header, so a page on a name rebound to
+127.0.0.1 (DNS rebinding) would pass as "its own": requests must also name an allowed host
+(loopback names by default, ``--allow-host`` for more), or get 400 ``host_not_allowed``.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket
 
+from agent.config import LOOPBACK_HOSTS
 from agent.pipeline import BadRequest
 
 ANY = "*"
@@ -46,6 +51,31 @@ def check_origin(entry: str) -> str:
     return f"{parts.scheme}://{parts.netloc}"
 
 
+def check_host(entry: str) -> str:
+    """A host name or address (or '*') the server answers to, lower-cased; raises
+    ``ValueError``."""
+    entry = entry.strip()
+    if entry == ANY:
+        return ANY
+    bare_ipv6 = entry.count(":") > 1 and not entry.startswith("[")
+    name = host_name(f"[{entry}]" if bare_ipv6 else entry)
+    if not name or " " in name:
+        raise ValueError(f"an allowed host is a name or an address, or '*': {entry!r}")
+    return name
+
+
+def host_name(host: str) -> str | None:
+    """The name in a ``Host`` header (``[::1]:8000`` -> ``::1``), or None when malformed."""
+    try:
+        parts = urlsplit(f"//{host}")
+        parts.port  # noqa: B018 - raises on a port that is not a number
+    except ValueError:
+        return None
+    if parts.username or parts.password or parts.path or parts.query:
+        return None
+    return parts.hostname or None
+
+
 def own_origin(scope: Scope) -> str | None:
     """The origin of a page served by this request's server, as its ``Host`` header names it."""
     host = Headers(scope=scope).get("host")
@@ -54,27 +84,43 @@ def own_origin(scope: Scope) -> str | None:
 
 
 class OriginGuard:
-    """ASGI middleware: refuse HTTP requests and WebSocket handshakes from unexpected origins."""
+    """ASGI middleware: refuse HTTP requests and WebSocket handshakes that name a host the
+    server does not answer to, or come from an unexpected origin."""
 
-    def __init__(self, app: ASGIApp, allow: Iterable[str] = ()) -> None:
+    def __init__(
+        self, app: ASGIApp, allow: Iterable[str] = (), hosts: Iterable[str] = LOOPBACK_HOSTS
+    ) -> None:
         self.app = app
         self.allow = frozenset(check_origin(entry) for entry in allow)
+        self.hosts = frozenset(check_host(entry) for entry in hosts)
 
     def allowed(self, origin: str, scope: Scope) -> bool:
         """Whether a page of ``origin`` may use this server."""
         origin = origin.lower()
         return ANY in self.allow or origin in self.allow or origin == own_origin(scope)
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        origin = Headers(scope=scope).get("origin") if scope["type"] != "lifespan" else None
+    def refusal(self, scope: Scope) -> tuple[BadRequest, int] | None:
+        """Why this request or handshake is refused, with its HTTP status; None: let it in."""
+        headers = Headers(scope=scope)
+        host = headers.get("host", "")
+        if ANY not in self.hosts and host_name(host) not in self.hosts:
+            why = f"host {host!r} is not a name of this server (add it with --allow-host)"
+            return BadRequest("host_not_allowed", why), 400
+        origin = headers.get("origin")
         if origin is None or self.allowed(origin, scope):
+            return None
+        return BadRequest("origin_not_allowed", f"origin {origin!r} may not use this server"), 403
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        refused = self.refusal(scope) if scope["type"] != "lifespan" else None
+        if refused is None:
             await self.app(scope, receive, send)
             return
-        refused = BadRequest("origin_not_allowed", f"origin {origin!r} may not use this server")
-        response = JSONResponse(refused.to_json(), status_code=403)
+        error, status = refused
+        response = JSONResponse(error.to_json(), status_code=status)
         if scope["type"] != "websocket":
             await response(scope, receive, send)
         elif "websocket.http.response" in scope.get("extensions", {}):
             await WebSocket(scope, receive, send).send_denial_response(response)
         else:  # closing before accepting refuses the handshake (a 403 on uvicorn)
-            await WebSocket(scope, receive, send).close(CLOSE_POLICY, refused.code)
+            await WebSocket(scope, receive, send).close(CLOSE_POLICY, error.code)

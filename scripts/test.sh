@@ -13,7 +13,7 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
 fi
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-.venv/bin/python -m pytest -q "$@"
+.venv/bin/python -m pytest -q --durations=25 "$@"  # the slowest, to keep the suite fast
 if [ -x scripts/test-py312.sh ]; then
   scripts/test-py312.sh
 fi

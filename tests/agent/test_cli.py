@@ -10,6 +10,7 @@ from types import ModuleType
 import pytest
 
 from agent import cli
+from agent.config import AgentConfig
 from bench import agent_latency, audit
 from tts_client import acceptance
 
@@ -62,3 +63,19 @@ def test_the_cli_imports_no_tool_until_one_is_chosen() -> None:
 
 def test_the_benchmark_does_not_import_the_cli() -> None:
     assert "agent.cli" not in imported_after("import bench.agent_latency")
+
+
+@pytest.mark.parametrize(
+    ("flags", "hosts"),
+    [
+        ([], ("localhost", "127.0.0.1", "::1")),
+        (["--host", "0.0.0.0"], ("localhost", "127.0.0.1", "::1")),  # names are the user's to list
+        (["--host", "192.168.1.5"], ("localhost", "127.0.0.1", "::1", "192.168.1.5")),
+        (["--host", "0.0.0.0", "--allow-host", "voice.lan"], ("voice.lan",)),
+    ],
+)
+def test_the_dev_server_answers_to_loopback_names_its_host_and_those_allowed(
+    flags: list[str], hosts: tuple[str, ...]
+) -> None:
+    args = cli.build_parser().parse_args(["dev", *flags])
+    assert cli.served_hosts(AgentConfig(), args) == hosts

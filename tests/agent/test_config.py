@@ -47,6 +47,12 @@ def test_environment_names_allowed_origins_and_the_idle_time() -> None:
     assert AgentConfig.from_env({}).allow_origins == ()  # same origin only
 
 
+def test_environment_names_the_hosts_served_loopback_by_default() -> None:
+    config = AgentConfig.from_env({"VOICE_AGENT_ALLOW_HOSTS": "voice.lan, 10.0.0.5"})
+    assert config.allow_hosts == ("voice.lan", "10.0.0.5")
+    assert AgentConfig.from_env({}).allow_hosts == ("localhost", "127.0.0.1", "::1")
+
+
 @pytest.mark.parametrize("idle", ["soon", "0", "-1", "nan"])
 def test_a_bad_idle_time_fails_at_start_with_its_name(idle: str) -> None:
     with pytest.raises(ValueError, match="VOICE_AGENT_WS_IDLE_S must be a positive"):

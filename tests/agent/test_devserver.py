@@ -12,6 +12,7 @@ import pytest
 from fastapi.staticfiles import StaticFiles
 from fastapi.testclient import TestClient
 from starlette.routing import Mount
+from starlette.testclient import WebSocketDenialResponse
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 from websockets.typing import Origin
@@ -24,11 +25,14 @@ from agent.service import MAX_BODY_BYTES
 from tests.servers import ServerThread
 
 NOWHERE = "ws://127.0.0.1:9/invocations-bidirectional-stream"  # the discard port
+LOCAL = "http://localhost"  # a name the dev server answers to (Host), as a local browser uses
 
 
 @pytest.fixture
 def client() -> Iterator[TestClient]:
-    with TestClient(create_app(AgentConfig(model="demo", tts_url=NOWHERE))) as client:
+    with TestClient(
+        create_app(AgentConfig(model="demo", tts_url=NOWHERE)), base_url=LOCAL
+    ) as client:
         yield client
 
 
@@ -53,7 +57,7 @@ def test_config_offers_the_websocket_leg_first(client: TestClient) -> None:
 
 def test_the_websocket_leg_answers_without_speech(client: TestClient) -> None:
     """/ws is served even while the TTS server is down; a bad message keeps the socket open."""
-    with client.websocket_connect("/ws") as socket:
+    with client.websocket_connect("ws://localhost/ws") as socket:
         assert socket.receive_json()["type"] == "ready"
         socket.send_bytes(b"not json")
         assert socket.receive_json()["code"] == "invalid_json"
@@ -82,7 +86,7 @@ def test_a_page_of_another_origin_cannot_start_a_turn(client: TestClient) -> Non
 
 @pytest.mark.parametrize(
     "headers",
-    [{}, {"Origin": "http://testserver"}, {"Origin": "HTTP://TestServer"}],
+    [{}, {"Origin": LOCAL}, {"Origin": "HTTP://LocalHost"}],
     ids=["no-origin", "same-origin", "same-origin-any-case"],
 )
 def test_its_own_pages_and_clients_without_an_origin_get_through(
@@ -93,7 +97,7 @@ def test_its_own_pages_and_clients_without_an_origin_get_through(
 
 
 @pytest.mark.parametrize(
-    "origin", ["http://testserver:8000", "https://testserver", "null", "http://localhost"]
+    "origin", ["http://localhost:8000", "https://localhost", "null", "http://127.0.0.1"]
 )
 def test_a_near_miss_of_its_own_origin_is_foreign(client: TestClient, origin: str) -> None:
     response = client.get("/config", headers={"Origin": origin})
@@ -102,7 +106,7 @@ def test_a_near_miss_of_its_own_origin_is_foreign(client: TestClient, origin: st
 
 def test_an_allowed_front_end_gets_cors_headers_and_others_stay_out() -> None:
     config = AgentConfig(model="demo", tts_url=NOWHERE, allow_origins=(FRONT_END + "/",))
-    with TestClient(create_app(config)) as client:
+    with TestClient(create_app(config), base_url=LOCAL) as client:
         preflight = client.options(
             "/invocations",
             headers={
@@ -117,6 +121,28 @@ def test_an_allowed_front_end_gets_cors_headers_and_others_stay_out() -> None:
         assert refused.json()["error"]["code"] == "invalid_request"  # through, to the parser
         assert refused.headers["access-control-allow-origin"] == FRONT_END
         assert client.get("/config", headers={"Origin": FOREIGN}).status_code == 403
+
+
+def test_a_rebound_name_is_refused_even_as_its_own_origin(client: TestClient) -> None:
+    """DNS rebinding: a page of evil.example, its name now pointing at 127.0.0.1, is same-origin
+    by its Host header; the host check refuses it before the origin check could let it in."""
+    rebound = {"Host": "evil.example:8000", "Origin": "http://evil.example:8000"}
+    response = client.post("/invocations", json={"prompt": "hi"}, headers=rebound)
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "host_not_allowed"
+    with pytest.raises(WebSocketDenialResponse):
+        client.websocket_connect("ws://evil.example:8000/ws", headers=rebound).__enter__()
+    for host in ("localhost:8000", "127.0.0.1", "[::1]:8000", "LOCALHOST"):
+        response = client.post("/invocations", content=b"{oops", headers={"Host": host})
+        assert response.json()["error"]["code"] == "invalid_json"  # the route itself answered
+
+
+def test_any_host_is_served_when_told_and_a_malformed_entry_fails_at_start() -> None:
+    config = AgentConfig(model="demo", tts_url=NOWHERE, allow_hosts=("*",))
+    with TestClient(create_app(config), base_url="http://voice.lan") as client:
+        assert client.get("/config").status_code == 200
+    with pytest.raises(ValueError, match="a name or an address"):
+        create_app(AgentConfig(model="demo", tts_url=NOWHERE, allow_hosts=("http://x",)))
 
 
 @pytest.mark.parametrize("entry", ["app.example.com", "https://a.example/path", "https://a:x"])

@@ -115,7 +115,9 @@ def test_any_json_message_is_parsed_to_the_end_or_refused_typed(value: object) -
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[TestClient]:
-    with TestClient(create_app(AgentConfig(model="demo", tts_url=NOWHERE))) as client:
+    with TestClient(
+        create_app(AgentConfig(model="demo", tts_url=NOWHERE)), base_url="http://localhost"
+    ) as client:
         yield client
 
 

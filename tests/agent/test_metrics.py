@@ -53,7 +53,7 @@ def fake_tts() -> Iterator[ServerThread]:
 @pytest.fixture
 def client(fake_tts: ServerThread) -> Iterator[TestClient]:
     config = AgentConfig(model="demo", tts_url=fake_tts.ws_url)
-    with TestClient(devserver.create_app(config)) as client:
+    with TestClient(devserver.create_app(config), base_url="http://localhost") as client:
         fast(client.app.state.voice_agent, "m")  # type: ignore[attr-defined]
         yield client
 
@@ -81,7 +81,7 @@ def test_an_sse_turn_is_counted_with_its_latencies(client: TestClient) -> None:
 def test_refusals_over_http_and_websocket_are_counted_by_code(client: TestClient) -> None:
     assert client.post("/invocations", content=b"{oops").status_code == 400
     assert client.post("/invocations", json={"prompt": ""}).status_code == 400
-    with client.websocket_connect("/ws") as socket:
+    with client.websocket_connect("ws://localhost/ws") as socket:
         assert socket.receive_json()["type"] == "ready"
         socket.send_bytes(b"[" * 5000)
         assert socket.receive_json()["code"] == "invalid_json"
@@ -99,7 +99,7 @@ def until_text(socket: WebSocketTestSession, needle: str) -> None:
 
 
 def test_websocket_turns_count_completed_and_cancelled(client: TestClient) -> None:
-    with client.websocket_connect("/ws", headers={SESSION_HEADER: "m"}) as socket:
+    with client.websocket_connect("ws://localhost/ws", headers={SESSION_HEADER: "m"}) as socket:
         assert socket.receive_json()["type"] == "ready"
         socket.send_json({"type": "prompt", "prompt": "Hi"})
         until_text(socket, '"turn.end"')
@@ -156,10 +156,12 @@ def test_a_foreign_origins_handshake_and_an_idle_socket_are_counted(
     fake_tts: ServerThread,
 ) -> None:
     config = AgentConfig(model="demo", tts_url=fake_tts.ws_url, ws_idle_s=0.3)
-    with TestClient(devserver.create_app(config)) as client:
+    with TestClient(devserver.create_app(config), base_url="http://localhost") as client:
         with pytest.raises(WebSocketDenialResponse):
-            client.websocket_connect("/ws", headers={"origin": "https://evil.example"}).__enter__()
-        with client.websocket_connect("/ws") as socket:
+            client.websocket_connect(
+                "ws://localhost/ws", headers={"origin": "https://evil.example"}
+            ).__enter__()
+        with client.websocket_connect("ws://localhost/ws") as socket:
             assert socket.receive_json()["type"] == "ready"
             assert socket.receive_json()["code"] == "idle_timeout"
         samples = scrape(client)

@@ -117,7 +117,7 @@ FRONT_DOORS = {"agentcore": agentcore_app.create_app, "devserver": devserver.cre
 @pytest.fixture(scope="module", params=sorted(FRONT_DOORS))
 def front_door(request: pytest.FixtureRequest) -> Iterator[TestClient]:
     config = AgentConfig(model="demo", tts_url=NOWHERE)
-    with TestClient(FRONT_DOORS[request.param](config)) as client:
+    with TestClient(FRONT_DOORS[request.param](config), base_url="http://localhost") as client:
         yield client
 
 
