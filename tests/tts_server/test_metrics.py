@@ -108,7 +108,8 @@ async def test_a_spoken_segment_is_timed_and_counted(
 
 
 async def test_a_speech_api_response_is_timed_as_one_synthesis(client: httpx.AsyncClient) -> None:
-    speech = {"model": "tts-1", "input": "One. And two.", "voice": "alloy", "response_format": "pcm"}
+    speech = {"model": "tts-1", "input": "One. And two.", "voice": "alloy"}
+    speech["response_format"] = "pcm"
     response = await client.post("/v1/audio/speech", json=speech)
     assert response.status_code == 200 and response.content
     samples = await scrape(client)
