@@ -20,7 +20,7 @@ Event = dict[str, Any]
 
 
 def demo_agent() -> Agent:
-    model = DemoModel(DemoConfig(sentences=6, tokens_per_second=60, first_token_delay_s=0.05))
+    model = DemoModel(DemoConfig(sentences=4, tokens_per_second=60, first_token_delay_s=0.05))
     return Agent(model=model, callback_handler=None)
 
 

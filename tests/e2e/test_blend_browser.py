@@ -51,7 +51,8 @@ def test_a_blend_is_sent_spoken_and_remembered(page: Page, stack: ServerThread) 
     page.select_option("#voice", "jm_kumo")  # the blend's own voice: the blend is dropped
     assert page.input_value("#blend") == "" and page.is_disabled("#blend-share")
     type_and_send(page, "Just one")
-    wait_turn(page, 1)
+    page.wait_for_function("voiceChat.turns.length === 1")
+    page.wait_for_timeout(200)  # the request event reaches Python after the page records it
     assert bodies[1]["voice"] == "jm_kumo"
 
 
