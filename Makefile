@@ -20,7 +20,7 @@ audit:
 	scripts/bootstrap.sh
 	.venv/bin/voice-agent audit $(AUDIT_FLAGS)
 
-# Mutation testing over the contract modules (mutmut; long, not part of `make test`); writes
+# Mutation testing over the pure contract modules (mutmut; ~10 min, not in `make test`); writes
 # docs/benchmarks/mutation.*, read by docs/testing.md
 mutate:
 	scripts/mutate.sh

@@ -29,4 +29,5 @@ def test_wav_bytes_is_a_mono_16_bit_file_holding_the_pcm() -> None:
 def test_samples_ms() -> None:
     assert samples_ms(SAMPLE_RATE) == 1000.0
     assert samples_ms(36) == 1.5
+    assert samples_ms(1) == 0.0  # to a tenth of a millisecond, as the wire reports it
     assert samples_ms(160, sample_rate=16_000) == 10.0

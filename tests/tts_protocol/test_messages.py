@@ -7,6 +7,7 @@ import json
 import pytest
 
 from tts_protocol import (
+    DEFAULT_MAX_TEXT_CHARS,
     Cancel,
     Cancelled,
     Close,
@@ -228,3 +229,34 @@ def test_malformed_marks_are_refused(words: object) -> None:
     with pytest.raises(ProtocolError) as caught:
         decode_server(json.dumps({"type": "marks", "id": "s1", "words": words}))
     assert caught.value.code is ErrorCode.INVALID_MESSAGE
+
+
+@pytest.mark.parametrize(
+    ("fields", "named"),
+    [
+        ({"text": "hi"}, "'id'"),
+        ({"id": "", "text": "hi"}, "'id'"),
+        ({"id": "s", "text": 3}, "'text'"),
+        ({"id": "s", "text": "  "}, "'text'"),
+        ({"id": "s", "text": "x" * (DEFAULT_MAX_TEXT_CHARS + 1)}, "'text'"),
+        ({"id": "s", "text": "hi", "voice": ""}, "'voice'"),
+        ({"id": "s", "text": "hi", "speed": "fast"}, "'speed'"),
+        ({"id": "s", "text": "hi", "speed": 9}, "'speed'"),
+        ({"id": "s", "text": "hi", "marks": "yes"}, "'marks'"),
+    ],
+)
+def test_every_refusal_says_which_field_in_words(fields: dict[str, object], named: str) -> None:
+    """The message is for people: a non-empty sentence that names the field, as written."""
+    with pytest.raises(ProtocolError) as caught:
+        decode_client(json.dumps({"type": "speak", **fields}))
+    assert isinstance(caught.value.message, str) and named in caught.value.message
+
+
+def test_an_unknown_type_names_the_known_ones_and_only_a_string_id() -> None:
+    for frame, id in (({"type": "bogus", "id": "s"}, "s"), ({"type": "bogus", "id": 42}, None)):
+        with pytest.raises(ProtocolError) as caught:
+            decode_client(json.dumps(frame))
+        assert caught.value.id == id and "'speak'" in caught.value.message
+    with pytest.raises(ProtocolError) as caught:
+        decode_server(json.dumps({"type": "end", "id": "s", "samples": -1, "synth_ms": 1}))
+    assert "'samples'" in caught.value.message

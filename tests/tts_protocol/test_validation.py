@@ -142,3 +142,19 @@ def test_the_canonical_name_reads_back_as_itself_with_shares_summing_to_one(
     name = voice_name(parse_voice("+".join(f"{v}({w!r})" for v, w in weights.items())))
     assert voice_name(parse_voice(name)) == name
     assert sum(share for _, share in parse_voice(name)) == pytest.approx(1.0)
+
+
+def test_omitted_weights_count_one_beside_given_ones() -> None:
+    assert parse_voice("a+b(0.5)") == (("a", 2 / 3), ("b", 1 / 3))
+
+
+def test_the_smallest_share_is_one_step() -> None:
+    assert parse_voice("a(1)+b(9999)") == (("a", 0.0001), ("b", 0.9999))  # one step of 10,000
+    with pytest.raises(ProtocolError):
+        parse_voice("a(1)+b(99999)")
+
+
+def test_the_rounding_step_goes_to_the_largest_remainder() -> None:
+    assert voice_name(parse_voice("a(1)+b(2)")) == "a(0.3333)+b(0.6667)"
+    assert voice_name(parse_voice("b(2)+a(1)")) == "a(0.3333)+b(0.6667)"
+    assert voice_name(parse_voice("a+b+c")) == "a(0.3334)+b(0.3333)+c(0.3333)"

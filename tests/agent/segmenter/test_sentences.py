@@ -128,3 +128,17 @@ def test_flush_resets_for_the_next_reply() -> None:
 def test_invalid_options(options: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         cutter(**options)
+
+
+@pytest.mark.parametrize("whole", [False, True], ids=["char-by-char", "one-chunk"])
+def test_the_cap_cuts_at_the_last_space_within_it_never_past_it(whole: bool) -> None:
+    """Mutation survivors pinned: a space one past the cap is not used (a chunk of an LLM can
+    carry it in at once), and a space right after the first word is."""
+
+    def cut(text: str) -> list[str]:
+        sentences = cutter(max_chars=20)
+        out = list(sentences.push(text)) if whole else [s for c in text for s in sentences.push(c)]
+        return out + sentences.flush("")
+
+    assert cut("a" * 21 + " bb.") == ["a" * 20, "a bb."]
+    assert cut("a " + "b" * 30 + ".") == ["a", "b" * 20, "b" * 10 + "."]
