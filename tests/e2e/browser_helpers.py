@@ -124,6 +124,18 @@ def page(browser: Any) -> Iterator[Page]:
     assert not problems, problems
 
 
+def prompt_bodies(page: Page) -> list[dict[str, Any]]:
+    """A list that fills with the JSON body of every prompt the page POSTs (the SSE leg)."""
+    bodies: list[dict[str, Any]] = []
+    page.on(
+        "request",
+        lambda request: (
+            bodies.append(request.post_data_json) if request.url.endswith("/invocations") else None
+        ),
+    )
+    return bodies
+
+
 def open_chat(page: Page, server: ServerThread) -> None:
     page.goto(f"{server.http_url}/")
     page.wait_for_function("window.voiceChat && voiceChat.config.source !== 'loading'")

@@ -7,12 +7,11 @@ reload. Without a named first voice there is nothing to blend, so the controls a
 
 from __future__ import annotations
 
-from typing import Any
-
 from tests.e2e.browser_helpers import (
     Page,
     chunks_of,
     open_chat,
+    prompt_bodies,
     state,
     type_and_send,
     use_transport,
@@ -24,13 +23,7 @@ pytest_plugins = ("tests.e2e.browser_helpers",)  # the stacks, the browser, a fr
 
 
 def test_a_blend_is_sent_spoken_and_remembered(page: Page, stack: ServerThread) -> None:
-    bodies: list[dict[str, Any]] = []
-    page.on(
-        "request",
-        lambda request: (
-            bodies.append(request.post_data_json) if request.url.endswith("/invocations") else None
-        ),
-    )
+    bodies = prompt_bodies(page)
     open_chat(page, stack)
     use_transport(page, "sse")
     assert page.input_value("#voice") == "jf_alpha"

@@ -18,7 +18,6 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -37,6 +36,7 @@ from tests.e2e.browser_helpers import (
     metric,
     no_horizontal_overflow,
     open_chat,
+    prompt_bodies,
     state,
     type_and_send,
     use_transport,
@@ -172,13 +172,7 @@ def test_barge_in_stops_the_old_turn_at_once_and_plays_the_new_one(
 def test_stop_button_silences_the_turn_and_cancels_the_request(
     page: Page, stack: ServerThread
 ) -> None:
-    bodies: list[dict[str, Any]] = []
-    page.on(
-        "request",
-        lambda request: (
-            bodies.append(request.post_data_json) if request.url.endswith("/invocations") else None
-        ),
-    )
+    bodies = prompt_bodies(page)
     open_chat(page, stack)
     use_transport(page, "sse")
     assert page.is_disabled("#stop")
