@@ -4,9 +4,8 @@
     python -m bench.reliability            # 500 turns on one conversation, 50 x 10, the faults
     python -m bench.reliability --quick    # seconds: the same code on small numbers
 
-Run it from the checkout: the fake engine and the server thread are the tests' own
-(``tests/fake_engine.py``, ``tests/servers.py``). The demo model writes at ``--tokens-per-second``
-(400: the soak is about leaks, not LLM pacing).
+The fake engine and the server thread come from ``tts_server.testing``. The demo model writes
+at ``--tokens-per-second`` (400: the soak is about leaks, not LLM pacing).
 
 Soak: turns one after another on one conversation, then rounds in which every one of many
 conversations takes a turn at once. After each ``SAMPLE_EVERY`` turns (each round) the process's
@@ -36,8 +35,8 @@ from bench.reliability_client import agent_service, pace, run_turn, tts_server
 from bench.reliability_faults import fault_matrix
 from bench.reliability_report import write
 from bench.reliability_stats import FaultResult, Sample, SoakStats, TurnRecord, sample
-from tests.fake_engine import FakeEngine
-from tests.servers import ServerThread
+from tts_server.testing.fake_engine import FakeEngine
+from tts_server.testing.server_thread import ServerThread
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "benchmarks"
 SAMPLE_EVERY = 25

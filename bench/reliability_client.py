@@ -16,11 +16,11 @@ from agent.events import audio_pcm
 from agent.service import VoiceAgent
 from agent.ws import SESSION_HEADER
 from bench.reliability_stats import TurnRecord
-from tests.fake_engine import FakeEngine
-from tests.servers import ServerThread
 from tts_client import SessionConfig
 from tts_server.app import create_app
 from tts_server.settings import Settings
+from tts_server.testing.fake_engine import FakeEngine
+from tts_server.testing.server_thread import ServerThread
 
 READY_LIMIT_S = 60.0
 

@@ -21,11 +21,11 @@ import httpx
 
 from bench.reliability_client import agent_service, pace, run_turn
 from bench.reliability_stats import FaultResult, TurnRecord, outcome
-from tests.fake_engine import FakeEngine
 from tts_client import SessionConfig
 from tts_client.testing.faultproxy import FaultProxy
 from tts_protocol import MAX_AUDIO_FRAME_BYTES, STREAM_PATH
 from tts_server.engines.base import to_pcm16
+from tts_server.testing.fake_engine import FakeEngine
 
 HOLD = MAX_AUDIO_FRAME_BYTES + 1024  # `start` and one whole audio frame reach the agent
 CONVERSATION = "default"  # the one the dev server pre-connects: its TTS link is the only one

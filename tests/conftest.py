@@ -8,10 +8,10 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.servers import ServerThread
 from tts_server.app import create_app
 from tts_server.engines import Engine, load_engine
 from tts_server.settings import Settings
+from tts_server.testing.server_thread import ServerThread
 
 
 @pytest.fixture(scope="session")

@@ -21,11 +21,11 @@ from pathlib import Path
 import httpx
 import numpy as np
 
-from tests.fake_engine import FakeEngine
 from tts_protocol import PING_PATH, STREAM_PATH
 from tts_server.app import create_app
 from tts_server.cli import serve
 from tts_server.settings import parse_settings
+from tts_server.testing.fake_engine import FakeEngine
 
 ROOT = Path(__file__).resolve().parent.parent
 

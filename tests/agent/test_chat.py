@@ -15,8 +15,8 @@ from agent import chat, cli, devserver
 from agent.config import AgentConfig
 from agent.llm import demo_reply
 from agent.ws import SESSION_HEADER
-from tests.servers import ServerThread
 from tts_protocol import SAMPLE_RATE
+from tts_server.testing.server_thread import ServerThread
 
 ARN = "arn:aws:bedrock-agentcore:us-west-2:123456789012:runtime/voice_agent-Ab12Cd34Ef"
 SESSION = "chat-test-session-0123456789abcdef0123"  # AgentCore wants at least 33 characters

@@ -12,9 +12,9 @@ from strands import Agent
 from agent.conversations import Conversation, Conversations
 from agent.llm import DemoConfig, DemoModel
 from agent.pipeline import Turn, TurnRequest
-from tests.servers import ServerThread
 from tts_client import TTSConnectionError, TTSSession, WebSocketTransport
 from tts_client.testing.recording import RecordingTransport
+from tts_server.testing.server_thread import ServerThread
 
 Event = dict[str, Any]
 

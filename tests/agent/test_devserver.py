@@ -22,7 +22,7 @@ from agent.config import AgentConfig
 from agent.devserver import WEB, create_app
 from agent.origins import check_origin
 from agent.service import MAX_BODY_BYTES
-from tests.servers import ServerThread
+from tts_server.testing.server_thread import ServerThread
 
 NOWHERE = "ws://127.0.0.1:9/invocations-bidirectional-stream"  # the discard port
 LOCAL = "http://localhost"  # a name the dev server answers to (Host), as a local browser uses

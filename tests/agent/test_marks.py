@@ -12,8 +12,8 @@ import pytest
 from agent.pipeline import BadRequest, Turn, TurnRequest, parse_request
 from agent.ws import parse_config
 from tests.agent.test_pipeline import collect, demo_agent, source
-from tests.servers import ServerThread
 from tts_client import TTSSession, WebSocketTransport
+from tts_server.testing.server_thread import ServerThread
 
 PROMPT = "Hello there"  # the demo model answers "You said: Hello there."
 

@@ -19,8 +19,8 @@ from agent.metrics import AgentMetrics
 from agent.service import VoiceAgent
 from agent.ws import SESSION_HEADER
 from tests.conftest import start_server
-from tests.fake_engine import FakeEngine
-from tests.servers import ServerThread
+from tts_server.testing.fake_engine import FakeEngine
+from tts_server.testing.server_thread import ServerThread
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 FAST = {"first_token_delay_s": 0.0, "tokens_per_second": 400.0, "sentences": 2}

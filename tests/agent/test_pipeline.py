@@ -14,9 +14,9 @@ from strands import Agent
 from agent.events import AUDIO_EVENT_BYTES
 from agent.llm import DemoConfig, DemoModel
 from agent.pipeline import BadRequest, Turn, TurnRequest, parse_request
-from tests.servers import ServerThread
 from tts_client import TTSSession, WebSocketTransport
 from tts_client.transports.base import Connection, Frame
+from tts_server.testing.server_thread import ServerThread
 
 Event = dict[str, Any]
 

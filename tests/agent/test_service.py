@@ -23,7 +23,7 @@ from agent.service import (
     json_depth,
 )
 from agent.ws import MAX_MESSAGE_BYTES
-from tests.servers import ServerThread
+from tts_server.testing.server_thread import ServerThread
 
 NOWHERE = "ws://127.0.0.1:9/invocations-bidirectional-stream"  # the discard port
 

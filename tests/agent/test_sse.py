@@ -16,7 +16,7 @@ from starlette.routing import Route
 
 from agent.events import Event, text_delta, turn_end
 from agent.sse import encode, event_stream
-from tests.servers import ServerThread
+from tts_server.testing.server_thread import ServerThread
 
 
 def test_an_event_is_one_compact_data_line_and_a_blank_line() -> None:

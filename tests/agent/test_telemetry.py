@@ -21,9 +21,9 @@ from agent.llm import DemoConfig, DemoModel
 from agent.pipeline import Turn, TurnRequest
 from observability.logs import ContextFilter, formatter
 from tests.conftest import start_server
-from tests.fake_engine import FakeEngine
-from tests.servers import ServerThread
 from tts_client import TTSSession, WebSocketTransport
+from tts_server.testing.fake_engine import FakeEngine
+from tts_server.testing.server_thread import ServerThread
 
 PROMPT = "my secret word is PAPAYA-42"
 

@@ -31,8 +31,8 @@ from agent.ws import (
     parse_config,
     parse_message,
 )
-from tests.servers import ServerThread
 from tts_protocol import SAMPLE_RATE
+from tts_server.testing.server_thread import ServerThread
 
 Frame = dict[str, Any] | bytes  # a JSON text frame, or a binary audio frame
 FRONT_DOORS = {"agentcore": agentcore_app.create_app, "devserver": devserver.create_app}

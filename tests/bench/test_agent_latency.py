@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from agent import cli
-from tests.servers import ServerThread
+from tts_server.testing.server_thread import ServerThread
 
 
 @pytest.mark.timeout(600)  # a dozen real turns; a loaded 2-core box takes minutes

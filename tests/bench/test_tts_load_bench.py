@@ -15,8 +15,8 @@ from bench.load_server import ping_url
 from bench.load_stats import LevelStats, SentenceTiming, SessionRun, late_sentences, percentile
 from bench.tts_load_bench import CONFIG, SENTENCES, parse, run_level, server_args
 from tests.conftest import start_server
-from tests.fake_engine import FakeEngine
-from tests.servers import ServerThread
+from tts_server.testing.fake_engine import FakeEngine
+from tts_server.testing.server_thread import ServerThread
 
 
 def sentence(first: float, audio: float, end: float | None = None) -> SentenceTiming:

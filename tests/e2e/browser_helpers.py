@@ -19,7 +19,7 @@ from playwright.sync_api import sync_playwright
 
 from agent import devserver
 from agent.config import AgentConfig
-from tests.servers import ServerThread
+from tts_server.testing.server_thread import ServerThread
 
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
 CHROMIUM_ARGS = [

@@ -19,8 +19,8 @@ from agent import app as agentcore_app
 from agent import devserver
 from agent.config import AgentConfig
 from agent.service import VoiceAgent
-from tests.servers import ServerThread
 from tts_client import TTSSession
+from tts_server.testing.server_thread import ServerThread
 
 Event = dict[str, Any]
 SESSION_HEADER = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id"

@@ -43,7 +43,7 @@ from tests.e2e.browser_helpers import (
     wait_playing,
     wait_turn,
 )
-from tests.servers import ServerThread
+from tts_server.testing.server_thread import ServerThread
 
 pytest_plugins = ("tests.e2e.browser_helpers",)  # the stacks, the browser, a fresh page
 

@@ -26,8 +26,8 @@ from agent.pipeline import Turn
 from agent.service import VoiceAgent
 from agent.ws import SESSION_HEADER
 from tests.conftest import start_server
-from tests.fake_engine import FakeEngine
-from tests.servers import ServerThread
+from tts_server.testing.fake_engine import FakeEngine
+from tts_server.testing.server_thread import ServerThread
 
 SENTENCES = 8
 INFER_S = 0.15  # per segment: the demo model (400 tokens/s) cuts sentences faster than this

@@ -20,8 +20,6 @@ from agent.events import audio_pcm
 from agent.llm import DemoConfig, DemoModel
 from agent.pipeline import Turn, TurnRequest
 from tests.conftest import start_server
-from tests.fake_engine import FakeEngine
-from tests.servers import ServerThread
 from tests.tts_client.conftest import reference_pcm
 from tts_client import (
     SessionConfig,
@@ -35,6 +33,8 @@ from tts_client.segment import SegmentStatus, SegmentStream
 from tts_client.testing.faultproxy import FaultProxy
 from tts_client.testing.recording import RecordingTransport
 from tts_protocol import MAX_AUDIO_FRAME_BYTES, STREAM_PATH, End, decode_server
+from tts_server.testing.fake_engine import FakeEngine
+from tts_server.testing.server_thread import ServerThread
 
 CONFIG = SessionConfig(
     connect_timeout=2.0,

@@ -21,7 +21,7 @@ from tests.e2e.browser_helpers import (
     type_and_send,
     use_transport,
 )
-from tests.servers import ServerThread
+from tts_server.testing.server_thread import ServerThread
 
 pytest_plugins = ("tests.e2e.browser_helpers",)
 

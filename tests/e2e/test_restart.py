@@ -23,10 +23,10 @@ from strands import Agent
 from agent.events import audio_pcm
 from agent.llm import DemoConfig, DemoModel
 from agent.pipeline import Turn, TurnRequest
-from tests.fake_engine import FakeEngine
 from tests.fake_server import ServerProcess
 from tests.tts_client.conftest import reference_pcm
 from tts_client import SessionConfig, SessionPool, WebSocketTransport
+from tts_server.testing.fake_engine import FakeEngine
 
 Event = dict[str, object]
 INFER_S = 0.15  # per sentence on the server's engine thread

@@ -9,11 +9,11 @@ import pytest
 import pytest_asyncio
 from websockets.asyncio.server import ServerConnection, serve
 
-from tests.servers import ServerThread
 from tts_client.config import SessionConfig
 from tts_client.testing.gateway import Gateway
 from tts_server.engines import Engine
 from tts_server.engines.base import to_pcm16
+from tts_server.testing.server_thread import ServerThread
 
 FAST = SessionConfig(
     connect_timeout=5.0,

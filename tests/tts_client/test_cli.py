@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers import ServerThread
 from tts_client.cli import main
 from tts_protocol import SAMPLE_RATE
+from tts_server.testing.server_thread import ServerThread
 
 
 def test_cli_speaks_text_and_writes_a_wav(

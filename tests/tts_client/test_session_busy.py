@@ -15,11 +15,11 @@ import httpx
 import pytest
 
 from tests.conftest import start_server
-from tests.fake_engine import FakeEngine
-from tests.servers import ServerThread
 from tests.tts_client.conftest import FAST
 from tts_client import SegmentFailed, SegmentStatus, TTSBusy, TTSSession, WebSocketTransport
 from tts_protocol import ErrorCode
+from tts_server.testing.fake_engine import FakeEngine
+from tts_server.testing.server_thread import ServerThread
 
 
 @pytest.fixture

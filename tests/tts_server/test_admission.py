@@ -16,8 +16,6 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from tests.conftest import start_server
-from tests.fake_engine import FakeEngine
-from tests.servers import ServerThread
 from tts_protocol import (
     End,
     Error,
@@ -37,6 +35,8 @@ from tts_server.admission import (
     default_max_sessions,
 )
 from tts_server.settings import parse_settings
+from tts_server.testing.fake_engine import FakeEngine
+from tts_server.testing.server_thread import ServerThread
 
 # --- the object ----------------------------------------------------------------------------
 

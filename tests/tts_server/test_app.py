@@ -18,7 +18,6 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from tests.conftest import wait_healthy
-from tests.servers import ServerThread
 from tts_protocol import (
     Cancelled,
     End,
@@ -33,6 +32,7 @@ from tts_protocol import (
 from tts_server.app import create_app
 from tts_server.engines import Engine, EngineError
 from tts_server.g2p import split_phonemes
+from tts_server.testing.server_thread import ServerThread
 
 Event = ServerMessage | bytes
 LONG_TEXT = " ".join(

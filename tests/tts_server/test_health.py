@@ -16,7 +16,6 @@ import httpx
 import numpy as np
 import pytest
 
-from tests.servers import ServerThread
 from tts_protocol import SAMPLE_RATE, Error, ErrorCode, Speak, decode_client
 from tts_server import health
 from tts_server.app import create_app
@@ -31,6 +30,7 @@ from tts_server.health import (
     WarmupFailed,
     warm_up,
 )
+from tts_server.testing.server_thread import ServerThread
 
 Model = Callable[[str], np.ndarray]
 

@@ -13,9 +13,9 @@ import pytest
 from websockets.sync.client import connect
 
 from tests.conftest import start_server
-from tests.fake_engine import FakeEngine
-from tests.servers import ServerThread
 from tts_protocol import Error, ErrorCode, Ready, Speak, decode_server, encode
+from tts_server.testing.fake_engine import FakeEngine
+from tts_server.testing.server_thread import ServerThread
 
 NESTED = b"[" * 5000 + b"]" * 5000
 HOSTILE = [

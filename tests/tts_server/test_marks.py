@@ -19,7 +19,6 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from tests.servers import ServerThread
 from tests.tts_server.test_connection import Peer, controls
 from tts_client import TTSSession, WebSocketTransport
 from tts_protocol import SAMPLE_RATE, End, Marks, Speak, Start, Word, samples_ms
@@ -28,6 +27,7 @@ from tts_server.engines.base import Trim
 from tts_server.engines.onnx_engine import duration_output, with_durations
 from tts_server.engines.timings import char_bounds, word_times
 from tts_server.g2p import Phonemized, WordSpan
+from tts_server.testing.server_thread import ServerThread
 
 HELLO = "Hello world! How are you today?"
 MONEY = "Dr. Smith paid $3.50 at 5 p.m. for 12 apples, then left."

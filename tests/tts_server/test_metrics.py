@@ -16,10 +16,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from websockets.asyncio.client import ClientConnection, connect
 
 from tests.conftest import start_server
-from tests.fake_engine import FakeEngine
-from tests.servers import ServerThread
 from tts_protocol import End, Error, Ready, Speak, decode_server, encode
 from tts_server.scheduler import BatchScheduler, Piece
+from tts_server.testing.fake_engine import FakeEngine
+from tts_server.testing.server_thread import ServerThread
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 

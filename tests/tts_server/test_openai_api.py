@@ -21,13 +21,13 @@ import pytest
 from websockets.sync.client import connect
 
 from tests.conftest import start_server
-from tests.servers import ServerThread
 from tts_protocol import SAMPLE_RATE, End, Ready, Speak, decode_server, encode
 from tts_server.app import create_app
 from tts_server.audio_encoding import ENCODINGS, AudioFormat
 from tts_server.engines import Engine, EngineError
 from tts_server.openai_api import MAX_BODY_BYTES, MODELS, OPENAI_VOICES
 from tts_server.settings import Settings
+from tts_server.testing.server_thread import ServerThread
 
 BadRequest = openai.BadRequestError
 FORMATS = [f.value for f in AudioFormat]

@@ -18,7 +18,6 @@ import pytest
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from tests.fake_engine import FakeEngine
 from tests.fake_server import ServerProcess
 from tts_protocol import (
     PING_PATH,
@@ -39,6 +38,7 @@ from tts_server.connection import SERVICE_RESTART, Ending, SynthesisConnection
 from tts_server.drain import Drain
 from tts_server.health import Readiness, State
 from tts_server.settings import parse_settings
+from tts_server.testing.fake_engine import FakeEngine
 
 SENTENCE = "One short sentence to speak."
 

@@ -1,4 +1,4 @@
-"""A fast fake engine for tests where the model is not the point (admission, load benchmark).
+"""A fast fake engine for tests and benchmarks where the model is not the point (admission, load).
 
 It is a real ``Engine`` (worker thread, piece splitting, trimming, cancel) whose G2P passes the
 text through and whose model is a tone of about the length real speech of that text would have.
