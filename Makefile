@@ -20,7 +20,7 @@ audit:
 	scripts/bootstrap.sh
 	.venv/bin/voice-agent audit $(AUDIT_FLAGS)
 
-# Mutation testing over the pure contract modules (mutmut; ~10 min, not in `make test`); writes
-# docs/benchmarks/mutation.*, read by docs/testing.md
+# Mutation testing of the contract modules (mutmut; not in `make test`): TIER=contract (the pure
+# modules, ~10 min), TIER=io (around sockets, ~2 h), or both; writes docs/benchmarks/mutation_*
 mutate:
-	scripts/mutate.sh
+	scripts/mutate.sh $(TIER)

@@ -1,13 +1,17 @@
-"""Kill rates per module from a mutmut run (``make mutate``).
+"""Kill rates per module from a mutmut run (``make mutate``), one report per tier.
 
-    python -m bench.mutation_report [--mutants mutants] [--out docs/benchmarks]
+    python -m bench.mutation_report --tier io [--mutants mutants] [--out docs/benchmarks]
+    python -m bench.mutation_report --patterns io   # the mutmut names of a tier's mutants
 
-Reads the verdicts mutmut keeps beside each mutated file (``mutants/<module>.py.meta``), maps
-their exit codes to statuses with mutmut's own table, and writes
-``docs/benchmarks/mutation.{md,json}``: per module the mutants made, killed (a test failed or
-timed out), survived (tests ran and passed), not covered (no test ran the code) and the kill
-rate, killed / (killed + survived + not covered); and the names of every surviving mutant, so
-that ``docs/testing.md`` can judge each one.
+The modules that carry the contract come in two tiers (``TIERS``): ``contract``, the pure
+modules (wire messages, validation, PCM helpers, segmenter), whose tests are fast; and ``io``,
+the modules around sockets (the client state machine, the server connection and readiness, the
+client session and segment), whose tests run real servers. Reads the verdicts mutmut keeps
+beside each mutated file (``mutants/<module>.py.meta``), maps their exit codes to statuses with
+mutmut's own table, and writes ``docs/benchmarks/mutation_<tier>.{md,json}``: per module the
+mutants made, killed (a test failed or timed out), survived (tests ran and passed), not covered
+(no test ran the code) and the kill rate, killed / (killed + survived + not covered); and the
+names of every surviving mutant, so that ``docs/testing.md`` can judge each one.
 """
 
 from __future__ import annotations
@@ -24,6 +28,27 @@ OUT = Path(__file__).resolve().parents[1] / "docs" / "benchmarks"
 KILLED = {"killed", "timeout", "caught by type check", "segfault"}
 SURVIVED = {"survived", "suspicious"}
 UNCOVERED = {"no tests"}
+TIERS = {
+    "contract": (
+        "agent/segmenter/sentences.py",
+        "agent/segmenter/text_filter.py",
+        "tts_protocol/audio.py",
+        "tts_protocol/messages.py",
+        "tts_protocol/validation.py",
+    ),
+    "io": (
+        "tts_client/segment.py",
+        "tts_client/session.py",
+        "tts_protocol/client.py",
+        "tts_server/connection.py",
+        "tts_server/health.py",
+    ),
+}
+
+
+def patterns(tier: str) -> list[str]:
+    """mutmut's name patterns for every mutant of ``tier``: ``tts_client.session.*``."""
+    return [module.removesuffix(".py").replace("/", ".") + ".*" for module in TIERS[tier]]
 
 
 def module_of(meta: Path, root: Path) -> str:
@@ -31,10 +56,12 @@ def module_of(meta: Path, root: Path) -> str:
     return meta.relative_to(root).as_posix().removesuffix(".meta")
 
 
-def tally(root: Path) -> dict[str, Any]:
-    """Counts per module and the surviving mutants' names, from every ``.meta`` under ``root``."""
+def tally(root: Path, tier: str) -> dict[str, Any]:
+    """Counts per module of ``tier`` and the surviving mutants' names, from ``root``'s verdicts."""
     modules: dict[str, Any] = {}
     for meta in sorted(root.rglob("*.py.meta")):
+        if module_of(meta, root) not in TIERS[tier]:
+            continue
         verdicts = json.loads(meta.read_text())["exit_code_by_key"]
         counts = Counter(status_by_exit_code[code] for code in verdicts.values())
         killed = sum(counts[s] for s in KILLED)
@@ -55,16 +82,17 @@ def tally(root: Path) -> dict[str, Any]:
             ),
         }
     if not modules:
-        raise SystemExit(f"no mutmut results under {root}: run `make mutate` first")
+        raise SystemExit(f"no mutmut results for {tier} under {root}: run `make mutate` first")
     return modules
 
 
-def markdown(modules: dict[str, Any]) -> str:
+def markdown(modules: dict[str, Any], tier: str) -> str:
     """The report: one row per module, then a total."""
     lines = [
-        "# Mutation testing: kill rate per module",
+        f"# Mutation testing: kill rate per module, the {tier} tier",
         "",
-        "Made by `make mutate` (mutmut; `python -m bench.mutation_report` writes this file).",
+        f"Made by `make mutate TIER={tier}` (mutmut);",
+        f"`python -m bench.mutation_report --tier {tier}` writes this file.",
         "Kill rate = killed / (killed + survived + not covered). The survivors are judged in",
         "[docs/testing.md](../testing.md).",
         "",
@@ -91,14 +119,21 @@ def markdown(modules: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> None:
     """Tally a mutmut run and write the report."""
     parser = argparse.ArgumentParser(prog="python -m bench.mutation_report")
+    chosen = parser.add_mutually_exclusive_group(required=True)
+    chosen.add_argument("--tier", choices=sorted(TIERS), help="write this tier's report")
+    chosen.add_argument("--patterns", choices=sorted(TIERS), help="print its mutmut patterns")
     parser.add_argument("--mutants", type=Path, default=Path("mutants"))
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
-    modules = tally(args.mutants)
+    if args.patterns:
+        print(" ".join(patterns(args.patterns)))
+        return
+    modules = tally(args.mutants, args.tier)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "mutation.json").write_text(json.dumps(modules, indent=2) + "\n")
-    report = markdown(modules)
-    (args.out / "mutation.md").write_text(report)
+    stem = args.out / f"mutation_{args.tier}"
+    stem.with_suffix(".json").write_text(json.dumps(modules, indent=2) + "\n")
+    report = markdown(modules, args.tier)
+    stem.with_suffix(".md").write_text(report)
     print(report, end="")
 
 

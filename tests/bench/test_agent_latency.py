@@ -1,19 +1,32 @@
-"""``voice-agent bench``: a quick real run of every level against the local server."""
+"""``voice-agent bench``: a quick real run of every level against a real local TTS server.
+
+The server runs the fast fake engine: what is under test is the benchmark's plumbing (every
+level, leg and figure), not the model, whose speed is the benchmark's own business."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from agent import cli
+from tests.conftest import start_server
+from tts_server.testing.fake_engine import FakeEngine
 from tts_server.testing.server_thread import ServerThread
 
 
+@pytest.fixture
+def fast_server() -> Iterator[ServerThread]:
+    server = start_server(FakeEngine(), max_queue=16)
+    yield server
+    server.stop()
+
+
 @pytest.mark.timeout(600)  # a dozen real turns; a loaded 2-core box takes minutes
-def test_quick_bench_against_the_local_server(tts_server: ServerThread, tmp_path: Path) -> None:
-    cli.main(["bench", "--quick", "--tts-url", tts_server.ws_url, "--out", str(tmp_path)])
+def test_quick_bench_against_the_local_server(fast_server: ServerThread, tmp_path: Path) -> None:
+    cli.main(["bench", "--quick", "--tts-url", fast_server.ws_url, "--out", str(tmp_path)])
     report = json.loads((tmp_path / "agent_latency.json").read_text())
     assert set(report["levels"]) == {"transport", "inprocess", "http"}
     assert set(report["levels"]["transport"]["runs"]) == {"pipelined", "sequential", "reconnect"}

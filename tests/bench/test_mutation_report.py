@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import tomllib
 from pathlib import Path
 
 import pytest
 
-from bench.mutation_report import main, markdown, tally
+from bench.mutation_report import TIERS, main, markdown, patterns, tally
 
 
 def _meta(root: Path, module: str, verdicts: dict[str, int | None]) -> None:
@@ -21,34 +22,52 @@ def mutants(tmp_path: Path) -> Path:
     root = tmp_path / "mutants"
     # 1 failed the tests, 36 timed out, 0 survived, 33 ran no test, None was never checked
     _meta(root, "tts_protocol/client.py", {"c_1": 1, "c_2": 1, "c_3": 36, "c_4": 0, "c_5": 33})
-    _meta(root, "agent/segmenter/sentences.py", {"s_1": 1, "s_2": None})
+    _meta(root, "tts_server/health.py", {"h_1": 1, "h_2": None})
+    _meta(root, "agent/segmenter/sentences.py", {"s_1": 0})  # the other tier: not in io's report
     return root
 
 
 def test_counts_and_rate_per_module(mutants: Path) -> None:
-    modules = tally(mutants)
+    modules = tally(mutants, "io")
+    assert set(modules) == {"tts_protocol/client.py", "tts_server/health.py"}
     client = modules["tts_protocol/client.py"]
     assert (client["mutants"], client["killed"], client["survived"]) == (5, 3, 1)
     assert client["not_covered"] == 1 and client["not_checked"] == 0
     assert client["kill_rate"] == 0.6
     assert client["survivors"] == ["c_4", "c_5"]
-    sentences = modules["agent/segmenter/sentences.py"]
-    assert (sentences["killed"], sentences["not_checked"], sentences["kill_rate"]) == (1, 1, 1.0)
+    health = modules["tts_server/health.py"]
+    assert (health["killed"], health["not_checked"], health["kill_rate"]) == (1, 1, 1.0)
+    assert tally(mutants, "contract")["agent/segmenter/sentences.py"]["survived"] == 1
 
 
 def test_markdown_has_a_row_per_module_and_the_total(mutants: Path) -> None:
-    report = markdown(tally(mutants))
+    report = markdown(tally(mutants, "io"), "io")
+    assert report.startswith("# Mutation testing: kill rate per module, the io tier")
     assert "| `tts_protocol/client.py` | 5 | 3 | 1 | 1 | 60.0% |" in report
     assert "| **all** | 7 | 4 | 1 | 1 | 66.7% |" in report
 
 
 def test_main_writes_both_files(mutants: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    main(["--mutants", str(mutants), "--out", str(out)])
-    assert json.loads((out / "mutation.json").read_text())["tts_protocol/client.py"]["killed"] == 3
-    assert (out / "mutation.md").read_text().startswith("# Mutation testing")
+    main(["--tier", "io", "--mutants", str(mutants), "--out", str(out)])
+    verdicts = json.loads((out / "mutation_io.json").read_text())
+    assert verdicts["tts_protocol/client.py"]["killed"] == 3
+    assert (out / "mutation_io.md").read_text().startswith("# Mutation testing")
+
+
+def test_patterns_name_every_mutant_of_a_tier(capsys: pytest.CaptureFixture[str]) -> None:
+    assert "tts_client.session.*" in patterns("io")
+    assert len(patterns("contract")) == len(TIERS["contract"])
+    main(["--patterns", "contract"])
+    assert capsys.readouterr().out.split() == patterns("contract")
 
 
 def test_no_results_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="run `make mutate` first"):
-        tally(tmp_path)
+        tally(tmp_path, "io")
+
+
+def test_the_tiers_are_the_modules_pyproject_mutates() -> None:
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    configured = tomllib.loads(pyproject.read_text())["tool"]["mutmut"]["only_mutate"]
+    assert sorted(configured) == sorted(TIERS["contract"] + TIERS["io"])

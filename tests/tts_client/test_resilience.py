@@ -109,17 +109,25 @@ async def test_silent_server_fails_segments_with_a_timeout(via: str) -> None:
         await session.aclose()
 
 
-async def test_server_that_keeps_dropping_fails_with_a_connection_error(via: str) -> None:
+async def test_server_that_keeps_dropping_fails_with_a_connection_error(
+    via: str, caplog: pytest.LogCaptureFixture
+) -> None:
     async def ready_then_close(websocket: ServerConnection) -> None:
         await websocket.send(READY)
         await websocket.recv()
 
+    errors: list[TTSError] = []
+    config = replace(SHORT, on_error=errors.append)
     async with raw_server(ready_then_close) as upstream, route(via, upstream) as url:
-        async with TTSSession(WebSocketTransport(url), SHORT) as session:
+        async with TTSSession(WebSocketTransport(url), config) as session:
             segment = await session.speak("Hello?")
             with pytest.raises(TTSConnectionError):
                 await segment.read()
         assert segment.status is SegmentStatus.FAILED
+    # the failure that ended the session is reported, and logged with the endpoint it concerns
+    assert isinstance(session.error, TTSConnectionError) and errors[-1] is session.error
+    (giving_up,) = [r for r in caplog.records if "giving up" in r.getMessage()]
+    assert giving_up.getMessage() == f"{url}: giving up: {session.error}"
 
 
 def scripted(*misbehaviours: str) -> Callable[[ServerConnection], Awaitable[None]]:
@@ -162,7 +170,7 @@ def scripted(*misbehaviours: str) -> Callable[[ServerConnection], Awaitable[None
 
 @pytest.mark.parametrize("misbehaviour", ["binary_first", "bad_json", "unknown_id"])
 async def test_invalid_frames_are_typed_and_the_session_recovers(
-    via: str, misbehaviour: str
+    via: str, misbehaviour: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     errors: list[TTSError] = []
     config = replace(FAST, on_error=errors.append)
@@ -175,6 +183,9 @@ async def test_invalid_frames_are_typed_and_the_session_recovers(
         assert await segment.read() == b"\x01\x00\x02\x00\x03\x00"
         assert session.connections == 2
     assert [type(e) for e in errors] == [TTSProtocolError]
+    logged = [r.getMessage() for r in caplog.records if r.name == "tts_client"]
+    # the report and the reconnect name the endpoint and the error
+    assert {f"{url}: {errors[0]}", f"{url}: {errors[0]}; reconnecting"} <= set(logged)
 
 
 async def test_a_server_that_always_misbehaves_closes_the_session_cleanly(via: str) -> None:

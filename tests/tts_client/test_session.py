@@ -17,7 +17,7 @@ from tts_client import (
     WebSocketTransport,
 )
 from tts_client.testing.recording import RecordingTransport
-from tts_protocol import SAMPLE_RATE, ErrorCode
+from tts_protocol import SAMPLE_RATE, Close, ErrorCode, decode_client
 from tts_server.engines import Engine
 
 WORDS = ["One.", "Two.", "Three.", "Four.", "Five.", "Six.", "Seven.", "Eight.", "Nine.", "Ten."]
@@ -135,6 +135,8 @@ async def test_rollover_between_segments(ws_url: str) -> None:
     assert (held.timings.sent or 0.0) >= (busy.timings.end or 0.0)
     assert recorder.connects == session.connections == 3
     assert recorder.terminals() == {busy.id: 1, held.id: 1, idle.id: 1}
+    # each retired connection was closed gracefully: 'close' was its last message
+    assert [decode_client(sent[-1]) for sent in recorder.sent] == [Close()] * 3
 
 
 async def test_max_in_flight_holds_segments_back_in_order(ws_url: str) -> None:

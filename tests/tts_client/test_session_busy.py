@@ -99,6 +99,8 @@ async def test_a_segment_refused_for_the_whole_window_fails_with_busy(
         queued, refused = await session.speak("Two."), await session.speak("Three.")
         assert await refused.wait() is SegmentStatus.FAILED
         assert isinstance(refused.error, SegmentFailed) and refused.error.code is ErrorCode.BUSY
+        assert refused.error.segment_id == refused.id
+        assert "queue" in refused.error.message  # the server's own words
         gate.set()
         assert [await s.wait() for s in (held, queued)] == [SegmentStatus.DONE] * 2
         assert not session.closed  # one refused segment does not end the session

@@ -358,6 +358,7 @@ def test_marks_outside_their_segment_break_the_protocol() -> None:
     spoken(protocol, "a")
     (failed,) = feed(protocol, marks("a", ("Hi", 0, 100)))
     assert isinstance(failed, ConnectionFailed) and failed.violation
+    assert failed.reason == "'marks' for a outside its segment"
 
 
 def test_a_resumed_segment_skips_the_words_already_delivered() -> None:
@@ -377,6 +378,26 @@ def test_a_resumed_segment_skips_the_words_already_delivered() -> None:
         end("a"),
     )
     assert words_of(first, "a") + words_of(again, "a") == ["one", "two", "three"]
+
+
+def test_words_delivered_in_several_marks_are_all_skipped_on_resume() -> None:
+    protocol = opened()
+    spoken(protocol, "a")
+    first = feed(protocol, start("a"), marks("a", ("one", 0, 1), ("two", 2, 3)))
+    first += feed(protocol, b"\x01\x00", marks("a", ("three", 4, 5)))
+    protocol.connection_lost()
+    protocol.connection_opened()
+    protocol.receive(READY)
+    assert [s.id for s in protocol.take_speaks()] == ["a"]
+    again = feed(
+        protocol,
+        start("a"),
+        marks("a", ("one", 0, 1), ("two", 2, 3)),
+        b"\x01\x00",
+        marks("a", ("three", 4, 5), ("four", 6, 7)),
+        end("a"),
+    )
+    assert words_of(first, "a") + words_of(again, "a") == ["one", "two", "three", "four"]
 
 
 def test_marks_of_a_cancelled_segment_are_dropped() -> None:

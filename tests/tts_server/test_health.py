@@ -81,6 +81,35 @@ async def test_warm_up_on_the_real_engine_measures_plausible_speech(engine: Engi
     assert details["warmup_rms"] > MIN_RMS and details["warmup_ms"] > 0
 
 
+async def test_warm_up_reports_the_audio_it_heard(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    heard: list[bytes] = []
+
+    class Listening(SynthesisConnection):
+        def __init__(self, engine: Engine, send_text: Any, send_bytes: Any) -> None:
+            async def listen(data: bytes) -> None:
+                heard.append(data)
+                await send_bytes(data)
+
+            super().__init__(engine, send_text, listen)
+
+    def square(_phonemes: str) -> np.ndarray:  # 24,001 samples: 1000.04 ms, not a round figure
+        return np.where(np.arange(SAMPLE_RATE + 1) % 2, 0.25, -0.25).astype(np.float32)
+
+    monkeypatch.setattr(health, "SynthesisConnection", Listening)
+    started = time.monotonic()
+    details = await warm_up(StubModelEngine(engine, square))
+    elapsed_ms = (time.monotonic() - started) * 1000
+    pcm = np.frombuffer(b"".join(heard), dtype="<i2") / 32768.0
+    audio_ms, rms = pcm.size / SAMPLE_RATE * 1000, float(np.sqrt(np.mean(pcm**2)))
+    assert round(audio_ms, 2) != round(audio_ms, 1) and round(rms, 5) != round(rms, 4)
+    assert details["warmup_audio_ms"] == round(audio_ms, 1)  # a tenth of a millisecond
+    assert details["warmup_rms"] == round(rms, 4)
+    assert 0 < details["warmup_ms"] <= elapsed_ms
+    assert details["warmup_ms"] == round(details["warmup_ms"], 1)
+
+
 class BinaryOnlyConnection(SynthesisConnection):
     """A connection whose peer may only send binary frames: a text payload is an error."""
 

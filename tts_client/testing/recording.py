@@ -1,7 +1,8 @@
 """``RecordingTransport``: wraps a transport, records control frames, counts connects, cuts one.
 
-For tests of the client's resilience: it sees exactly what the session received and can drop
-the first connection after a number of audio frames, as a network failure would.
+For tests of the client's resilience: it sees exactly what the session sent and received, per
+connection, and can drop the first connection after a number of audio frames, as a network
+failure would.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ class RecordingTransport:
     def __init__(self, inner: Transport, drop_after_audio: int | None = None) -> None:
         self.inner = inner
         self.control: list[str] = []  # every control frame received, in order
+        self.sent: list[list[str]] = []  # the control frames sent, one list per connection
         self.connects = 0
         self._drop_after_audio = drop_after_audio
 
@@ -37,7 +39,8 @@ class RecordingTransport:
         conn = await self.inner.connect()
         self.connects += 1
         drop = self._drop_after_audio if self.connects == 1 else None
-        return RecordedConnection(conn, self.control, drop)
+        self.sent.append([])
+        return RecordedConnection(conn, self.control, self.sent[-1], drop)
 
     async def aclose(self) -> None:
         """Close ``inner``."""
@@ -60,16 +63,21 @@ class RecordingTransport:
 
 
 class RecordedConnection:
-    """One connection: appends control frames to ``control``; may drop after some audio."""
+    """One connection: records control frames both ways; may drop after some audio."""
 
-    def __init__(self, inner: Connection, control: list[str], drop_after_audio: int | None) -> None:
+    def __init__(
+        self, inner: Connection, control: list[str], sent: list[str], drop_after_audio: int | None
+    ) -> None:
         self._inner = inner
         self._control = control
+        self._sent = sent
         self._drop_after_audio = drop_after_audio
         self._audio_frames = 0
 
     async def send(self, frame: Frame) -> None:
-        """Send through the wrapped connection."""
+        """Send through the wrapped connection; a control frame is recorded."""
+        if isinstance(frame, str):
+            self._sent.append(frame)
         await self._inner.send(frame)
 
     async def recv(self) -> Frame:
