@@ -14,6 +14,20 @@ def stream() -> SegmentStream:
     return SegmentStream("id-1", "Hello there.", None, None)
 
 
+def test_a_new_stream_holds_its_request_and_nothing_yet() -> None:
+    segment = SegmentStream("0123456789ab", "A sentence long enough to be cut short.", "v", 1.5)
+    assert (segment.id, segment.voice, segment.speed) == ("0123456789ab", "v", 1.5)
+    assert segment.text == "A sentence long enough to be cut short."
+    assert segment.status is SegmentStatus.PENDING and not segment.done
+    assert (segment.error, segment.end, segment.delivered_bytes, segment.words) == (
+        None,
+        None,
+        0,
+        [],
+    )
+    assert repr(segment) == "<SegmentStream 01234567 pending 'A sentence long enough t'>"
+
+
 async def test_chunks_arrive_in_order_and_iteration_ends_when_done() -> None:
     segment = stream()
     segment.feed(b"\x01\x00")

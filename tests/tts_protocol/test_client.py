@@ -99,6 +99,23 @@ def test_anything_but_a_protocol_1_ready_fails_the_connection(
     assert protocol.receive(READY) == []  # a failed connection is not revived
 
 
+def test_a_fresh_protocol_is_closed_with_nothing_in_flight() -> None:
+    protocol = ClientProtocol()
+    assert protocol.state is State.CLOSED and protocol.ready is None
+    assert (protocol.pending, protocol.in_flight) == (0, 0)
+    with pytest.raises(ValueError, match=r"^max_in_flight must be at least 1$"):
+        ClientProtocol(max_in_flight=0)
+
+
+def test_violations_say_exactly_what_the_server_did() -> None:
+    protocol = ClientProtocol()
+    protocol.connection_opened()
+    [event] = protocol.receive(b"\x00\x00")
+    assert event == ConnectionFailed("expected 'ready', got a binary frame", violation=True)
+    [event] = opened().receive(b"\x00\x00")
+    assert event == ConnectionFailed("audio frame outside a segment", violation=True)
+
+
 def test_a_busy_refusal_instead_of_ready_says_try_again_later() -> None:
     protocol = ClientProtocol()
     protocol.connection_opened()
@@ -228,6 +245,26 @@ def test_duplicate_ids_are_refused() -> None:
         ClientProtocol(max_in_flight=0)
 
 
+def test_a_segment_spoken_later_is_sent_beside_those_in_flight() -> None:
+    protocol = opened()
+    assert [s.id for s in spoken(protocol, "a")] == ["a"]
+    assert [s.id for s in spoken(protocol, "b", "c")] == ["b", "c"]  # a is still in flight
+    assert protocol.in_flight == 3
+
+
+def test_a_segment_refused_as_shutting_down_goes_on_the_next_connection_only() -> None:
+    protocol = opened()
+    spoken(protocol, "a", "b")
+    refusal = encode(Error(id="a", code=ErrorCode.SHUTTING_DOWN, message="draining"))
+    assert feed(protocol, refusal) == []  # not a failure: the next server will take it
+    assert protocol.in_flight == 1 and protocol.is_pending("a")
+    assert protocol.take_speaks() == []  # not again to the server that is going away
+    protocol.connection_lost()
+    protocol.connection_opened()
+    protocol.receive(READY)
+    assert [s.id for s in protocol.take_speaks()] == ["a", "b"]
+
+
 # --- cancel ------------------------------------------------------------------------------
 
 
@@ -261,6 +298,13 @@ def test_cancel_all_sends_one_cancel_only_for_what_the_server_has() -> None:
     closed = ClientProtocol()
     closed.speak(Speak(id="x", text="Hi."))
     assert closed.cancel_all() == (["x"], None) and closed.pending == 0
+
+
+def test_cancel_all_after_a_single_cancel_cancels_the_rest() -> None:
+    protocol = opened()
+    spoken(protocol, "a", "b", "c")
+    assert protocol.cancel("a") == Cancel(id="a")
+    assert protocol.cancel_all() == (["b", "c"], Cancel(id=None))
 
 
 # --- reconnect and resume ----------------------------------------------------------------
