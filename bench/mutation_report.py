@@ -24,26 +24,14 @@ from typing import Any
 
 from mutmut.stats import status_by_exit_code
 
+from bench.mutation_run import TIERS as GROUPS
+from bench.mutation_run import WORK, modules_of
+
 OUT = Path(__file__).resolve().parents[1] / "docs" / "benchmarks"
 KILLED = {"killed", "timeout", "caught by type check", "segfault"}
 SURVIVED = {"survived", "suspicious"}
 UNCOVERED = {"no tests"}
-TIERS = {
-    "contract": (
-        "agent/segmenter/sentences.py",
-        "agent/segmenter/text_filter.py",
-        "tts_protocol/audio.py",
-        "tts_protocol/messages.py",
-        "tts_protocol/validation.py",
-    ),
-    "io": (
-        "tts_client/segment.py",
-        "tts_client/session.py",
-        "tts_protocol/client.py",
-        "tts_server/connection.py",
-        "tts_server/health.py",
-    ),
-}
+TIERS = {tier: modules_of(tier) for tier in GROUPS}
 
 
 def patterns(tier: str) -> list[str]:
@@ -52,8 +40,11 @@ def patterns(tier: str) -> list[str]:
 
 
 def module_of(meta: Path, root: Path) -> str:
-    """``mutants/tts_protocol/client.py.meta`` -> ``tts_protocol/client.py``."""
-    return meta.relative_to(root).as_posix().removesuffix(".meta")
+    """``<group>/mutants/tts_protocol/client.py.meta`` -> ``tts_protocol/client.py``."""
+    parts = meta.relative_to(root).parts
+    if "mutants" in parts:
+        parts = parts[len(parts) - parts[::-1].index("mutants") :]
+    return "/".join(parts).removesuffix(".meta")
 
 
 def tally(root: Path, tier: str) -> dict[str, Any]:
@@ -122,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
     chosen = parser.add_mutually_exclusive_group(required=True)
     chosen.add_argument("--tier", choices=sorted(TIERS), help="write this tier's report")
     chosen.add_argument("--patterns", choices=sorted(TIERS), help="print its mutmut patterns")
-    parser.add_argument("--mutants", type=Path, default=Path("mutants"))
+    parser.add_argument("--mutants", type=Path, default=WORK)
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     if args.patterns:

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from bench.mutation_report import TIERS, main, markdown, patterns, tally
+from bench.mutation_run import TIERS as GROUPS
+from bench.mutation_run import prepare
 
 
 def _meta(root: Path, module: str, verdicts: dict[str, int | None]) -> None:
@@ -67,7 +69,16 @@ def test_no_results_is_a_clear_error(tmp_path: Path) -> None:
         tally(tmp_path, "io")
 
 
-def test_the_tiers_are_the_modules_pyproject_mutates() -> None:
+def test_the_tiers_cover_the_ten_contract_modules_and_pyproject_leaves_them_to_the_groups(
+    tmp_path: Path,
+) -> None:
+    assert len(set(TIERS["contract"] + TIERS["io"])) == 10
     pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
-    configured = tomllib.loads(pyproject.read_text())["tool"]["mutmut"]["only_mutate"]
-    assert sorted(configured) == sorted(TIERS["contract"] + TIERS["io"])
+    shared = tomllib.loads(pyproject.read_text())["tool"]["mutmut"]
+    assert "only_mutate" not in shared
+    (group,) = [g for g in GROUPS["io"] if g.name == "client"]
+    copy = prepare(group, tmp_path)
+    config = tomllib.loads((copy / "pyproject.toml").read_text())["tool"]["mutmut"]
+    assert config["only_mutate"] == ["tts_protocol/client.py"]
+    assert config["pytest_add_cli_args_test_selection"] == ["tests/tts_protocol/test_client.py"]
+    assert (copy / "tts_protocol" / "client.py").is_file()
