@@ -57,6 +57,14 @@ def spoken(protocol: ClientProtocol, *ids: str) -> list[Speak]:
     return protocol.take_speaks()
 
 
+def reconnected(protocol: ClientProtocol) -> list[Speak]:
+    """Lose the connection, open the next one; the ``speak`` messages it sends."""
+    protocol.connection_lost()
+    protocol.connection_opened()
+    protocol.receive(READY)
+    return protocol.take_speaks()
+
+
 def feed(protocol: ClientProtocol, *frames: str | bytes) -> list[Event]:
     return [event for frame in frames for event in protocol.receive(frame)]
 
@@ -259,10 +267,7 @@ def test_a_segment_refused_as_shutting_down_goes_on_the_next_connection_only() -
     assert feed(protocol, refusal) == []  # not a failure: the next server will take it
     assert protocol.in_flight == 1 and protocol.is_pending("a")
     assert protocol.take_speaks() == []  # not again to the server that is going away
-    protocol.connection_lost()
-    protocol.connection_opened()
-    protocol.receive(READY)
-    assert [s.id for s in protocol.take_speaks()] == ["a", "b"]
+    assert [s.id for s in reconnected(protocol)] == ["a", "b"]
 
 
 # --- cancel ------------------------------------------------------------------------------
@@ -369,10 +374,7 @@ def test_resume_delivers_every_byte_exactly_once(audio: bytes, cuts: list[int], 
         delivered += audio_of(events, "s")
         if cut is None:
             break
-        protocol.connection_lost()
-        protocol.connection_opened()
-        protocol.receive(READY)
-        assert [s.id for s in protocol.take_speaks()] == ["s"]
+        assert [s.id for s in reconnected(protocol)] == ["s"]
     assert delivered == audio
     assert protocol.pending == 0
 
@@ -409,10 +411,7 @@ def test_a_resumed_segment_skips_the_words_already_delivered() -> None:
     protocol = opened()
     spoken(protocol, "a")
     first = feed(protocol, start("a"), marks("a", ("one", 0, 1), ("two", 2, 3)), b"\x01\x00")
-    protocol.connection_lost()
-    protocol.connection_opened()
-    protocol.receive(READY)
-    assert [s.id for s in protocol.take_speaks()] == ["a"]
+    assert [s.id for s in reconnected(protocol)] == ["a"]
     again = feed(
         protocol,
         start("a"),
@@ -429,10 +428,7 @@ def test_words_delivered_in_several_marks_are_all_skipped_on_resume() -> None:
     spoken(protocol, "a")
     first = feed(protocol, start("a"), marks("a", ("one", 0, 1), ("two", 2, 3)))
     first += feed(protocol, b"\x01\x00", marks("a", ("three", 4, 5)))
-    protocol.connection_lost()
-    protocol.connection_opened()
-    protocol.receive(READY)
-    assert [s.id for s in protocol.take_speaks()] == ["a"]
+    assert [s.id for s in reconnected(protocol)] == ["a"]
     again = feed(
         protocol,
         start("a"),
