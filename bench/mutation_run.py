@@ -55,7 +55,15 @@ TIERS: dict[str, tuple[Group, ...]] = {
         Group(
             "connection",
             ("tts_server/connection.py",),
-            ("tests/tts_server/test_connection.py", "tests/tts_server/test_limits.py"),
+            (  # the connection's own tests, and those of what it drives: marks, limits, metrics
+                "tests/tts_server/test_connection.py",
+                "tests/tts_server/test_limits.py",
+                "tests/tts_server/test_marks.py",
+                "tests/tts_server/test_metrics.py",
+                "tests/tts_server/test_admission.py",
+                "tests/tts_server/test_slow_client.py",
+                "tests/tts_server/test_shutdown.py",
+            ),
         ),
         Group(
             "session",
@@ -64,6 +72,7 @@ TIERS: dict[str, tuple[Group, ...]] = {
                 "tests/tts_client/test_session.py",
                 "tests/tts_client/test_session_busy.py",
                 "tests/tts_client/test_resilience.py",
+                "tests/tts_client/test_pool.py",
             ),
         ),
     ),

@@ -249,3 +249,33 @@ async def test_progress_resets_the_outage_window() -> None:
         assert time.monotonic() - started > 3 * config.reconnect_window
         assert not session.closed and session.connections >= 10
     assert pcm == [b"\x01\x00" * 240] * 10
+
+
+async def test_a_retired_connection_is_closed_even_if_the_server_ignores_close() -> None:
+    """Rollover sends 'close', then closes the old connection itself after ``close_timeout``."""
+    ended: list[asyncio.Event] = []
+
+    async def ignores_close(websocket: ServerConnection) -> None:
+        ended.append(done := asyncio.Event())
+        await websocket.send(READY)
+        try:
+            async for frame in websocket:
+                speak = decode_client(frame)
+                if isinstance(speak, Speak):  # 'close' is read and ignored: the server stays
+                    await websocket.send(encode(Start(id=speak.id)))
+                    await websocket.send(encode(End(id=speak.id, samples=0, synth_ms=1.0)))
+        except ConnectionClosed:
+            pass
+        done.set()
+
+    config = replace(FAST, close_timeout=0.2)
+    async with (
+        raw_server(ignores_close) as url,
+        TTSSession(WebSocketTransport(url, max_connection_age=0.1), config) as session,
+    ):
+        await (await session.speak("First.")).read()
+        await asyncio.sleep(0.2)  # the connection is now too old, and idle
+        await (await session.speak("Second.")).read()
+        assert session.connections == 2
+        async with asyncio.timeout(5):  # never, if the session waited for the server to close
+            await ended[0].wait()
