@@ -28,8 +28,10 @@ from tts_protocol import (
     decode_server,
     encode,
 )
-from tts_server.connection import SynthesisConnection, frame_payload
+from tts_server.admission import Admission
+from tts_server.connection import Ending, SynthesisConnection, frame_payload
 from tts_server.engines import Engine
+from tts_server.metrics import TTSMetrics
 
 Event = ServerMessage | bytes
 Sendable = Speak | Cancel | Close | str | bytes
@@ -49,9 +51,9 @@ def asgi_frame(message: Sendable, *, binary: bool) -> dict[str, Any]:
 class Peer:
     """Feeds a ``SynthesisConnection`` as the WebSocket route does; records what it sends."""
 
-    def __init__(self, engine: Engine, **limits: int) -> None:
+    def __init__(self, engine: Engine, **options: Any) -> None:
         self.events: list[Event] = []
-        self.connection = SynthesisConnection(engine, self._on_text, self._on_bytes, **limits)
+        self.connection = SynthesisConnection(engine, self._on_text, self._on_bytes, **options)
         self.worker: asyncio.Task[None] | None = None
 
     async def _on_text(self, text: str) -> None:
@@ -247,6 +249,19 @@ async def test_cancel_by_id_drops_a_queued_segment_and_stops_the_current_one(
     assert [e.id for e in controls(events) if isinstance(e, Cancelled)] == ["mid", "long"]
 
 
+async def test_cancelling_a_queued_segment_leaves_the_one_in_progress_playing(
+    peer: Peer,
+) -> None:
+    await peer.send(Speak(id="playing", text="First part here. Then a second part. And a third."))
+    await peer.send(Speak(id="queued", text="Never spoken."))
+    await peer.until(first_audio_after("playing"))
+    await peer.send(Cancel(id="queued"))
+    events = await peer.until_terminal("playing", "queued")
+    start, cancelled, end = controls(events)
+    assert (start, cancelled) == (Start(id="playing"), Cancelled(id="queued"))
+    assert isinstance(end, End) and end.id == "playing"  # played to its end, not cancelled
+
+
 async def test_cancel_all_cancels_queued_and_current_each_exactly_once(peer: Peer) -> None:
     ids = ["a", "b", "c"]
     await peer.send(Speak(id="a", text=LONG_TEXT))
@@ -278,6 +293,30 @@ async def test_close_drains_the_queue_refuses_new_segments_then_run_returns(
     await asyncio.wait_for(asyncio.shield(peer.worker), 60)  # run() ends by itself
     assert [e.id for e in controls(peer.events) if isinstance(e, End)] == ["c1", "c2"]
     assert Start(id="late") not in peer.events
+
+
+async def test_drain_finishes_the_queue_refuses_new_segments_then_ends_with_1012(
+    peer: Peer,
+) -> None:
+    await peer.send(Speak(id="d1", text="First."))
+    await peer.send(Speak(id="d2", text="Second."))
+    peer.connection.drain()
+    await peer.send(Speak(id="late", text="Too late."))
+    refusal = "the server is shutting down; send it again on a new connection"
+    assert Error(id="late", code=ErrorCode.SHUTTING_DOWN, message=refusal) in peer.events
+    assert peer.worker is not None
+    await asyncio.wait_for(asyncio.shield(peer.worker), 60)  # run() ends by itself
+    assert [e.id for e in controls(peer.events) if isinstance(e, End)] == ["d1", "d2"]
+    assert peer.connection.ending == Ending(1012, "shutting_down: the server is restarting")
+
+
+async def test_a_segment_is_spoken_at_its_own_speed(peer: Peer) -> None:
+    text = "The same words, at two speeds."
+    await peer.send(Speak(id="normal", text=text))
+    await peer.send(Speak(id="fast", text=text, speed=2.0))
+    events = await peer.until_terminal("normal", "fast")
+    samples = {e.id: e.samples for e in controls(events) if isinstance(e, End)}
+    assert samples["fast"] < 0.75 * samples["normal"]
 
 
 async def test_abort_drops_the_queue_and_stops_the_segment_in_progress(peer: Peer) -> None:
@@ -385,3 +424,25 @@ async def test_a_failing_synthesis_is_a_typed_error_and_the_next_segment_plays(
     assert "blew up" in failed.message
     assert rest[0] == Start(id="good") and isinstance(rest[1], End) and rest[1].id == "good"
     assert audio_of(events[events.index(rest[0]) :])
+
+
+async def test_each_segment_is_counted_by_how_it_ended(engine: Engine) -> None:
+    metrics = TTSMetrics(Admission.unlimited(), lambda: None)
+    peer = Peer(FlakyEngine(engine), metrics=metrics)
+    peer.start()
+    try:
+        await peer.send(Speak(id="bad", text="Please explode now."))
+        await peer.send(Speak(id="good", text="This one is fine."))
+        await peer.send(Speak(id="long", text=LONG_TEXT))
+        await peer.until(first_audio_after("long"))
+        await peer.send(Cancel(id="long"))
+        await peer.until_terminal("bad", "good", "long")
+    finally:
+        await peer.stop()
+    counted = {
+        outcome: metrics.registry.get_sample_value(
+            "tts_segments_total", {"engine": "recording", "outcome": outcome}
+        )
+        for outcome in ("done", "failed", "cancelled")
+    }
+    assert counted == {"done": 1, "failed": 1, "cancelled": 1}
