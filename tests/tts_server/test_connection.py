@@ -260,6 +260,7 @@ async def test_cancelling_a_queued_segment_leaves_the_one_in_progress_playing(
     start, cancelled, end = controls(events)
     assert (start, cancelled) == (Start(id="playing"), Cancelled(id="queued"))
     assert isinstance(end, End) and end.id == "playing"  # played to its end, not cancelled
+    assert end.samples * 2 == len(audio_of(events))  # every piece's samples counted
 
 
 async def test_cancel_all_cancels_queued_and_current_each_exactly_once(peer: Peer) -> None:
