@@ -8,6 +8,7 @@ The route's own wiring (real sockets, close codes, disconnects) is tested in tes
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -53,14 +54,19 @@ class Peer:
 
     def __init__(self, engine: Engine, **options: Any) -> None:
         self.events: list[Event] = []
+        self.times: list[float] = []  # when each event arrived (perf_counter)
         self.connection = SynthesisConnection(engine, self._on_text, self._on_bytes, **options)
         self.worker: asyncio.Task[None] | None = None
 
     async def _on_text(self, text: str) -> None:
-        self.events.append(decode_server(text))
+        self._record(decode_server(text))
 
     async def _on_bytes(self, data: bytes) -> None:
-        self.events.append(data)
+        self._record(data)
+
+    def _record(self, event: Event) -> None:
+        self.events.append(event)
+        self.times.append(time.perf_counter())
 
     def start(self) -> None:
         """Start the connection's synthesis worker."""
@@ -447,3 +453,31 @@ async def test_each_segment_is_counted_by_how_it_ended(engine: Engine) -> None:
         for outcome in ("done", "failed", "cancelled")
     }
     assert counted == {"done": 1, "failed": 1, "cancelled": 1}
+
+
+async def test_the_reported_timings_lie_within_what_the_peer_saw(engine: Engine) -> None:
+    """``synth_ms`` and the metrics' latencies, bounded by the times the frames arrived."""
+    metrics = TTSMetrics(Admission.unlimited(), lambda: None)
+    peer = Peer(engine, metrics=metrics)
+    peer.start()
+    try:
+        sent = time.perf_counter()
+        await peer.send(Speak(id="t", text="Time this sentence, please."))
+        await peer.until_terminal("t")
+    finally:
+        await peer.stop()
+    start, end = peer.events[0], peer.events[-1]
+    assert start == Start(id="t") and isinstance(end, End)
+    audio_at = [t for e, t in zip(peer.events, peer.times, strict=True) if isinstance(e, bytes)]
+    # timed from before 'start' went out to after the last audio went out (0.1 ms steps)
+    assert (audio_at[-1] - peer.times[0]) * 1000 - 0.05 <= end.synth_ms
+    assert end.synth_ms <= (peer.times[-1] - sent) * 1000 + 0.05
+
+    def observed(name: str) -> float:
+        value = metrics.registry.get_sample_value(name, {"engine": engine.name})
+        assert value is not None, name
+        return value
+
+    assert observed("tts_synthesis_seconds_sum") == pytest.approx(end.synth_ms / 1000, rel=1e-6)
+    assert 0 <= observed("tts_queue_wait_seconds_sum") <= peer.times[0] - sent
+    assert 0 < observed("tts_first_audio_seconds_sum") <= audio_at[0] - sent
