@@ -481,3 +481,42 @@ async def test_the_reported_timings_lie_within_what_the_peer_saw(engine: Engine)
     assert observed("tts_synthesis_seconds_sum") == pytest.approx(end.synth_ms / 1000, rel=1e-6)
     assert 0 <= observed("tts_queue_wait_seconds_sum") <= peer.times[0] - sent
     assert 0 < observed("tts_first_audio_seconds_sum") <= audio_at[0] - sent
+
+
+class StuckPeer(Peer):
+    """A peer that takes no audio frame: each binary send blocks for good."""
+
+    async def _on_bytes(self, data: bytes) -> None:
+        await asyncio.Event().wait()
+
+
+def errors_counted(metrics: TTSMetrics, code: str) -> float | None:
+    return metrics.registry.get_sample_value("tts_errors_total", {"code": code})
+
+
+async def test_a_client_that_takes_no_frame_is_cut_with_a_typed_reason(engine: Engine) -> None:
+    metrics = TTSMetrics(Admission.unlimited(), lambda: None)
+    peer = StuckPeer(engine, send_timeout_s=0.2, metrics=metrics)
+    peer.start()
+    await peer.send(Speak(id="s", text="Nobody reads this."))
+    assert peer.worker is not None
+    await asyncio.wait_for(asyncio.shield(peer.worker), 30)  # run() ends by itself
+    why = "send_timeout: the client took no frame for 0.2 s"
+    assert peer.connection.ending == Ending(1008, why)
+    assert errors_counted(metrics, "send_timeout") == 1
+    await peer.send("{oops")  # a frame after the end is neither answered nor an exception
+    assert peer.events == [Start(id="s")]
+    await peer.stop()
+
+
+async def test_a_connection_with_no_frame_and_nothing_to_do_ends_as_idle(engine: Engine) -> None:
+    metrics = TTSMetrics(Admission.unlimited(), lambda: None)
+    peer = Peer(engine, idle_timeout_s=0.3, metrics=metrics)
+    peer.start()
+    await peer.send(Speak(id="s", text="One."))
+    assert peer.worker is not None
+    await asyncio.wait_for(asyncio.shield(peer.worker), 30)  # run() ends by itself
+    assert [type(e) for e in controls(peer.events)] == [Start, End]
+    assert peer.connection.ending == Ending(1000, "idle_timeout: no frame for 0.3 s")
+    assert errors_counted(metrics, "idle_timeout") == 1
+    await peer.stop()
