@@ -290,8 +290,9 @@ async def test_close_drains_the_queue_refuses_new_segments_then_run_returns(
 ) -> None:
     await peer.send(Speak(id="c1", text="First."))
     await peer.send(Speak(id="c2", text="Second."), binary=False)
+    assert peer.connection.closing is False
     await peer.send(Close(), binary=False)
-    assert peer.connection.closing
+    assert peer.connection.closing is True
     await peer.send(Speak(id="late", text="Too late."))
     assert peer.events[-1] == Error(
         id="late", code=ErrorCode.INVALID_MESSAGE, message="connection is closing"
@@ -300,6 +301,7 @@ async def test_close_drains_the_queue_refuses_new_segments_then_run_returns(
     await asyncio.wait_for(asyncio.shield(peer.worker), 60)  # run() ends by itself
     assert [e.id for e in controls(peer.events) if isinstance(e, End)] == ["c1", "c2"]
     assert Start(id="late") not in peer.events
+    assert peer.connection.ending == Ending(1000)  # a normal closure, with no reason
 
 
 async def test_drain_finishes_the_queue_refuses_new_segments_then_ends_with_1012(
