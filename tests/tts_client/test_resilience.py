@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import pytest
 from websockets.asyncio.server import ServerConnection
@@ -26,6 +26,7 @@ from tts_client import (
 )
 from tts_client.segment import SegmentStatus
 from tts_client.testing.recording import RecordingTransport
+from tts_client.transports.base import Connection
 from tts_protocol import (
     End,
     Error,
@@ -279,3 +280,54 @@ async def test_a_retired_connection_is_closed_even_if_the_server_ignores_close()
         assert session.connections == 2
         async with asyncio.timeout(5):  # never, if the session waited for the server to close
             await ended[0].wait()
+
+
+@dataclass
+class FailingReconnects:
+    """``inner``'s first connection; every later connect raises ``error``."""
+
+    inner: WebSocketTransport
+    error: Exception
+    connects: int = 0
+
+    @property
+    def endpoint(self) -> str:
+        return self.inner.endpoint
+
+    @property
+    def max_connection_age(self) -> float | None:
+        return None
+
+    async def connect(self) -> Connection:
+        self.connects += 1
+        if self.connects > 1:
+            await asyncio.sleep(0)
+            raise self.error
+        return await self.inner.connect()
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+@pytest.mark.parametrize(
+    ("error", "expected"),
+    [
+        (TTSTimeout("no ready in time"), TTSTimeout("no ready in time")),
+        (RuntimeError("a transport bug"), TTSConnectionError("RuntimeError('a transport bug')")),
+    ],
+)
+async def test_reconnects_that_keep_failing_end_the_session_with_a_typed_error(
+    error: Exception, expected: TTSError
+) -> None:
+    async def ready_then_close(websocket: ServerConnection) -> None:
+        await websocket.send(READY)
+
+    async with raw_server(ready_then_close) as url:
+        transport = FailingReconnects(WebSocketTransport(url), error)
+        session = await TTSSession.connect(transport, SHORT)
+        async with asyncio.timeout(10):  # reconnect_window is 1 s
+            while not session.closed:
+                await asyncio.sleep(0.01)
+        await session.aclose()
+    assert type(session.error) is type(expected) and str(session.error) == str(expected)
+    assert transport.connects > 2  # tried again, with backoff, until the window closed

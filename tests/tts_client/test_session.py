@@ -118,6 +118,19 @@ async def test_aclose_drains_or_cancels(ws_url: str) -> None:
     assert [s.status for s in dropped] == [SegmentStatus.CANCELLED] * 2
 
 
+async def test_leaving_the_block_drains_and_leaving_it_by_an_exception_cancels(
+    ws_url: str,
+) -> None:
+    async with TTSSession(WebSocketTransport(ws_url), FAST) as session:
+        drained = [await session.speak(text) for text in ("One.", "Two.")]
+    assert [s.status for s in drained] == [SegmentStatus.DONE] * 2
+    with pytest.raises(LookupError):
+        async with TTSSession(WebSocketTransport(ws_url), FAST) as session:
+            dropped = [await session.speak(text) for text in (LONG, "Two.")]
+            raise LookupError("the caller failed")
+    assert [s.status for s in dropped] == [SegmentStatus.CANCELLED] * 2
+
+
 async def test_rollover_between_segments(ws_url: str) -> None:
     recorder = RecordingTransport(WebSocketTransport(ws_url, max_connection_age=0.3))
     async with TTSSession(recorder, FAST) as session:
