@@ -164,6 +164,17 @@ def test_a_held_segment_is_cancelled_without_a_frame_and_resent_after_a_reconnec
     assert [s.id for s in protocol.take_speaks()] == ["b"]
 
 
+def test_a_segment_cancelled_before_its_busy_refusal_arrived_is_never_sent_again() -> None:
+    protocol = opened()
+    spoken(protocol, "a", "b")
+    assert protocol.cancel("a") == Cancel(id="a")  # crosses the server's refusal on the wire
+    feed(protocol, encode(Error(id="a", code=ErrorCode.BUSY, message="full")))
+    protocol.retry_deferred()
+    protocol.speak(Speak(id="c", text="c"))
+    assert [s.id for s in protocol.take_speaks()] == ["c"]  # and the rest is not held up
+    assert not protocol.is_pending("a")
+
+
 def test_nothing_is_sent_before_ready() -> None:
     protocol = ClientProtocol()
     protocol.speak(Speak(id="a", text="Hi."))
