@@ -281,6 +281,14 @@ def test_a_segment_refused_as_shutting_down_goes_on_the_next_connection_only() -
     assert [s.id for s in reconnected(protocol)] == ["a", "b"]
 
 
+def test_a_segment_refused_as_shutting_down_is_no_longer_the_servers_to_cancel() -> None:
+    protocol = opened()
+    spoken(protocol, "a")
+    feed(protocol, encode(Error(id="a", code=ErrorCode.SHUTTING_DOWN, message="draining")))
+    assert protocol.cancel("a") is None  # the server dropped it: nothing to ask
+    assert not protocol.is_pending("a")
+
+
 # --- cancel ------------------------------------------------------------------------------
 
 
