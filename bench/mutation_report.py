@@ -31,6 +31,7 @@ OUT = Path(__file__).resolve().parents[1] / "docs" / "benchmarks"
 KILLED = {"killed", "timeout", "caught by type check", "segfault"}
 SURVIVED = {"survived", "suspicious"}
 UNCOVERED = {"no tests"}
+COLUMNS = ("mutants", "killed", "survived", "not_covered", "not_checked")
 TIERS = {tier: modules_of(tier) for tier in GROUPS}
 
 
@@ -84,25 +85,25 @@ def markdown(modules: dict[str, Any], tier: str) -> str:
         "",
         f"Made by `make mutate TIER={tier}` (mutmut);",
         f"`python -m bench.mutation_report --tier {tier}` writes this file.",
-        "Kill rate = killed / (killed + survived + not covered). The survivors are judged in",
-        "[docs/testing.md](../testing.md).",
+        "Kill rate = killed / (killed + survived + not covered); not run: mutants the run did",
+        "not reach. The survivors are judged in [docs/testing.md](../testing.md).",
         "",
-        "| module | mutants | killed | survived | not covered | kill rate |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| module | mutants | killed | survived | not covered | not run | kill rate |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     total = Counter[str]()
     for name, m in modules.items():
         rate = "n/a" if m["kill_rate"] is None else f"{m['kill_rate']:.1%}"
         lines.append(
             f"| `{name}` | {m['mutants']} | {m['killed']} | {m['survived']} "
-            f"| {m['not_covered']} | {rate} |"
+            f"| {m['not_covered']} | {m['not_checked']} | {rate} |"
         )
-        total.update({k: m[k] for k in ("mutants", "killed", "survived", "not_covered")})
+        total.update({k: m[k] for k in COLUMNS})
     judged = total["killed"] + total["survived"] + total["not_covered"]
     rate = f"{total['killed'] / judged:.1%}" if judged else "n/a"
     lines.append(
         f"| **all** | {total['mutants']} | {total['killed']} | {total['survived']} "
-        f"| {total['not_covered']} | {rate} |"
+        f"| {total['not_covered']} | {total['not_checked']} | {rate} |"
     )
     return "\n".join(lines) + "\n"
 

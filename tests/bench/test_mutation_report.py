@@ -45,8 +45,9 @@ def test_counts_and_rate_per_module(mutants: Path) -> None:
 def test_markdown_has_a_row_per_module_and_the_total(mutants: Path) -> None:
     report = markdown(tally(mutants, "io"), "io")
     assert report.startswith("# Mutation testing: kill rate per module, the io tier")
-    assert "| `tts_protocol/client.py` | 5 | 3 | 1 | 1 | 60.0% |" in report
-    assert "| **all** | 7 | 4 | 1 | 1 | 66.7% |" in report
+    assert "| `tts_protocol/client.py` | 5 | 3 | 1 | 1 | 0 | 60.0% |" in report
+    assert "| `tts_server/health.py` | 2 | 1 | 0 | 0 | 1 | 100.0% |" in report
+    assert "| **all** | 7 | 4 | 1 | 1 | 1 | 66.7% |" in report
 
 
 def test_main_writes_both_files(mutants: Path, tmp_path: Path) -> None:
