@@ -97,11 +97,21 @@ async def test_segment_errors_surface_on_their_stream(ws_url: str) -> None:
             await bad_voice.read()
         assert failed.value.code is ErrorCode.UNKNOWN_VOICE
         assert failed.value.segment_id == bad_voice.id
+        assert "no_such_voice" in failed.value.message  # the server's message, passed on
         with pytest.raises(SegmentFailed, match="empty_text"):
             await empty.read()
         assert await good.read()
     assert bad_voice.status is SegmentStatus.FAILED
     assert good.status is SegmentStatus.DONE
+
+
+async def test_word_timings_come_with_the_audio_they_time(ws_url: str) -> None:
+    async with TTSSession(WebSocketTransport(ws_url), FAST) as session:
+        segment = await session.speak("Hello there, world.", marks=True)
+        items = [item async for item in segment.with_marks()]
+    assert isinstance(items[0], tuple)  # the first words come before the audio they time
+    assert [w.text for w in segment.words if w.text.isalpha()] == ["Hello", "there", "world"]
+    assert [w for item in items if isinstance(item, tuple) for w in item] == segment.words
 
 
 async def test_aclose_drains_or_cancels(ws_url: str) -> None:
