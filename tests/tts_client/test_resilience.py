@@ -211,7 +211,7 @@ async def test_server_error_without_id_is_reported_and_harmless(via: str) -> Non
         assert len(await segment.read()) == 6
         assert session.connections == 1
     assert len(errors) == 1 and isinstance(errors[0], ServerError)
-    assert errors[0].code is ErrorCode.INTERNAL
+    assert (errors[0].code, errors[0].message) == (ErrorCode.INTERNAL, "hiccup")
 
 
 async def test_wrong_protocol_version_is_refused(via: str) -> None:

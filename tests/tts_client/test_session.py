@@ -35,6 +35,13 @@ async def test_ready_info(ws_url: str) -> None:
         assert session.ready.default_voice in session.ready.voices
 
 
+async def test_a_session_not_started_says_how_to_start_it() -> None:
+    session = TTSSession(WebSocketTransport("ws://127.0.0.1:9/never-dialled"), FAST)
+    how = r"^start the session first \(async with, or TTSSession\.connect\)$"
+    with pytest.raises(RuntimeError, match=how):
+        await session.speak("Too early.")
+
+
 async def test_pipelining_sends_all_before_audio_and_keeps_order(ws_url: str) -> None:
     recorder = RecordingTransport(WebSocketTransport(ws_url))
     async with TTSSession(recorder, FAST) as session:
@@ -112,6 +119,10 @@ async def test_word_timings_come_with_the_audio_they_time(ws_url: str) -> None:
     assert isinstance(items[0], tuple)  # the first words come before the audio they time
     assert [w.text for w in segment.words if w.text.isalpha()] == ["Hello", "there", "world"]
     assert [w for item in items if isinstance(item, tuple) for w in item] == segment.words
+    async with TTSSession(WebSocketTransport(ws_url), FAST) as session:
+        plain = await session.speak("Hello there, world.")
+        assert all(isinstance(item, bytes) for item in [i async for i in plain.with_marks()])
+    assert plain.words == []  # marks only when asked for
 
 
 async def test_aclose_drains_or_cancels(ws_url: str) -> None:
@@ -119,7 +130,7 @@ async def test_aclose_drains_or_cancels(ws_url: str) -> None:
     drained = [await session.speak(text) for text in ("One.", "Two.")]
     await session.aclose(drain=True)
     assert [s.status for s in drained] == [SegmentStatus.DONE] * 2
-    with pytest.raises(SessionClosed):
+    with pytest.raises(SessionClosed, match=r"^the session is closed$"):
         await session.speak("Too late.")
 
     session = await TTSSession.connect(WebSocketTransport(ws_url), FAST)
