@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
@@ -331,3 +332,83 @@ async def test_reconnects_that_keep_failing_end_the_session_with_a_typed_error(
         await session.aclose()
     assert type(session.error) is type(expected) and str(session.error) == str(expected)
     assert transport.connects > 2  # tried again, with backoff, until the window closed
+
+
+async def test_speaking_while_reconnecting_waits_for_the_new_connection() -> None:
+    """With rollover on, a segment spoken while no connection is live goes on the next one."""
+    reconnecting = asyncio.Event()
+    connections = 0
+
+    async def drops_first_then_serves(websocket: ServerConnection) -> None:
+        nonlocal connections
+        connections += 1
+        if connections == 1:
+            await websocket.send(READY)
+            return  # the first connection ends at once: the session reconnects
+        reconnecting.set()
+        await asyncio.sleep(0.2)  # the client waits for 'ready' meanwhile: no live link
+        await scripted()(websocket)
+
+    async with (
+        raw_server(drops_first_then_serves) as url,
+        TTSSession(WebSocketTransport(url, max_connection_age=30.0), FAST) as session,
+    ):
+        await reconnecting.wait()
+        segment = await session.speak("Hello.")
+        assert await segment.read() == b"\x01\x00\x02\x00\x03\x00"
+        assert session.connections == 2
+
+
+@dataclass
+class StallingSends:
+    """``inner``'s connections, but the first connection never completes a send."""
+
+    inner: WebSocketTransport
+    connects: int = 0
+
+    @property
+    def endpoint(self) -> str:
+        return self.inner.endpoint
+
+    @property
+    def max_connection_age(self) -> float | None:
+        return None
+
+    async def connect(self) -> Connection:
+        self.connects += 1
+        conn = await self.inner.connect()
+        return Stalled(conn) if self.connects == 1 else conn
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+@dataclass
+class Stalled:
+    """A connection whose sends block, as on a peer whose TCP window stays shut."""
+
+    conn: Connection
+
+    async def send(self, frame: str | bytes) -> None:
+        await asyncio.Event().wait()
+
+    async def recv(self) -> str | bytes:
+        return await self.conn.recv()
+
+    async def aclose(self) -> None:
+        await self.conn.aclose()
+
+
+async def test_a_send_that_never_completes_moves_the_segment_to_a_new_connection(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, "tts_client")
+    config = replace(FAST, reply_timeout=0.3)
+    async with raw_server(scripted()) as url:
+        transport = StallingSends(WebSocketTransport(url))
+        async with TTSSession(transport, config) as session:
+            segment = await session.speak("Hello.")
+            async with asyncio.timeout(10):
+                assert await segment.read() == b"\x01\x00\x02\x00\x03\x00"
+        assert session.connections == 2
+    assert f"{url}: send failed: TimeoutError()" in [r.getMessage() for r in caplog.records]

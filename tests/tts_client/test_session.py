@@ -35,6 +35,18 @@ async def test_ready_info(ws_url: str) -> None:
         assert session.ready.default_voice in session.ready.voices
 
 
+async def test_a_segment_keeps_what_was_asked_and_is_spoken_at_its_speed(
+    ws_url: str, engine: Engine
+) -> None:
+    voice = next(v for v in engine.voices if v != engine.default_voice)
+    async with TTSSession(WebSocketTransport(ws_url), FAST) as session:
+        normal = await session.speak("The same words, at two speeds.", voice)
+        fast = await session.speak("The same words, at two speeds.", voice, speed=2.0)
+        normal_pcm, fast_pcm = await normal.read(), await fast.read()
+    assert (fast.text, fast.voice, fast.speed) == ("The same words, at two speeds.", voice, 2.0)
+    assert len(fast_pcm) < 0.75 * len(normal_pcm)
+
+
 async def test_a_session_not_started_says_how_to_start_it() -> None:
     session = TTSSession(WebSocketTransport("ws://127.0.0.1:9/never-dialled"), FAST)
     how = r"^start the session first \(async with, or TTSSession\.connect\)$"
