@@ -93,13 +93,16 @@ async def test_server_that_never_answers_times_out(via: str) -> None:
         assert time.monotonic() - started < 2.0
 
 
-async def test_silent_server_fails_segments_with_a_timeout(via: str) -> None:
+@pytest.mark.parametrize("reader", ["starting", "waiting"])
+async def test_silent_server_fails_segments_with_a_timeout(via: str, reader: str) -> None:
     async def ready_then_mute(websocket: ServerConnection) -> None:
         await websocket.send(READY)
         await websocket.wait_closed()
 
     async with raw_server(ready_then_mute) as upstream, route(via, upstream) as url:
         session = await TTSSession.connect(WebSocketTransport(url), SHORT)
+        if reader == "waiting":  # already reading with nothing outstanding: no deadline yet
+            await asyncio.sleep(0.05)
         segment = await session.speak("Anyone there?")
         started = time.monotonic()
         with pytest.raises(TTSTimeout):
