@@ -358,6 +358,7 @@ async def test_speaking_while_reconnecting_waits_for_the_new_connection() -> Non
     ):
         await reconnecting.wait()
         segment = await session.speak("Hello.")
+        assert segment.timings.sent is None  # held: not tried on the connection that ended
         assert await segment.read() == b"\x01\x00\x02\x00\x03\x00"
         assert session.connections == 2
 
@@ -415,3 +416,17 @@ async def test_a_send_that_never_completes_moves_the_segment_to_a_new_connection
                 assert await segment.read() == b"\x01\x00\x02\x00\x03\x00"
         assert session.connections == 2
     assert f"{url}: send failed: TimeoutError()" in [r.getMessage() for r in caplog.records]
+
+
+async def test_a_drain_that_runs_out_of_time_cancels_the_rest_and_closes() -> None:
+    async def ready_then_mute(websocket: ServerConnection) -> None:
+        await websocket.send(READY)
+        await websocket.wait_closed()
+
+    config = replace(FAST, drain_timeout=0.2)
+    async with raw_server(ready_then_mute) as url:
+        session = await TTSSession.connect(WebSocketTransport(url), config)
+        segment = await session.speak("Never answered.")
+        async with asyncio.timeout(10):
+            await session.aclose()  # returns after drain_timeout, without raising
+    assert segment.status is SegmentStatus.CANCELLED and session.closed

@@ -17,7 +17,7 @@ from tts_client import (
     WebSocketTransport,
 )
 from tts_client.testing.recording import RecordingTransport
-from tts_protocol import SAMPLE_RATE, Close, ErrorCode, decode_client
+from tts_protocol import SAMPLE_RATE, Cancel, Close, ErrorCode, decode_client
 from tts_server.engines import Engine
 
 WORDS = ["One.", "Two.", "Three.", "Four.", "Five.", "Six.", "Seven.", "Eight.", "Nine.", "Ten."]
@@ -92,11 +92,13 @@ async def test_cancel_one_mid_stream(ws_url: str) -> None:
 
 
 async def test_cancel_all_mid_stream_then_speak_again(ws_url: str, engine: Engine) -> None:
-    async with TTSSession(WebSocketTransport(ws_url), FAST) as session:
+    recorder = RecordingTransport(WebSocketTransport(ws_url))
+    async with TTSSession(recorder, FAST) as session:
         doomed = [await session.speak(text) for text in (LONG, "Two.", "Three.")]
         await first_chunk(doomed[0])
         delivered = doomed[0].delivered_bytes
         await session.cancel_all()
+        assert decode_client(recorder.sent[0][-1]) == Cancel()  # one cancel, for all of them
         fresh = await session.speak("Fresh start.")
         pcm = await fresh.read()
         assert session.pending == 0
@@ -140,7 +142,7 @@ async def test_word_timings_come_with_the_audio_they_time(ws_url: str) -> None:
 async def test_aclose_drains_or_cancels(ws_url: str) -> None:
     session = await TTSSession.connect(WebSocketTransport(ws_url), FAST)
     drained = [await session.speak(text) for text in ("One.", "Two.")]
-    await session.aclose(drain=True)
+    await session.aclose()  # drains by default
     assert [s.status for s in drained] == [SegmentStatus.DONE] * 2
     with pytest.raises(SessionClosed, match=r"^the session is closed$"):
         await session.speak("Too late.")
