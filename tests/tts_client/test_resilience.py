@@ -403,6 +403,62 @@ class Stalled:
         await self.conn.aclose()
 
 
+@dataclass
+class BuggyFirstConnection:
+    """``inner``'s connections; the first one's reader hits a bug after ``ready``."""
+
+    inner: WebSocketTransport
+    connects: int = 0
+
+    @property
+    def endpoint(self) -> str:
+        return self.inner.endpoint
+
+    @property
+    def max_connection_age(self) -> float | None:
+        return None
+
+    async def connect(self) -> Connection:
+        self.connects += 1
+        conn = await self.inner.connect()
+        return Buggy(conn) if self.connects == 1 else conn
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+@dataclass
+class Buggy(Stalled):
+    """Reads ``ready``, then raises what no transport should: not a ``TTSError``."""
+
+    reads: int = 0
+
+    async def send(self, frame: str | bytes) -> None:
+        await self.conn.send(frame)
+
+    async def recv(self) -> str | bytes:
+        self.reads += 1
+        if self.reads > 1:
+            raise RuntimeError("a transport bug")
+        return await self.conn.recv()
+
+
+async def test_a_transport_bug_is_logged_and_the_session_reconnects(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    errors: list[TTSError] = []
+    config = replace(FAST, on_error=errors.append)
+    async with raw_server(scripted()) as url:
+        async with TTSSession(BuggyFirstConnection(WebSocketTransport(url)), config) as session:
+            segment = await session.speak("Hello.")
+            assert await segment.read() == b"\x01\x00\x02\x00\x03\x00"
+        assert session.connections == 2
+    (logged,) = [r for r in caplog.records if r.name == "tts_client" and r.exc_info]
+    assert logged.getMessage() == f"{url}: unexpected error"
+    assert "a transport bug" in str(logged.exc_info[1])
+    assert errors == []  # not the server's fault: reconnected, not reported as a protocol error
+
+
 async def test_a_send_that_never_completes_moves_the_segment_to_a_new_connection(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
