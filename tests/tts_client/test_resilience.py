@@ -456,6 +456,8 @@ async def test_a_transport_bug_is_logged_and_the_session_reconnects(
     (logged,) = [r for r in caplog.records if r.name == "tts_client" and r.exc_info]
     assert logged.getMessage() == f"{url}: unexpected error"
     assert "a transport bug" in str(logged.exc_info[1])
+    reconnecting = f"{url}: unexpected RuntimeError('a transport bug'); reconnecting"
+    assert reconnecting in [r.getMessage() for r in caplog.records]  # as a connection error
     assert errors == []  # not the server's fault: reconnected, not reported as a protocol error
 
 
