@@ -287,11 +287,12 @@ async def test_a_retired_connection_is_closed_even_if_the_server_ignores_close()
 
 
 @dataclass
-class FailingReconnects:
-    """``inner``'s first connection; every later connect raises ``error``."""
+class Faulty:
+    """``inner``'s connections: the first wrapped by ``first``, later ones ``later_error``."""
 
     inner: WebSocketTransport
-    error: Exception
+    first: Callable[[Connection], Connection] | None = None
+    later_error: Exception | None = None
     connects: int = 0
 
     @property
@@ -304,10 +305,11 @@ class FailingReconnects:
 
     async def connect(self) -> Connection:
         self.connects += 1
-        if self.connects > 1:
+        if self.connects > 1 and self.later_error is not None:
             await asyncio.sleep(0)
-            raise self.error
-        return await self.inner.connect()
+            raise self.later_error
+        conn = await self.inner.connect()
+        return self.first(conn) if self.connects == 1 and self.first else conn
 
     async def aclose(self) -> None:
         await self.inner.aclose()
@@ -327,7 +329,7 @@ async def test_reconnects_that_keep_failing_end_the_session_with_a_typed_error(
         await websocket.send(READY)
 
     async with raw_server(ready_then_close) as url:
-        transport = FailingReconnects(WebSocketTransport(url), error)
+        transport = Faulty(WebSocketTransport(url), later_error=error)
         session = await TTSSession.connect(transport, SHORT)
         async with asyncio.timeout(10):  # reconnect_window is 1 s
             while not session.closed:
@@ -364,30 +366,6 @@ async def test_speaking_while_reconnecting_waits_for_the_new_connection() -> Non
 
 
 @dataclass
-class StallingSends:
-    """``inner``'s connections, but the first connection never completes a send."""
-
-    inner: WebSocketTransport
-    connects: int = 0
-
-    @property
-    def endpoint(self) -> str:
-        return self.inner.endpoint
-
-    @property
-    def max_connection_age(self) -> float | None:
-        return None
-
-    async def connect(self) -> Connection:
-        self.connects += 1
-        conn = await self.inner.connect()
-        return Stalled(conn) if self.connects == 1 else conn
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-
-@dataclass
 class Stalled:
     """A connection whose sends block, as on a peer whose TCP window stays shut."""
 
@@ -401,30 +379,6 @@ class Stalled:
 
     async def aclose(self) -> None:
         await self.conn.aclose()
-
-
-@dataclass
-class BuggyFirstConnection:
-    """``inner``'s connections; the first one's reader hits a bug after ``ready``."""
-
-    inner: WebSocketTransport
-    connects: int = 0
-
-    @property
-    def endpoint(self) -> str:
-        return self.inner.endpoint
-
-    @property
-    def max_connection_age(self) -> float | None:
-        return None
-
-    async def connect(self) -> Connection:
-        self.connects += 1
-        conn = await self.inner.connect()
-        return Buggy(conn) if self.connects == 1 else conn
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
 
 
 @dataclass
@@ -449,7 +403,7 @@ async def test_a_transport_bug_is_logged_and_the_session_reconnects(
     errors: list[TTSError] = []
     config = replace(FAST, on_error=errors.append)
     async with raw_server(scripted()) as url:
-        async with TTSSession(BuggyFirstConnection(WebSocketTransport(url)), config) as session:
+        async with TTSSession(Faulty(WebSocketTransport(url), first=Buggy), config) as session:
             segment = await session.speak("Hello.")
             assert await segment.read() == b"\x01\x00\x02\x00\x03\x00"
         assert session.connections == 2
@@ -467,7 +421,7 @@ async def test_a_send_that_never_completes_moves_the_segment_to_a_new_connection
     caplog.set_level(logging.INFO, "tts_client")
     config = replace(FAST, reply_timeout=0.3)
     async with raw_server(scripted()) as url:
-        transport = StallingSends(WebSocketTransport(url))
+        transport = Faulty(WebSocketTransport(url), first=Stalled)
         async with TTSSession(transport, config) as session:
             segment = await session.speak("Hello.")
             async with asyncio.timeout(10):
