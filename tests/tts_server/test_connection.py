@@ -89,11 +89,21 @@ class Peer:
         await self.until(lambda events: set(ids) <= terminal_ids(events))
         return self.events
 
+    async def ended(self, limit_s: float = 60.0) -> None:
+        """Wait for the worker to return by itself (the connection ended)."""
+        assert self.worker is not None
+        await asyncio.wait_for(asyncio.shield(self.worker), limit_s)
+
     async def stop(self) -> None:
         """Abort as the route does when the peer is gone, and wait for the worker."""
         await self.connection.abort()
         if self.worker is not None:
             await asyncio.wait_for(self.worker, 30)
+
+
+def counting() -> TTSMetrics:
+    """Metrics of their own, for a connection made outside an app."""
+    return TTSMetrics(Admission.unlimited(), lambda: None)
 
 
 def terminal_ids(events: list[Event]) -> set[str]:
@@ -297,8 +307,7 @@ async def test_close_drains_the_queue_refuses_new_segments_then_run_returns(
     assert peer.events[-1] == Error(
         id="late", code=ErrorCode.INVALID_MESSAGE, message="connection is closing"
     )
-    assert peer.worker is not None
-    await asyncio.wait_for(asyncio.shield(peer.worker), 60)  # run() ends by itself
+    await peer.ended()
     assert [e.id for e in controls(peer.events) if isinstance(e, End)] == ["c1", "c2"]
     assert Start(id="late") not in peer.events
     assert peer.connection.ending == Ending(1000)  # a normal closure, with no reason
@@ -313,8 +322,7 @@ async def test_drain_finishes_the_queue_refuses_new_segments_then_ends_with_1012
     await peer.send(Speak(id="late", text="Too late."))
     refusal = "the server is shutting down; send it again on a new connection"
     assert Error(id="late", code=ErrorCode.SHUTTING_DOWN, message=refusal) in peer.events
-    assert peer.worker is not None
-    await asyncio.wait_for(asyncio.shield(peer.worker), 60)  # run() ends by itself
+    await peer.ended()
     assert [e.id for e in controls(peer.events) if isinstance(e, End)] == ["d1", "d2"]
     assert peer.connection.ending == Ending(1012, "shutting_down: the server is restarting")
 
@@ -436,7 +444,7 @@ async def test_a_failing_synthesis_is_a_typed_error_and_the_next_segment_plays(
 
 
 async def test_each_segment_is_counted_by_how_it_ended(engine: Engine) -> None:
-    metrics = TTSMetrics(Admission.unlimited(), lambda: None)
+    metrics = counting()
     peer = Peer(FlakyEngine(engine), metrics=metrics)
     peer.start()
     try:
@@ -459,7 +467,7 @@ async def test_each_segment_is_counted_by_how_it_ended(engine: Engine) -> None:
 
 async def test_the_reported_timings_lie_within_what_the_peer_saw(engine: Engine) -> None:
     """``synth_ms`` and the metrics' latencies, bounded by the times the frames arrived."""
-    metrics = TTSMetrics(Admission.unlimited(), lambda: None)
+    metrics = counting()
     peer = Peer(engine, metrics=metrics)
     peer.start()
     try:
@@ -497,12 +505,11 @@ def errors_counted(metrics: TTSMetrics, code: str) -> float | None:
 
 
 async def test_a_client_that_takes_no_frame_is_cut_with_a_typed_reason(engine: Engine) -> None:
-    metrics = TTSMetrics(Admission.unlimited(), lambda: None)
+    metrics = counting()
     peer = StuckPeer(engine, send_timeout_s=0.2, metrics=metrics)
     peer.start()
     await peer.send(Speak(id="s", text="Nobody reads this."))
-    assert peer.worker is not None
-    await asyncio.wait_for(asyncio.shield(peer.worker), 30)  # run() ends by itself
+    await peer.ended()
     why = "send_timeout: the client took no frame for 0.2 s"
     assert peer.connection.ending == Ending(1008, why)
     assert errors_counted(metrics, "send_timeout") == 1
@@ -512,12 +519,11 @@ async def test_a_client_that_takes_no_frame_is_cut_with_a_typed_reason(engine: E
 
 
 async def test_a_connection_with_no_frame_and_nothing_to_do_ends_as_idle(engine: Engine) -> None:
-    metrics = TTSMetrics(Admission.unlimited(), lambda: None)
+    metrics = counting()
     peer = Peer(engine, idle_timeout_s=0.3, metrics=metrics)
     peer.start()
     await peer.send(Speak(id="s", text="One."))
-    assert peer.worker is not None
-    await asyncio.wait_for(asyncio.shield(peer.worker), 30)  # run() ends by itself
+    await peer.ended()
     assert [type(e) for e in controls(peer.events)] == [Start, End]
     assert peer.connection.ending == Ending(1000, "idle_timeout: no frame for 0.3 s")
     assert errors_counted(metrics, "idle_timeout") == 1
