@@ -147,10 +147,16 @@ def test_stop_over_the_websocket_cancels_the_turn_on_the_server(
     wait_playing(page, 1)
     page.click("#stop")
     page.wait_for_function("voiceChat.socket.confirmed === 1")
+    # The sources stop on the audio clock, so look once that clock is a frame past the Stop.
+    page.wait_for_function(
+        f"voiceChat.audioTime() > voiceChat.turns[0].stoppedAt + {ONE_FRAME_S}", timeout=5_000
+    )
     snapshot = state(page)
+    stopped_at = snapshot["turns"][0]["stoppedAt"]
     assert snapshot["state"] == "idle" and snapshot["turns"][0]["status"] == "stopped"
     chunks = chunks_of(snapshot, 1)
     assert all(c["endedAt"] is not None for c in chunks), "audio still playing after Stop"
+    assert all(c["endedAt"] <= stopped_at + ONE_FRAME_S for c in chunks)
     assert [m["type"] for m in log.sent] == ["prompt", "cancel"]
     deadline = time.monotonic() + 10
     while httpx.get(f"{stack.http_url}/ping").json()["status"] != "Healthy":
