@@ -105,13 +105,36 @@ async def test_silent_server_fails_segments_with_a_timeout(via: str, reader: str
             await asyncio.sleep(0.05)
         segment = await session.speak("Anyone there?")
         started = time.monotonic()
-        with pytest.raises(TTSTimeout):
+        with pytest.raises(TTSTimeout, match=r"no reply in 0.3 s with 1 segment\(s\) outstanding"):
             await segment.read()
         assert time.monotonic() - started < 5.0
         assert session.closed and isinstance(session.error, TTSTimeout)
         with pytest.raises(SessionClosed):
             await session.speak("Again?")
         await session.aclose()
+
+
+async def test_an_idle_session_outlives_the_reply_timeout(via: str) -> None:
+    """The reply timer runs only while segments are outstanding: silence between turns is fine."""
+
+    async def answers_at_once(websocket: ServerConnection) -> None:
+        await websocket.send(READY)
+        async for frame in websocket:
+            if isinstance(speak := decode_client(frame), Speak):
+                await websocket.send(encode(Start(id=speak.id)))
+                await websocket.send(b"\x01\x00\x02\x00")
+                await websocket.send(encode(End(id=speak.id, samples=2, synth_ms=1.0)))
+
+    errors: list[TTSError] = []
+    config = replace(SHORT, on_error=errors.append)
+    async with (
+        raw_server(answers_at_once) as upstream,
+        route(via, upstream) as url,
+        TTSSession(WebSocketTransport(url), config) as session,
+    ):
+        await asyncio.sleep(4 * SHORT.reply_timeout)
+        pcm = await (await session.speak("Still here.")).read()
+    assert (session.connections, session.error, errors, pcm) == (1, None, [], b"\x01\x00\x02\x00")
 
 
 async def test_server_that_keeps_dropping_fails_with_a_connection_error(
