@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 
 import pytest
 import pytest_asyncio
@@ -59,3 +59,11 @@ async def ws_url(via: str, tts_server: ServerThread) -> AsyncIterator[str]:
 async def reference_pcm(engine: Engine, text: str) -> bytes:
     """What the server sends for ``text`` with the default voice (the engine is deterministic)."""
     return b"".join([to_pcm16(chunk) async for chunk in engine.synthesize(text)])
+
+
+@pytest.fixture(autouse=True)
+def no_event_loop_errors(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
+    """Fail a test whose event loop logged an error (a broken callback, a lost task exception)."""
+    yield
+    errors = [r.getMessage() for r in caplog.get_records("call") if r.name == "asyncio"]
+    assert not errors, f"the event loop logged: {errors}"

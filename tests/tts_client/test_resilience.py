@@ -88,9 +88,21 @@ async def test_server_that_never_answers_times_out(via: str) -> None:
 
     async with raw_server(mute) as upstream, route(via, upstream) as url:
         started = time.monotonic()
-        with pytest.raises(TTSTimeout):
+        with pytest.raises(TTSTimeout, match=r"^ws://127.0.0.1:\d+/.+: not ready within 0.5 s$"):
             await TTSSession.connect(WebSocketTransport(url), SHORT)
         assert time.monotonic() - started < 2.0
+
+
+async def test_a_server_refusing_the_connection_is_a_connection_error(via: str) -> None:
+    """An ``error`` instead of ``ready`` (not ``busy``) is a refusal, not a protocol breach."""
+
+    async def refuses(websocket: ServerConnection) -> None:
+        await websocket.send(encode(Error(id=None, code=ErrorCode.INTERNAL, message="no engine")))
+
+    async with raw_server(refuses) as upstream, route(via, upstream) as url:
+        with pytest.raises(TTSConnectionError, match="server refused: internal: no engine") as err:
+            await TTSSession.connect(WebSocketTransport(url), SHORT)
+    assert type(err.value) is TTSConnectionError
 
 
 @pytest.mark.parametrize("reader", ["starting", "waiting"])

@@ -54,6 +54,20 @@ async def test_a_session_not_started_says_how_to_start_it() -> None:
         await session.speak("Too early.")
 
 
+async def test_start_opens_one_connection_and_none_once_closed(ws_url: str) -> None:
+    recorder = RecordingTransport(WebSocketTransport(ws_url))
+    session = await TTSSession.connect(recorder, FAST)
+    await session.start()  # already started: nothing more
+    assert (session.connections, recorder.connects) == (1, 1)
+    await session.aclose()
+    closed_first = TTSSession(recorder, FAST)
+    await closed_first.aclose()
+    await closed_first.start()  # closed before it started: stays closed
+    assert (closed_first.connections, recorder.connects) == (0, 1)
+    with pytest.raises(SessionClosed):
+        await closed_first.speak("Too late.")
+
+
 async def test_pipelining_sends_all_before_audio_and_keeps_order(ws_url: str) -> None:
     recorder = RecordingTransport(WebSocketTransport(ws_url))
     async with TTSSession(recorder, FAST) as session:
@@ -193,6 +207,7 @@ async def test_max_in_flight_holds_segments_back_in_order(ws_url: str) -> None:
         segments = [await session.speak(text) for text in WORDS[:4]]
         assert [s.timings.sent is not None for s in segments] == [True, True, False, False]
         audio = [await s.read() for s in segments]
+    assert session.connections == 1  # the held ones went on as replies came, on the same one
     assert all(s.status is SegmentStatus.DONE for s in segments)
     assert all(
         s.end is not None and len(a) == 2 * s.end.samples
