@@ -21,6 +21,6 @@ audit:
 	.venv/bin/voice-agent audit $(AUDIT_FLAGS)
 
 # Mutation testing of the contract modules (mutmut; not in `make test`): TIER=contract (the pure
-# modules, ~10 min), TIER=io (around sockets, ~3 h), or both; writes docs/benchmarks/mutation_*
+# modules, ~10 min), TIER=io (around sockets, ~3.5 h), or both; writes docs/benchmarks/mutation_*
 mutate:
 	scripts/mutate.sh $(TIER)

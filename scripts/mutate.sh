@@ -4,7 +4,7 @@
 # pyproject.toml holds the shared settings), then bench/mutation_report.py writes the kill rate
 # per module to docs/benchmarks/mutation_<tier>.{md,json}. Not part of `make test`.
 #   scripts/mutate.sh contract   # the pure modules against their unit tests: ~10 min, 2 cores
-#   scripts/mutate.sh io         # each I/O module against its own tests: ~3 h on 2 cores
+#   scripts/mutate.sh io         # each I/O module against its own tests: ~3.5 h on 2 cores
 #   (one group: .venv/bin/python -m bench.mutation_run io --group session)
 #   scripts/mutate.sh            # both
 # MUTATE_JOBS sets the parallel workers (default: the number of cores).
