@@ -138,13 +138,13 @@ async def test_an_idle_session_outlives_the_reply_timeout(via: str) -> None:
                 await websocket.send(encode(End(id=speak.id, samples=2, synth_ms=1.0)))
 
     errors: list[TTSError] = []
-    config = replace(SHORT, on_error=errors.append)
+    config = replace(SHORT, reply_timeout=1.0, on_error=errors.append)  # room for a loaded box
     async with (
         raw_server(answers_at_once) as upstream,
         route(via, upstream) as url,
         TTSSession(WebSocketTransport(url), config) as session,
     ):
-        await asyncio.sleep(4 * SHORT.reply_timeout)
+        await asyncio.sleep(1.5 * config.reply_timeout)
         pcm = await (await session.speak("Still here.")).read()
     assert (session.connections, session.error, errors, pcm) == (1, None, [], b"\x01\x00\x02\x00")
 
