@@ -15,7 +15,7 @@ from agent.events import AUDIO_EVENT_BYTES
 from agent.llm import DemoConfig, DemoModel
 from agent.pipeline import BadRequest, Turn, TurnRequest, parse_request
 from tts_client import TTSSession, WebSocketTransport
-from tts_client.transports.base import Connection, Frame
+from tts_client.testing.recording import RecordingTransport
 from tts_server.testing.server_thread import ServerThread
 
 Event = dict[str, Any]
@@ -26,46 +26,20 @@ def demo_agent(sentences: int = 4, rate: float = 40.0) -> Agent:
     return Agent(model=model, callback_handler=None)
 
 
-class RecordingTransport:
-    """A real WebSocket transport that remembers every control message it sent."""
-
-    def __init__(self, url: str) -> None:
-        self.inner = WebSocketTransport(url)
-        self.sent: list[str] = []
-
-    @property
-    def endpoint(self) -> str:
-        return self.inner.endpoint
-
-    @property
-    def max_connection_age(self) -> float | None:
-        return None
-
-    async def connect(self) -> Connection:
-        connection = await self.inner.connect()
-        sent = self.sent
-
-        class Recording:
-            async def send(self, message: str) -> None:
-                sent.append(message)
-                await connection.send(message)
-
-            async def recv(self) -> Frame:
-                return await connection.recv()
-
-            async def aclose(self) -> None:
-                await connection.aclose()
-
-        return Recording()
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
+@pytest.fixture
+def recorder(tts_server: ServerThread) -> RecordingTransport:
+    return RecordingTransport(WebSocketTransport(tts_server.ws_url))
 
 
 @pytest.fixture
-async def session(tts_server: ServerThread) -> AsyncIterator[TTSSession]:
-    async with TTSSession(RecordingTransport(tts_server.ws_url)) as opened:
+async def session(recorder: RecordingTransport) -> AsyncIterator[TTSSession]:
+    async with TTSSession(recorder) as opened:
         yield opened
+
+
+def sent(recorder: RecordingTransport) -> list[str]:
+    """Every control frame the session sent, over all its connections."""
+    return [frame for connection in recorder.sent for frame in connection]
 
 
 def source(session: TTSSession):
@@ -137,11 +111,12 @@ async def test_batch_mode_waits_for_the_whole_reply(session: TTSSession) -> None
     assert next(e for e in events if e["type"] == "segment")["text"] == text
 
 
-async def test_voice_and_speed_reach_the_server(session: TTSSession) -> None:
+async def test_voice_and_speed_reach_the_server(
+    session: TTSSession, recorder: RecordingTransport
+) -> None:
     request = TurnRequest("Hi", voice="jm_kumo", speed=1.5)
     await collect(Turn(request, demo_agent(sentences=1), source(session)))
-    sent = session.transport.sent  # type: ignore[attr-defined]
-    assert any('"voice":"jm_kumo"' in m and '"speed":1.5' in m for m in sent)
+    assert any('"voice":"jm_kumo"' in m and '"speed":1.5' in m for m in sent(recorder))
 
 
 async def test_tts_down_still_streams_text_then_reports_and_ends() -> None:
@@ -172,7 +147,9 @@ async def test_llm_failure_is_an_error_event_and_the_turn_still_ends(session: TT
     assert any(e["type"] == "segment" and e["text"] == "Partial answer." for e in events)
 
 
-async def test_closing_the_stream_mid_turn_cancels_synthesis(session: TTSSession) -> None:
+async def test_closing_the_stream_mid_turn_cancels_synthesis(
+    session: TTSSession, recorder: RecordingTransport
+) -> None:
     turn = Turn(TurnRequest("Long answer please"), demo_agent(sentences=8), source(session))
     stream = turn.run()
     async for event in stream:
@@ -181,7 +158,7 @@ async def test_closing_the_stream_mid_turn_cancels_synthesis(session: TTSSession
     assert session.pending >= 1
     await stream.aclose()  # what the SSE layer does when the client goes away
     assert turn.finished.is_set()
-    assert any('"type":"cancel"' in m for m in session.transport.sent)  # type: ignore[attr-defined]
+    assert any('"type":"cancel"' in m for m in sent(recorder))
     async with asyncio.timeout(10):  # the server confirms every cancelled segment
         while session.pending:
             await asyncio.sleep(0.02)
