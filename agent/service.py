@@ -18,6 +18,7 @@ from agent.config import AgentConfig
 from agent.conversations import Conversations
 from agent.llm import SYSTEM_PROMPT, make_model
 from agent.pipeline import BadRequest, Turn, parse_request
+from observability.request_body import read_bounded
 from tts_protocol.validation import parse_voice
 
 DEFAULT_CONVERSATION = "default"
@@ -53,16 +54,10 @@ def json_depth(value: object) -> int:
 
 async def read_body(request: Request) -> bytes:
     """The request's body, read no further than ``MAX_BODY_BYTES``; raises ``BadRequest``."""
-    too_large = BadRequest("body_too_large", f"the body is over {MAX_BODY_BYTES} bytes")
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        raise too_large
-    body = bytearray()
-    async for part in request.stream():
-        body += part
-        if len(body) > MAX_BODY_BYTES:
-            raise too_large
-    return bytes(body)
+    body = await read_bounded(request, MAX_BODY_BYTES)
+    if body is None:
+        raise BadRequest("body_too_large", f"the body is over {MAX_BODY_BYTES} bytes")
+    return body
 
 
 def refusal(exc: BadRequest) -> JSONResponse:

@@ -20,6 +20,7 @@ from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import JSONResponse, Response
 
 from observability.prometheus import METRICS_PATH, HttpErrors, exposition
+from observability.request_body import read_bounded
 from tts_protocol import (
     BYTES_PER_SAMPLE,
     SAMPLE_RATE,
@@ -43,7 +44,6 @@ from tts_server.engines.base import Engine, UnknownVoice, to_pcm16
 from tts_server.health import Readiness, State, warm_up
 from tts_server.metrics import TTSMetrics
 from tts_server.openai_api import create_router
-from tts_server.request_body import read_bounded
 from tts_server.settings import Settings
 
 log = logging.getLogger("tts_server")

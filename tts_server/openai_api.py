@@ -22,6 +22,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from observability.request_body import read_bounded
 from tts_protocol import BYTES_PER_SAMPLE, MAX_SPEED, MIN_SPEED, SAMPLE_RATE
 from tts_server import speech_bodies as bodies
 from tts_server.admission import Admission
@@ -29,7 +30,6 @@ from tts_server.audio_encoding import AudioFormat, StreamingEncoder
 from tts_server.engines.base import Engine, UnknownVoice
 from tts_server.health import State
 from tts_server.metrics import TTSMetrics
-from tts_server.request_body import read_bounded
 
 log = logging.getLogger("tts_server.openai_api")
 

@@ -1,4 +1,4 @@
-"""A request body read no further than a byte limit: the HTTP routes' guard against big bodies."""
+"""A request body read no further than a byte limit: both servers' guard against big bodies."""
 
 from __future__ import annotations
 
