@@ -43,6 +43,7 @@ TIERS: dict[str, tuple[Group, ...]] = {
                 "agent/segmenter/text_filter.py",
                 "tts_protocol/audio.py",
                 "tts_protocol/messages.py",
+                "tts_protocol/server.py",
                 "tts_protocol/validation.py",
             ),
             ("tests/tts_protocol", "tests/agent/segmenter"),

@@ -1,4 +1,6 @@
-"""Synthesis protocol v1, pure: messages, validation, constants and ``ClientProtocol``.
+"""Synthesis protocol v1, pure: messages, validation, constants, and each end's state machine.
+
+``ClientProtocol`` and ``ServerProtocol`` hold the rules of the wire for the two ends.
 
 Nothing here does I/O or imports a third-party package: the server (``tts_server``), the
 client (``tts_client``) and every test peer use these rules of the wire, and nothing else of
@@ -57,6 +59,16 @@ from tts_protocol.messages import (
     encode,
     parse_object,
 )
+from tts_protocol.server import (
+    DEFAULT_MAX_QUEUE,
+    Action,
+    CancelCurrent,
+    CancelQueued,
+    Finish,
+    QueueSegment,
+    Refuse,
+    ServerProtocol,
+)
 from tts_protocol.validation import (
     check_id,
     check_marks,
@@ -70,6 +82,7 @@ __all__ = [
     "AUDIO_FORMAT",
     "BYTES_PER_SAMPLE",
     "CHANNELS",
+    "DEFAULT_MAX_QUEUE",
     "DEFAULT_MAX_TEXT_CHARS",
     "MAX_AUDIO_FRAME_BYTES",
     "MAX_ID_CHARS",
@@ -81,8 +94,11 @@ __all__ = [
     "STREAM_PATH",
     "WS_PATH",
     "WS_PATHS",
+    "Action",
     "Audio",
     "Cancel",
+    "CancelCurrent",
+    "CancelQueued",
     "Cancelled",
     "ClientMessage",
     "ClientProtocol",
@@ -93,10 +109,13 @@ __all__ = [
     "Error",
     "ErrorCode",
     "Event",
+    "Finish",
     "Marks",
     "Message",
     "ProtocolError",
+    "QueueSegment",
     "Ready",
+    "Refuse",
     "SegmentCancelled",
     "SegmentDeferred",
     "SegmentEnded",
@@ -105,6 +124,7 @@ __all__ = [
     "SegmentStarted",
     "ServerErrorReported",
     "ServerMessage",
+    "ServerProtocol",
     "Speak",
     "Start",
     "State",

@@ -1,8 +1,11 @@
-"""One synthesis connection: decode frames, queue segments, stream audio back in order.
+"""One synthesis connection: the asyncio shell around ``ServerProtocol``.
 
 The connection knows nothing about WebSockets: it is fed frame payloads (``str`` or ``bytes``)
 and sends through two callables. The WebSocket route and the readiness warm-up both drive it,
-so the health check exercises exactly the decode path that requests use.
+so the health check exercises exactly the decode path that requests use. The rules of the wire
+(decoding, duplicate ids, the queue bound, cancel, close, drain) are ``ServerProtocol``'s; the
+shell adds what needs the engine or the server (the voice, the server-wide queue), one
+synthesis worker, the send and idle timeouts, and metrics.
 """
 
 from __future__ import annotations
@@ -10,26 +13,30 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from tts_protocol import (
+    DEFAULT_MAX_QUEUE,
     DEFAULT_MAX_TEXT_CHARS,
-    Cancel,
+    Action,
+    CancelCurrent,
     Cancelled,
-    Close,
+    CancelQueued,
     End,
     Error,
     ErrorCode,
+    Finish,
     Marks,
     ProtocolError,
+    QueueSegment,
+    Refuse,
     ServerMessage,
+    ServerProtocol,
     Speak,
     Start,
     Word,
-    decode_client,
     encode,
     samples_ms,
     split_audio,
@@ -41,7 +48,6 @@ from tts_server.metrics import TTSMetrics
 SendText = Callable[[str], Awaitable[None]]
 SendBytes = Callable[[bytes], Awaitable[None]]
 
-DEFAULT_MAX_QUEUE = 64
 NORMAL_CLOSURE, POLICY_VIOLATION, SERVICE_RESTART = 1000, 1008, 1012  # WebSocket close codes
 
 
@@ -60,6 +66,9 @@ class Ending:
 
     code: int
     reason: str = ""
+
+
+_RESTARTING = Ending(SERVICE_RESTART, f"{ErrorCode.SHUTTING_DOWN}: the server is restarting")
 
 
 class ConnectionEnding(Exception):
@@ -81,10 +90,10 @@ class _Segment:
 
 
 class SynthesisConnection:
-    """Per-connection state: a bounded FIFO of segments and one synthesis worker.
+    """One connection's ``ServerProtocol``, driven by its frames and one synthesis worker.
 
     A segment's voice is resolved once, when it is queued: an unknown voice is answered with
-    ``unknown_voice`` right away, and the queue holds the resolved name the engine speaks with.
+    ``unknown_voice`` right away, and the engine speaks the segment in the resolved voice.
     """
 
     def __init__(
@@ -103,25 +112,21 @@ class SynthesisConnection:
         self._engine = engine
         self._send_text = send_text
         self._send_bytes = send_bytes
-        self._max_queue = max_queue
-        self._max_text_chars = max_text_chars
+        self._protocol = ServerProtocol(max_queue, max_text_chars)
         self._admission = admission or Admission.unlimited()  # the server-wide queue limit
-        self._queue: deque[_Segment] = deque()
+        self._waiting: dict[str, _Segment] = {}  # the protocol's queue, with resolved voices
         self._wakeup = asyncio.Event()
         self._send_lock = asyncio.Lock()
-        self._current: _Segment | None = None
         self._current_task: asyncio.Task[None] | None = None
-        self._closing = False
         self._metrics = metrics  # None: not counted (the warm-up)
         self._send_timeout_s = send_timeout_s  # a client that takes no frame this long is cut
         self._idle_timeout_s = idle_timeout_s  # no frame and nothing to do this long: closed
-        self._draining = False
         self.ending: Ending | None = None  # set once the server decided to end the connection
 
     @property
     def closing(self) -> bool:
         """True once a ``close`` message was received: no more frames are read."""
-        return self._closing
+        return self._protocol.closing
 
     async def send(self, message: ServerMessage) -> None:
         """Send one control message."""
@@ -155,86 +160,80 @@ class SynthesisConnection:
 
     def drain(self) -> None:
         """The server is shutting down: refuse new segments, end (1012) once the queue is done."""
-        self._draining = True
+        self._protocol.drain()
         self._wakeup.set()
 
     async def feed(self, payload: str | bytes) -> None:
         """Handle one client frame. Errors are answered with typed ``error`` frames."""
         self._wakeup.set()  # any frame restarts the idle timer
         with contextlib.suppress(ConnectionEnding):  # the worker ends the connection
+            for action in self._protocol.receive(payload):
+                await self._act(action)
+
+    async def _act(self, action: Action) -> None:
+        if isinstance(action, QueueSegment):
             try:
-                message = decode_client(payload, max_text_chars=self._max_text_chars)
-                if isinstance(message, Speak):
-                    self._enqueue(message)
-                elif isinstance(message, Cancel):
-                    await self._cancel(message.id)
-                elif isinstance(message, Close):
-                    self._closing = True
+                self._admit(action.speak)
             except ProtocolError as exc:
                 await self.send(Error.of(exc))
+        elif isinstance(action, Refuse):
+            await self.send(action.error)
+        elif isinstance(action, CancelQueued):
+            self._unqueue(action.ids)
+            for segment_id in action.ids:
+                await self.send(Cancelled(id=segment_id))
+        elif isinstance(action, CancelCurrent) and self._current_task is not None:
+            self._current_task.cancel()  # `_report` sends its `cancelled`
 
-    def _enqueue(self, speak: Speak) -> None:
-        if self._draining:
-            why = "the server is shutting down; send it again on a new connection"
-            raise ProtocolError(ErrorCode.SHUTTING_DOWN, why, speak.id)
-        if self._closing:
-            raise ProtocolError(ErrorCode.INVALID_MESSAGE, "connection is closing", speak.id)
-        in_flight = (self._current.id,) if self._current else ()
-        if speak.id in in_flight or any(s.id == speak.id for s in self._queue):
-            raise ProtocolError(ErrorCode.INVALID_MESSAGE, "duplicate segment id", speak.id)
-        if len(self._queue) >= self._max_queue:
-            raise ProtocolError(
-                ErrorCode.QUEUE_FULL, f"{self._max_queue} segments are already queued", speak.id
-            )
+    def _admit(self, speak: Speak) -> None:
+        """Admit a segment the protocol passed: its voice must exist, the server have room."""
         try:
             voice = self._engine.resolve_voice(speak.voice)
         except UnknownVoice as exc:
             raise ProtocolError(ErrorCode.UNKNOWN_VOICE, str(exc), speak.id) from exc
         self._admission.queue_segment(speak.id)
-        self._queue.append(_Segment(speak, voice))
+        self._protocol.accept(speak)
+        self._waiting[speak.id] = _Segment(speak, voice)
         self._wakeup.set()
 
-    async def _cancel(self, segment_id: str | None) -> None:
-        doomed = [s for s in self._queue if segment_id is None or s.id == segment_id]
-        for segment in doomed:
-            self._queue.remove(segment)
-            self._admission.leave_queue()
-            await self.send(Cancelled(id=segment.id))
-        current = self._current
-        if current and (segment_id is None or current.id == segment_id) and self._current_task:
-            self._current_task.cancel()
+    def _unqueue(self, ids: tuple[str, ...]) -> None:
+        """Forget segments that left the protocol's queue without synthesis."""
+        self._admission.leave_queue(len(ids))
+        for segment_id in ids:
+            del self._waiting[segment_id]
 
     async def run(self) -> None:
         """Synthesize queued segments strictly in arrival order until the connection ends."""
         while self.ending is None:
-            if not self._queue:
-                if self._closing:
-                    return self._end(Ending(NORMAL_CLOSURE))
-                if self._draining:
-                    restart = f"{ErrorCode.SHUTTING_DOWN}: the server is restarting"
-                    return self._end(Ending(SERVICE_RESTART, restart))
-                self._wakeup.clear()
-                try:
-                    async with asyncio.timeout(self._idle_timeout_s):
-                        await self._wakeup.wait()
-                except TimeoutError:
-                    idle = f"no frame for {self._idle_timeout_s:g} s"
-                    self._end_for(ErrorCode.IDLE_TIMEOUT, NORMAL_CLOSURE, idle)
+            step = self._protocol.next_step()
+            if isinstance(step, Finish):
+                return self._end(_RESTARTING if step.draining else Ending(NORMAL_CLOSURE))
+            if step is None:
+                await self._idle()
                 continue
-            segment = self._queue.popleft()
+            segment = self._waiting.pop(step.id)
             self._admission.start_segment()
-            self._current = segment
-            self._current_task = asyncio.create_task(self._synthesize(segment))
+            task = self._current_task = asyncio.create_task(self._synthesize(segment))
             try:
-                await asyncio.wait([self._current_task])
-                await self._report(segment.id, self._current_task)
+                await asyncio.wait([task])
+                await self._report(segment.id, task)
             except ConnectionEnding:
                 return
             finally:
-                self._current_task.cancel()
+                task.cancel()
                 self._admission.end_segment()
-                self._current = None
+                self._protocol.segment_ended()
                 self._current_task = None
+
+    async def _idle(self) -> None:
+        """Wait for a frame; none for ``idle_timeout_s`` ends the connection."""
+        self._wakeup.clear()
+        try:
+            async with asyncio.timeout(self._idle_timeout_s):
+                await self._wakeup.wait()
+        except TimeoutError:
+            idle = f"no frame for {self._idle_timeout_s:g} s"
+            self._end_for(ErrorCode.IDLE_TIMEOUT, NORMAL_CLOSURE, idle)
 
     async def _report(self, segment_id: str, task: asyncio.Task[None]) -> None:
         if self._metrics is not None:
@@ -280,9 +279,7 @@ class SynthesisConnection:
 
     async def abort(self) -> None:
         """The peer is gone: drop the queue and stop the segment in progress."""
-        self._admission.leave_queue(len(self._queue))
-        self._queue.clear()
-        self._closing = True
+        self._unqueue(self._protocol.abort())
         self._wakeup.set()
         if self._current_task:
             self._current_task.cancel()

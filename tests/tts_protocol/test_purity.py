@@ -29,6 +29,7 @@ PROBE = textwrap.dedent(
     sys.meta_path.insert(0, Block())
     import tts_protocol
     import tts_protocol.client
+    import tts_protocol.server
 
     loaded = {m.split(".")[0] for m in set(sys.modules) - before}
     foreign = sorted(loaded - set(sys.stdlib_module_names) - {"tts_protocol"})
@@ -37,6 +38,8 @@ PROBE = textwrap.dedent(
     protocol.connection_opened()
     print(type(protocol.receive('{"type":"ready","protocol":1,"sample_rate":24000,'
         '"format":"pcm_s16le","channels":1,"voices":["v"],"default_voice":"v"}')[0]).__name__)
+    server = tts_protocol.ServerProtocol()
+    print(type(server.receive(b'{"type":"speak","id":"s","text":"Hi."}')[0]).__name__)
     """
 )
 
@@ -51,4 +54,4 @@ def test_protocol_imports_and_runs_with_networking_and_third_party_packages_bloc
         env={"PYTHONPATH": str(ROOT)},
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "Connected"
+    assert result.stdout.split() == ["Connected", "QueueSegment"]

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from tests.tts_protocol.test_server import MALFORMED
 from tts_protocol import (
     MAX_AUDIO_FRAME_BYTES,
     Cancel,
@@ -345,40 +346,6 @@ async def test_abort_drops_the_queue_and_stops_the_segment_in_progress(peer: Pee
     assert controls(peer.events) == [Start(id="a"), Cancelled(id="a")]
 
 
-MALFORMED: list[tuple[str | bytes, ErrorCode, str | None]] = [
-    (b"\x00\xffgarbage\x80", ErrorCode.INVALID_JSON, None),
-    (b'\xc3\x28{"type":"speak"}', ErrorCode.INVALID_JSON, None),
-    ("", ErrorCode.INVALID_JSON, None),
-    ("{oops", ErrorCode.INVALID_JSON, None),
-    ("[1, 2, 3]", ErrorCode.INVALID_MESSAGE, None),
-    ('{"type": "speak", "text": "no id"}', ErrorCode.INVALID_MESSAGE, None),
-    ('{"type": "dance", "id": "d1"}', ErrorCode.INVALID_MESSAGE, "d1"),
-    ('{"type": "cancel", "id": 7}', ErrorCode.INVALID_MESSAGE, None),
-    (encode(Speak(id="e1", text="   ")), ErrorCode.EMPTY_TEXT, "e1"),
-    (encode(Speak(id="l1", text="x" * 51)), ErrorCode.TEXT_TOO_LONG, "l1"),
-    (encode(Speak(id="p1", text="Hi.", speed=4)), ErrorCode.INVALID_MESSAGE, "p1"),
-    (encode(Speak(id="v1", text="Hi.", voice="")), ErrorCode.INVALID_MESSAGE, "v1"),
-]
-
-
-@pytest.mark.parametrize(
-    ("frame", "code", "segment", "binary"),
-    [
-        pytest.param(frame, code, segment, binary, id=f"{code}-{n}-{kind}")
-        for n, (frame, code, segment) in enumerate(MALFORMED)
-        for binary, kind in ((True, "binary"), (False, "text"))
-        if binary or isinstance(frame, str)  # bytes that are not UTF-8 need a binary frame
-    ],
-)
-async def test_a_malformed_frame_gets_one_typed_error(
-    engine: Engine, frame: str | bytes, code: ErrorCode, segment: str | None, binary: bool
-) -> None:
-    peer = Peer(engine, max_text_chars=50)
-    await peer.send(frame, binary=binary)
-    assert [(e.code, e.id) for e in peer.events if isinstance(e, Error)] == [(code, segment)]
-    assert len(peer.events) == 1 and not peer.connection.closing
-
-
 async def test_malformed_frames_do_not_stop_the_connection(engine: Engine) -> None:
     peer = Peer(engine, max_text_chars=50)
     peer.start()
@@ -390,7 +357,8 @@ async def test_malformed_frames_do_not_stop_the_connection(engine: Engine) -> No
     finally:
         await peer.stop()
     assert len(events) > len(MALFORMED) + 2 and isinstance(events[-1], End)
-    assert all(isinstance(e, Error) for e in events[: len(MALFORMED)])
+    errors = [(e.code, e.id) for e in events[: len(MALFORMED)] if isinstance(e, Error)]
+    assert errors == [(code, segment) for _frame, code, segment in MALFORMED]  # one each
 
 
 async def test_an_unknown_voice_is_refused_when_queued_before_any_start(peer: Peer) -> None:
@@ -404,6 +372,27 @@ async def test_an_unknown_voice_is_refused_when_queued_before_any_start(peer: Pe
     await peer.send(Speak(id="ok", text="Fine voice."))
     events = await peer.until_terminal("a", "ok")
     assert Start(id="v1") not in events and isinstance(events[-1], End)
+
+
+async def test_refusals_come_in_order_the_connections_rules_the_voice_then_the_server_queue(
+    engine: Engine,
+) -> None:
+    admission = Admission(max_sessions=2, max_queued=1)
+    first = Peer(engine, max_queue=1, admission=admission)  # no worker runs: segments wait
+    await first.send(Speak(id="a", text="Queued."))
+    await first.send(Speak(id="a", text="Hi.", voice="af_unknown"))  # duplicate before the voice
+    await first.send(Speak(id="b", text="Hi.", voice="af_unknown"))  # queue_full before the voice
+    second = Peer(engine, admission=admission)  # the server-wide queue is full now
+    await second.send(Speak(id="c", text="Hi.", voice="af_unknown"))  # the voice before busy
+    await second.send(Speak(id="c", text="Hi."))  # the id was never taken: busy, not duplicate
+    codes = [(e.id, e.code) for e in first.events + second.events if isinstance(e, Error)]
+    assert codes == [
+        ("a", ErrorCode.INVALID_MESSAGE),
+        ("b", ErrorCode.QUEUE_FULL),
+        ("c", ErrorCode.UNKNOWN_VOICE),
+        ("c", ErrorCode.BUSY),
+    ]
+    assert admission.queued == 1
 
 
 async def test_the_voice_is_checked_once_when_queued_and_spoken_as_resolved(
