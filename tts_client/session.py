@@ -26,8 +26,8 @@ from tts_client.errors import (
     TTSProtocolError,
     TTSTimeout,
 )
-from tts_client.link import Link
 from tts_client.segment import SegmentStatus, SegmentStream
+from tts_client.session_link import SessionLink
 from tts_client.transports.base import Frame, Transport
 from tts_protocol import (
     Audio,
@@ -60,7 +60,7 @@ class TTSSession:
         self.connections = 0  # connections opened so far (reconnects and rollovers included)
         self._protocol = ClientProtocol(self.config.max_in_flight)
         self._streams: dict[str, SegmentStream] = {}  # the protocol's pending segments
-        self._link: Link | None = None
+        self._link: SessionLink | None = None
         self._send_lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = False  # no new segments
@@ -172,7 +172,7 @@ class TTSSession:
 
     # --- connections ---------------------------------------------------------------------
 
-    async def _open(self) -> Link:
+    async def _open(self) -> SessionLink:
         """Connect and read ``ready``, all within ``connect_timeout``."""
         timeout = self.config.connect_timeout
         try:
@@ -188,9 +188,9 @@ class TTSSession:
         except TimeoutError as exc:
             raise TTSTimeout(f"{self.transport.endpoint}: not ready within {timeout} s") from exc
         self.connections += 1
-        return Link(conn, asyncio.get_running_loop().time())
+        return SessionLink(conn, asyncio.get_running_loop().time())
 
-    async def _install(self, link: Link) -> None:
+    async def _install(self, link: SessionLink) -> None:
         self._link = link
         self._spawn(self._read(link))
         await self._flush()
@@ -204,11 +204,11 @@ class TTSSession:
             link.retiring = True
             self._roll_over_if_idle(link)
 
-    def _roll_over_if_idle(self, link: Link) -> None:
+    def _roll_over_if_idle(self, link: SessionLink) -> None:
         if link.retiring and link is self._link and not self._protocol.in_flight:
             self._spawn(self._replace(link, None))
 
-    async def _replace(self, link: Link, error: TTSError | None) -> None:
+    async def _replace(self, link: SessionLink, error: TTSError | None) -> None:
         """Retire ``link`` (rollover when ``error`` is None) and open its successor."""
         if link.done:
             return
@@ -233,7 +233,7 @@ class TTSSession:
             await self._install(new)
             return
 
-    def _abandon(self, link: Link) -> None:
+    def _abandon(self, link: SessionLink) -> None:
         """Stop using ``link``: segments cancelled on it are over; the rest will be re-sent."""
         link.done = True
         if self._link is link:
@@ -276,7 +276,7 @@ class TTSSession:
         if message is not None and self._link is not None:
             await self._send(self._link, message)
 
-    async def _send(self, link: Link, message: ClientMessage) -> None:
+    async def _send(self, link: SessionLink, message: ClientMessage) -> None:
         """Send on ``link``; a failure closes it so that its reader reconnects."""
         try:
             async with asyncio.timeout(self.config.reply_timeout):
@@ -285,7 +285,7 @@ class TTSSession:
             log.info("%s: send failed: %r", self.transport.endpoint, exc)
             self._spawn(link.conn.aclose())  # its reader sees the end and reconnects
 
-    def _arm(self, link: Link) -> None:
+    def _arm(self, link: SessionLink) -> None:
         """Start the reply timer if the reader is waiting without one."""
         if link.watchdog is not None and link.watchdog.when() is None:
             loop = asyncio.get_running_loop()
@@ -293,7 +293,7 @@ class TTSSession:
 
     # --- receiving -----------------------------------------------------------------------
 
-    async def _read(self, link: Link) -> None:
+    async def _read(self, link: SessionLink) -> None:
         """Read ``link`` until it ends; an end the session did not ask for reconnects."""
         try:
             while True:
@@ -314,7 +314,7 @@ class TTSSession:
         finally:
             link.closed.set()
 
-    async def _receive(self, link: Link) -> Frame:
+    async def _receive(self, link: SessionLink) -> Frame:
         loop = asyncio.get_running_loop()
         waiting = not link.done and self._protocol.in_flight
         deadline = loop.time() + self.config.reply_timeout if waiting else None
@@ -329,7 +329,7 @@ class TTSSession:
         finally:
             link.watchdog = None
 
-    async def _on_events(self, link: Link, events: list[Event]) -> None:
+    async def _on_events(self, link: SessionLink, events: list[Event]) -> None:
         progress = False
         for event in events:
             if isinstance(event, Audio):
