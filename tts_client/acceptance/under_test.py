@@ -31,7 +31,7 @@ class Failed(Exception):
 Terminal = SegmentEnded | SegmentCancelled | SegmentFailed
 
 
-class Link:
+class ConnectionUnderTest:
     """One connection under test: frames go through ``ClientProtocol``, events are recorded."""
 
     def __init__(self, conn: Connection, protocol: ClientProtocol, timeout_s: float) -> None:
