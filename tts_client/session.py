@@ -84,7 +84,9 @@ class TTSSession:
             try:
                 return await self._install(await self._open())
             except TTSBusy:
-                if outage.expired(asyncio.get_running_loop().time()):
+                now = asyncio.get_running_loop().time()
+                outage.record_failure(now)
+                if outage.expired(now):
                     raise
                 await asyncio.sleep(outage.next_delay())
 
@@ -218,7 +220,9 @@ class TTSSession:
             return
         while True:
             if error is not None:
-                if self._outage.expired(asyncio.get_running_loop().time()):
+                now = asyncio.get_running_loop().time()
+                self._outage.record_failure(now)
+                if self._outage.expired(now):
                     return await self._fail(error)
                 log.warning("%s: %s; reconnecting", self.transport.endpoint, error)
                 await asyncio.sleep(self._outage.next_delay())
@@ -352,7 +356,9 @@ class TTSSession:
 
     def _defer(self, event: SegmentDeferred) -> None:
         """The server was busy: send the segment again after a backoff, for ``reconnect_window``."""
-        if self._outage.expired(asyncio.get_running_loop().time()):
+        now = asyncio.get_running_loop().time()
+        self._outage.record_failure(now)
+        if self._outage.expired(now):
             self._protocol.cancel(event.segment_id)  # held, so dropped without a frame
             failure = SegmentFailed(ErrorCode.BUSY, event.message, event.segment_id)
             self._streams.pop(event.segment_id).finish(SegmentStatus.FAILED, failure)
