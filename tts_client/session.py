@@ -40,12 +40,12 @@ from tts_protocol import (
     SegmentCancelled,
     SegmentDeferred,
     SegmentEnded,
+    SegmentErrorReported,
     SegmentMarked,
     ServerErrorReported,
     Speak,
     encode,
 )
-from tts_protocol import SegmentFailed as SegmentFailedEvent
 
 log = logging.getLogger("tts_client")
 
@@ -340,7 +340,7 @@ class TTSSession:
                 self._streams[event.segment_id].feed(event.pcm)
             elif isinstance(event, SegmentMarked):
                 self._streams[event.segment_id].feed_marks(event.words)
-            elif isinstance(event, SegmentEnded | SegmentCancelled | SegmentFailedEvent):
+            elif isinstance(event, SegmentEnded | SegmentCancelled | SegmentErrorReported):
                 self._finish(event)
                 progress = True
             elif isinstance(event, SegmentDeferred):
@@ -373,7 +373,7 @@ class TTSSession:
         self._protocol.retry_deferred()
         await self._flush()
 
-    def _finish(self, event: SegmentEnded | SegmentCancelled | SegmentFailedEvent) -> None:
+    def _finish(self, event: SegmentEnded | SegmentCancelled | SegmentErrorReported) -> None:
         stream = self._streams.pop(event.segment_id)
         if isinstance(event, SegmentEnded):
             stream.finish(SegmentStatus.DONE, end=event.end)

@@ -93,8 +93,8 @@ class SegmentCancelled:
 
 
 @dataclass(frozen=True, slots=True)
-class SegmentFailed:
-    """The server failed ``segment_id``; the connection goes on."""
+class SegmentErrorReported:
+    """The server's ``error`` for ``segment_id`` (its terminal reply); the connection goes on."""
 
     segment_id: str
     code: ErrorCode
@@ -137,7 +137,7 @@ Event = (
     | SegmentMarked
     | SegmentEnded
     | SegmentCancelled
-    | SegmentFailed
+    | SegmentErrorReported
     | SegmentDeferred
     | ServerErrorReported
     | ConnectionFailed
@@ -367,7 +367,7 @@ class ClientProtocol:
             return [SegmentEnded(message.id, message)]
         if isinstance(message, Cancelled):
             return [SegmentCancelled(message.id)]
-        return [SegmentFailed(message.id, message.code, message.message)]
+        return [SegmentErrorReported(message.id, message.code, message.message)]
 
     def _marks(self, message: Marks) -> list[Event]:
         segment = self._owned(message.id)

@@ -22,7 +22,7 @@ from tts_protocol import (
     SegmentCancelled,
     SegmentDeferred,
     SegmentEnded,
-    SegmentFailed,
+    SegmentErrorReported,
     SegmentMarked,
     SegmentStarted,
     ServerErrorReported,
@@ -250,7 +250,7 @@ def test_errors_for_segments_fail_them_and_others_are_reported() -> None:
     assert feed(protocol, stray, unknown, failed) == [
         ServerErrorReported(ErrorCode.INVALID_JSON, "bad frame"),
         ServerErrorReported(ErrorCode.QUEUE_FULL, "full"),
-        SegmentFailed("a", ErrorCode.UNKNOWN_VOICE, "no such voice"),
+        SegmentErrorReported("a", ErrorCode.UNKNOWN_VOICE, "no such voice"),
     ]
     assert protocol.pending == 0 and protocol.state is State.OPEN
 

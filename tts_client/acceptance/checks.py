@@ -22,7 +22,7 @@ from tts_protocol import (
     ErrorCode,
     SegmentCancelled,
     SegmentEnded,
-    SegmentFailed,
+    SegmentErrorReported,
     ServerErrorReported,
     encode,
     samples_ms,
@@ -195,7 +195,7 @@ class Acceptance:
         await tested.speak(id, SPEAK_TEXT, voice=UNKNOWN_VOICE, binary=True)
         unexpected = await tested.until_ended(id)
         reply = tested.terminals.get(id) or unexpected
-        if not isinstance(reply, SegmentFailed) or reply.code != ErrorCode.UNKNOWN_VOICE:
+        if not isinstance(reply, SegmentErrorReported) or reply.code != ErrorCode.UNKNOWN_VOICE:
             raise Failed(
                 f"expected error {ErrorCode.UNKNOWN_VOICE} (id {id}), got {describe(reply)}"
             )

@@ -16,7 +16,7 @@ from tts_protocol import (
     Ready,
     SegmentCancelled,
     SegmentEnded,
-    SegmentFailed,
+    SegmentErrorReported,
     SegmentStarted,
     ServerErrorReported,
     Speak,
@@ -28,7 +28,7 @@ class Failed(Exception):
     """A check did not pass; the message says why."""
 
 
-Terminal = SegmentEnded | SegmentCancelled | SegmentFailed
+Terminal = SegmentEnded | SegmentCancelled | SegmentErrorReported
 
 
 class ConnectionUnderTest:
@@ -84,7 +84,7 @@ class ConnectionUnderTest:
                 self.starts.append(event.segment_id)
             elif isinstance(event, ServerErrorReported):
                 self.errors.append(event)
-            elif isinstance(event, SegmentEnded | SegmentCancelled | SegmentFailed):
+            elif isinstance(event, Terminal):
                 self.terminals[event.segment_id] = event
                 self.terminal_at[event.segment_id] = now
             elif isinstance(event, ConnectionFailed):
@@ -97,6 +97,6 @@ class Broken(Failed):
 
 def describe(event: Terminal | ServerErrorReported | None) -> str:
     """A reply as a report line shows it."""
-    if isinstance(event, SegmentFailed | ServerErrorReported):
+    if isinstance(event, SegmentErrorReported | ServerErrorReported):
         return f"error {event.code}: {event.message}"
     return "no reply" if event is None else f"'{type(event).__name__}'"

@@ -16,7 +16,7 @@ from tts_protocol import (
     ErrorCode,
     Ready,
     SegmentEnded,
-    SegmentFailed,
+    SegmentErrorReported,
     ServerErrorReported,
     Start,
     decode_client,
@@ -100,6 +100,6 @@ async def test_silence_is_a_failure_after_the_timeout() -> None:
 def test_a_connection_under_test_needs_an_open_protocol() -> None:
     with pytest.raises(ValueError, match="ready"):
         ConnectionUnderTest(ScriptedConnection(), ClientProtocol(), timeout_s=1.0)
-    failed = SegmentFailed("a", ErrorCode.UNKNOWN_VOICE, "no such voice")
+    failed = SegmentErrorReported("a", ErrorCode.UNKNOWN_VOICE, "no such voice")
     assert describe(failed) == "error unknown_voice: no such voice"
     assert describe(None) == "no reply"
