@@ -41,7 +41,7 @@ async def test_through_the_sagemaker_style_gateway_every_check_passes(
 
 
 async def text_only_server(websocket: ServerConnection) -> None:
-    """Like the field report's bug: text frames work, a binary frame gets an error."""
+    """A server that reads only text frames: text frames work, a binary frame gets an error."""
     await websocket.send(encode(Ready(voices=("af_heart",), default_voice="af_heart")))
     async for message in websocket:
         if isinstance(message, bytes):  # receive_text() on a binary frame
@@ -76,7 +76,7 @@ async def test_a_server_that_reads_only_text_frames_fails_on_the_binary_line(
     broken_url: str,
 ) -> None:
     checks = status(await Acceptance(WebSocketTarget(broken_url), timeout_s=5).run())
-    assert checks["ping healthy"] == PASS  # /ping alone cannot see the bug
+    assert checks["ping healthy"] == PASS  # /ping alone cannot see it
     assert checks["speak in a binary frame"] == FAIL
     assert checks["speak in a text frame"] == PASS
     assert checks["garbage bytes → invalid_json"] == FAIL

@@ -2,8 +2,8 @@
 
 The TTS server runs as a child process of the main venv's interpreter (``$TTS_SERVER_PYTHON``,
 default ``.venv/bin/python``: it has onnxruntime and the embedded Kokoro model; this venv has
-neither). The field report's failure is reproduced with a container that reads only text
-frames in front of the same server: its ``/ping`` stays healthy, the acceptance test through
+neither). A container that reads only text frames, in front of the same server, shows the
+failure the acceptance test exists for: its ``/ping`` stays healthy, the acceptance test through
 the emulator fails.
 """
 
@@ -119,10 +119,10 @@ async def test_acceptance_passes_through_the_emulator(
 
 
 class TextOnlyContainer:
-    """The field report's container: ``receive_text()`` only; binary frames get an error.
+    """A container that calls ``receive_text()`` only: binary frames get an error.
 
     It answers ``/ping`` (healthy) and relays text frames to the real server, so everything
-    but the frame type works, exactly as in the report.
+    but the frame type works.
     """
 
     def __init__(self, upstream: str) -> None:
