@@ -31,11 +31,11 @@ from tts_client.session_link import SessionLink
 from tts_client.transports.base import Frame, Transport
 from tts_protocol import (
     Audio,
+    ClientEvent,
     ClientMessage,
     ClientProtocol,
     ConnectionFailed,
     ErrorCode,
-    Event,
     Ready,
     SegmentCancelled,
     SegmentDeferred,
@@ -333,7 +333,7 @@ class TTSSession:
         finally:
             link.watchdog = None
 
-    async def _on_events(self, link: SessionLink, events: list[Event]) -> None:
+    async def _on_events(self, link: SessionLink, events: list[ClientEvent]) -> None:
         progress = False
         for event in events:
             if isinstance(event, Audio):
@@ -384,7 +384,7 @@ class TTSSession:
             stream.finish(SegmentStatus.FAILED, failure)
 
     @staticmethod
-    def _raise_if_failed(event: Event) -> None:
+    def _raise_if_failed(event: ClientEvent) -> None:
         """Raise ``ConnectionFailed`` as the client's typed error; other events pass."""
         if isinstance(event, ConnectionFailed):
             error = TTSProtocolError if event.violation else TTSConnectionError

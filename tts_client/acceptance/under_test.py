@@ -10,9 +10,9 @@ from collections.abc import Callable
 from tts_client.transports import Connection
 from tts_protocol import (
     Audio,
+    ClientEvent,
     ClientProtocol,
     ConnectionFailed,
-    Event,
     Ready,
     SegmentCancelled,
     SegmentEnded,
@@ -74,7 +74,7 @@ class ConnectionUnderTest:
         except TimeoutError:
             raise Failed(f"no reply within {self.timeout_s:g} s") from None
 
-    def _record(self, events: list[Event]) -> None:
+    def _record(self, events: list[ClientEvent]) -> None:
         now = time.perf_counter()
         for event in events:
             if isinstance(event, Audio):
