@@ -161,15 +161,15 @@ def deploy_tts(args: argparse.Namespace, executor: Executor) -> int:
 
 def acceptance(endpoint_name: str, region: str) -> int:
     """The endpoint acceptance test through the real SageMaker SDK transport."""
-    from tts_client.acceptance import Acceptance, SageMakerEndpoint, report
+    from tts_client.acceptance import Acceptance, SageMakerTarget, report
     from tts_client.errors import TransportUnavailable
 
     try:
-        endpoint = SageMakerEndpoint(endpoint_name, region)
+        target = SageMakerTarget(endpoint_name, region)
     except TransportUnavailable as exc:
         print(f"deploy tts: acceptance test not run: {exc}")
         return 2
-    text, status = report(asyncio.run(Acceptance(endpoint).run()), "acceptance")
+    text, status = report(asyncio.run(Acceptance(target).run()), "acceptance")
     print(text)
     return status
 

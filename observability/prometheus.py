@@ -18,10 +18,8 @@ METRICS_PATH = "/metrics"
 MAX_ERROR_BODY = 4096  # an error body longer than this is counted by its status alone
 HEALTH_PATHS = ("/ping",)  # a 503 there is a readiness answer, not an error
 
-Endpoint = Callable[[Request], Response]
 
-
-def exposition(registry: CollectorRegistry) -> Endpoint:
+def exposition(registry: CollectorRegistry) -> Callable[[Request], Response]:
     """The ``GET /metrics`` endpoint: ``registry`` in Prometheus' text format."""
 
     def metrics(_: Request) -> Response:

@@ -19,7 +19,6 @@ import re
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any
 
 from hypercorn.asyncio import serve
@@ -157,12 +156,7 @@ class SageMakerEmulator:
     async def __aenter__(self) -> SageMakerEmulator:
         return await self.start()
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *_: object) -> None:
         await self.aclose()
 
     # --- ASGI --------------------------------------------------------------------------------

@@ -41,11 +41,14 @@ class Outage:
     since: float | None = None  # loop time of the first failure since the last progress
     retries: int = 0  # retries since the last progress
 
-    def expired(self, now: float) -> bool:
-        """Start the outage at ``now`` if none runs; True once it lasted ``reconnect_window``."""
+    def record_failure(self, now: float) -> None:
+        """A failure at ``now``: it starts the outage if none runs."""
         if self.since is None:
             self.since = now
-        return now - self.since >= self.config.reconnect_window
+
+    def expired(self, now: float) -> bool:
+        """True once the running outage has lasted ``reconnect_window`` at ``now``."""
+        return self.since is not None and now - self.since >= self.config.reconnect_window
 
     def next_delay(self) -> float:
         """Seconds to wait before the next retry (the backoff grows with each one)."""

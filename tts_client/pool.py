@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections import defaultdict
-from collections.abc import AsyncIterator
 
 from tts_client.config import SessionConfig
 from tts_client.session import TTSSession
@@ -23,7 +21,6 @@ class SessionPool:
         self.config = config
         self._sessions: dict[PoolKey, TTSSession] = {}
         self._open_locks: defaultdict[PoolKey, asyncio.Lock] = defaultdict(asyncio.Lock)
-        self._turn_locks: defaultdict[PoolKey, asyncio.Lock] = defaultdict(asyncio.Lock)
 
     async def session(self, transport: Transport, key: str = "") -> TTSSession:
         """The open session for ``transport`` and ``key``, connecting one if there is none."""
@@ -37,25 +34,6 @@ class SessionPool:
                 self._sessions[pool_key] = session
             return session
 
-    async def preconnect(self, *transports: Transport, key: str = "") -> None:
-        """Open sessions now, so that the first turn pays no handshake."""
-        await asyncio.gather(*(self.session(t, key) for t in transports))
-
-    @contextlib.asynccontextmanager
-    async def turn(self, transport: Transport, key: str = "") -> AsyncIterator[TTSSession]:
-        """Use the session for one turn; turns on one session run one at a time.
-
-        On exit every segment still in flight is cancelled, so nothing of this turn (a
-        barge-in, an abandoned reply) can play in the next one.
-        """
-        async with self._turn_locks[(transport.endpoint, key)]:
-            session = await self.session(transport, key)
-            try:
-                yield session
-            finally:
-                if not session.closed:
-                    await session.cancel_all()
-
     async def discard(self, transport: Transport, key: str = "") -> None:
         """Close one session without draining and forget it."""
         pool_key = (transport.endpoint, key)
@@ -64,7 +42,6 @@ class SessionPool:
             if session is not None:
                 await session.aclose(drain=False)
         self._open_locks.pop(pool_key, None)
-        self._turn_locks.pop(pool_key, None)
 
     async def aclose(self) -> None:
         """Close every session without draining."""

@@ -26,26 +26,26 @@ from tts_client.errors import (
     TTSProtocolError,
     TTSTimeout,
 )
-from tts_client.link import Link
 from tts_client.segment import SegmentStatus, SegmentStream
+from tts_client.session_link import SessionLink
 from tts_client.transports.base import Frame, Transport
 from tts_protocol import (
     Audio,
+    ClientEvent,
     ClientMessage,
     ClientProtocol,
     ConnectionFailed,
     ErrorCode,
-    Event,
     Ready,
     SegmentCancelled,
     SegmentDeferred,
     SegmentEnded,
+    SegmentErrorReported,
     SegmentMarked,
     ServerErrorReported,
     Speak,
     encode,
 )
-from tts_protocol import SegmentFailed as SegmentFailedEvent
 
 log = logging.getLogger("tts_client")
 
@@ -60,7 +60,7 @@ class TTSSession:
         self.connections = 0  # connections opened so far (reconnects and rollovers included)
         self._protocol = ClientProtocol(self.config.max_in_flight)
         self._streams: dict[str, SegmentStream] = {}  # the protocol's pending segments
-        self._link: Link | None = None
+        self._link: SessionLink | None = None
         self._send_lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = False  # no new segments
@@ -84,7 +84,9 @@ class TTSSession:
             try:
                 return await self._install(await self._open())
             except TTSBusy:
-                if outage.expired(asyncio.get_running_loop().time()):
+                now = asyncio.get_running_loop().time()
+                outage.record_failure(now)
+                if outage.expired(now):
                     raise
                 await asyncio.sleep(outage.next_delay())
 
@@ -172,7 +174,7 @@ class TTSSession:
 
     # --- connections ---------------------------------------------------------------------
 
-    async def _open(self) -> Link:
+    async def _open(self) -> SessionLink:
         """Connect and read ``ready``, all within ``connect_timeout``."""
         timeout = self.config.connect_timeout
         try:
@@ -188,9 +190,9 @@ class TTSSession:
         except TimeoutError as exc:
             raise TTSTimeout(f"{self.transport.endpoint}: not ready within {timeout} s") from exc
         self.connections += 1
-        return Link(conn, asyncio.get_running_loop().time())
+        return SessionLink(conn, asyncio.get_running_loop().time())
 
-    async def _install(self, link: Link) -> None:
+    async def _install(self, link: SessionLink) -> None:
         self._link = link
         self._spawn(self._read(link))
         await self._flush()
@@ -204,11 +206,11 @@ class TTSSession:
             link.retiring = True
             self._roll_over_if_idle(link)
 
-    def _roll_over_if_idle(self, link: Link) -> None:
+    def _roll_over_if_idle(self, link: SessionLink) -> None:
         if link.retiring and link is self._link and not self._protocol.in_flight:
             self._spawn(self._replace(link, None))
 
-    async def _replace(self, link: Link, error: TTSError | None) -> None:
+    async def _replace(self, link: SessionLink, error: TTSError | None) -> None:
         """Retire ``link`` (rollover when ``error`` is None) and open its successor."""
         if link.done:
             return
@@ -218,7 +220,9 @@ class TTSSession:
             return
         while True:
             if error is not None:
-                if self._outage.expired(asyncio.get_running_loop().time()):
+                now = asyncio.get_running_loop().time()
+                self._outage.record_failure(now)
+                if self._outage.expired(now):
                     return await self._fail(error)
                 log.warning("%s: %s; reconnecting", self.transport.endpoint, error)
                 await asyncio.sleep(self._outage.next_delay())
@@ -233,7 +237,7 @@ class TTSSession:
             await self._install(new)
             return
 
-    def _abandon(self, link: Link) -> None:
+    def _abandon(self, link: SessionLink) -> None:
         """Stop using ``link``: segments cancelled on it are over; the rest will be re-sent."""
         link.done = True
         if self._link is link:
@@ -276,7 +280,7 @@ class TTSSession:
         if message is not None and self._link is not None:
             await self._send(self._link, message)
 
-    async def _send(self, link: Link, message: ClientMessage) -> None:
+    async def _send(self, link: SessionLink, message: ClientMessage) -> None:
         """Send on ``link``; a failure closes it so that its reader reconnects."""
         try:
             async with asyncio.timeout(self.config.reply_timeout):
@@ -285,7 +289,7 @@ class TTSSession:
             log.info("%s: send failed: %r", self.transport.endpoint, exc)
             self._spawn(link.conn.aclose())  # its reader sees the end and reconnects
 
-    def _arm(self, link: Link) -> None:
+    def _arm(self, link: SessionLink) -> None:
         """Start the reply timer if the reader is waiting without one."""
         if link.watchdog is not None and link.watchdog.when() is None:
             loop = asyncio.get_running_loop()
@@ -293,7 +297,7 @@ class TTSSession:
 
     # --- receiving -----------------------------------------------------------------------
 
-    async def _read(self, link: Link) -> None:
+    async def _read(self, link: SessionLink) -> None:
         """Read ``link`` until it ends; an end the session did not ask for reconnects."""
         try:
             while True:
@@ -314,7 +318,7 @@ class TTSSession:
         finally:
             link.closed.set()
 
-    async def _receive(self, link: Link) -> Frame:
+    async def _receive(self, link: SessionLink) -> Frame:
         loop = asyncio.get_running_loop()
         waiting = not link.done and self._protocol.in_flight
         deadline = loop.time() + self.config.reply_timeout if waiting else None
@@ -329,14 +333,14 @@ class TTSSession:
         finally:
             link.watchdog = None
 
-    async def _on_events(self, link: Link, events: list[Event]) -> None:
+    async def _on_events(self, link: SessionLink, events: list[ClientEvent]) -> None:
         progress = False
         for event in events:
             if isinstance(event, Audio):
                 self._streams[event.segment_id].feed(event.pcm)
             elif isinstance(event, SegmentMarked):
                 self._streams[event.segment_id].feed_marks(event.words)
-            elif isinstance(event, SegmentEnded | SegmentCancelled | SegmentFailedEvent):
+            elif isinstance(event, SegmentEnded | SegmentCancelled | SegmentErrorReported):
                 self._finish(event)
                 progress = True
             elif isinstance(event, SegmentDeferred):
@@ -352,7 +356,9 @@ class TTSSession:
 
     def _defer(self, event: SegmentDeferred) -> None:
         """The server was busy: send the segment again after a backoff, for ``reconnect_window``."""
-        if self._outage.expired(asyncio.get_running_loop().time()):
+        now = asyncio.get_running_loop().time()
+        self._outage.record_failure(now)
+        if self._outage.expired(now):
             self._protocol.cancel(event.segment_id)  # held, so dropped without a frame
             failure = SegmentFailed(ErrorCode.BUSY, event.message, event.segment_id)
             self._streams.pop(event.segment_id).finish(SegmentStatus.FAILED, failure)
@@ -367,7 +373,7 @@ class TTSSession:
         self._protocol.retry_deferred()
         await self._flush()
 
-    def _finish(self, event: SegmentEnded | SegmentCancelled | SegmentFailedEvent) -> None:
+    def _finish(self, event: SegmentEnded | SegmentCancelled | SegmentErrorReported) -> None:
         stream = self._streams.pop(event.segment_id)
         if isinstance(event, SegmentEnded):
             stream.finish(SegmentStatus.DONE, end=event.end)
@@ -378,7 +384,7 @@ class TTSSession:
             stream.finish(SegmentStatus.FAILED, failure)
 
     @staticmethod
-    def _raise_if_failed(event: Event) -> None:
+    def _raise_if_failed(event: ClientEvent) -> None:
         """Raise ``ConnectionFailed`` as the client's typed error; other events pass."""
         if isinstance(event, ConnectionFailed):
             error = TTSProtocolError if event.violation else TTSConnectionError

@@ -93,8 +93,8 @@ class SegmentCancelled:
 
 
 @dataclass(frozen=True, slots=True)
-class SegmentFailed:
-    """The server failed ``segment_id``; the connection goes on."""
+class SegmentErrorReported:
+    """The server's ``error`` for ``segment_id`` (its terminal reply); the connection goes on."""
 
     segment_id: str
     code: ErrorCode
@@ -130,14 +130,14 @@ class ConnectionFailed:
     busy: bool = False
 
 
-Event = (
+ClientEvent = (
     Connected
     | SegmentStarted
     | Audio
     | SegmentMarked
     | SegmentEnded
     | SegmentCancelled
-    | SegmentFailed
+    | SegmentErrorReported
     | SegmentDeferred
     | ServerErrorReported
     | ConnectionFailed
@@ -146,7 +146,7 @@ Event = (
 # --- state -------------------------------------------------------------------------------
 
 
-class State(StrEnum):
+class ConnectionState(StrEnum):
     """Where the current connection is."""
 
     CLOSED = "closed"  # no connection
@@ -156,7 +156,7 @@ class State(StrEnum):
 
 
 @dataclass(slots=True)
-class _Segment:
+class _PendingSegment:
     speak: Speak
     delivered: int = 0  # audio bytes given to the caller, over every attempt
     skip: int = 0  # bytes of the current attempt that an earlier attempt delivered
@@ -175,11 +175,11 @@ class ClientProtocol:
         if max_in_flight < 1:
             raise ValueError("max_in_flight must be at least 1")
         self.max_in_flight = max_in_flight
-        self.state = State.CLOSED
+        self.state = ConnectionState.CLOSED
         self.ready: Ready | None = None  # the latest connection's `ready`
-        self._segments: dict[str, _Segment] = {}  # no terminal reply yet, in speak order
+        self._segments: dict[str, _PendingSegment] = {}  # no terminal reply yet, in speak order
         self._connection = 0  # number of the current connection
-        self._current: _Segment | None = None  # the segment whose audio is arriving
+        self._current: _PendingSegment | None = None  # the segment whose audio is arriving
         self._in_flight = 0  # sent on the current connection, no terminal reply yet
 
     @property
@@ -202,12 +202,12 @@ class ClientProtocol:
         """A new connection is open; its first frame must be ``ready``."""
         self._forget_connection()
         self._connection += 1
-        self.state = State.CONNECTING
+        self.state = ConnectionState.CONNECTING
 
     def connection_lost(self) -> None:
         """The connection is gone: what was cancelled on it is over, the rest will be re-sent."""
         self._forget_connection()
-        self.state = State.CLOSED
+        self.state = ConnectionState.CLOSED
 
     def _forget_connection(self) -> None:
         for id, segment in list(self._segments.items()):
@@ -216,8 +216,8 @@ class ClientProtocol:
         self._current = None
         self._in_flight = 0
 
-    def _sent_here(self, segment: _Segment) -> bool:
-        return self.state is State.OPEN and segment.connection == self._connection
+    def _sent_here(self, segment: _PendingSegment) -> bool:
+        return self.state is ConnectionState.OPEN and segment.connection == self._connection
 
     # --- the caller's side ---------------------------------------------------------------
 
@@ -225,11 +225,11 @@ class ClientProtocol:
         """Queue ``speak``; ``take_speaks`` hands it out when the connection has room."""
         if speak.id in self._segments:
             raise ValueError(f"segment {speak.id!r} is already pending")
-        self._segments[speak.id] = _Segment(speak)
+        self._segments[speak.id] = _PendingSegment(speak)
 
     def take_speaks(self) -> list[Speak]:
         """The ``speak`` messages to send now, in order, within ``max_in_flight``."""
-        if self.state is not State.OPEN:
+        if self.state is not ConnectionState.OPEN:
             return []
         out: list[Speak] = []
         for id, segment in list(self._segments.items()):
@@ -293,26 +293,26 @@ class ClientProtocol:
 
     # --- the server's side ---------------------------------------------------------------
 
-    def receive(self, frame: str | bytes) -> list[Event]:
+    def receive(self, frame: str | bytes) -> list[ClientEvent]:
         """Events for one frame from the server: ``str`` is control, ``bytes`` is audio."""
-        if self.state is State.FAILED or self.state is State.CLOSED:
+        if self.state is ConnectionState.FAILED or self.state is ConnectionState.CLOSED:
             return []
         try:
-            if self.state is State.CONNECTING:
+            if self.state is ConnectionState.CONNECTING:
                 return [self._handshake(frame)]
             if isinstance(frame, bytes):
                 return self._audio(frame)
             return self._control(self._decode(frame))
         except _Violation as exc:
-            self.state = State.FAILED
+            self.state = ConnectionState.FAILED
             return [ConnectionFailed(str(exc), violation=True)]
 
-    def _handshake(self, frame: str | bytes) -> Event:
+    def _handshake(self, frame: str | bytes) -> ClientEvent:
         if isinstance(frame, bytes):
             raise _Violation("expected 'ready', got a binary frame")
         message = self._decode(frame)
         if isinstance(message, Error):
-            self.state = State.FAILED
+            self.state = ConnectionState.FAILED
             return ConnectionFailed(
                 f"server refused: {message.code}: {message.message}",
                 violation=False,
@@ -322,11 +322,11 @@ class ClientProtocol:
             raise _Violation(f"expected 'ready', got {message.type!r}")
         if message.protocol != PROTOCOL_VERSION:
             raise _Violation(f"server speaks protocol {message.protocol}, not {PROTOCOL_VERSION}")
-        self.state = State.OPEN
+        self.state = ConnectionState.OPEN
         self.ready = message
         return Connected(message)
 
-    def _audio(self, data: bytes) -> list[Event]:
+    def _audio(self, data: bytes) -> list[ClientEvent]:
         segment = self._current
         if segment is None:
             raise _Violation("audio frame outside a segment")
@@ -339,7 +339,7 @@ class ClientProtocol:
         segment.delivered += len(data)
         return [Audio(segment.speak.id, data)]
 
-    def _control(self, message: ServerMessage) -> list[Event]:
+    def _control(self, message: ServerMessage) -> list[ClientEvent]:
         if isinstance(message, Start):
             segment = self._owned(message.id)
             if self._current is not None:
@@ -367,9 +367,9 @@ class ClientProtocol:
             return [SegmentEnded(message.id, message)]
         if isinstance(message, Cancelled):
             return [SegmentCancelled(message.id)]
-        return [SegmentFailed(message.id, message.code, message.message)]
+        return [SegmentErrorReported(message.id, message.code, message.message)]
 
-    def _marks(self, message: Marks) -> list[Event]:
+    def _marks(self, message: Marks) -> list[ClientEvent]:
         segment = self._owned(message.id)
         if segment is not self._current:
             raise _Violation(f"'marks' for {message.id} outside its segment")
@@ -381,7 +381,7 @@ class ClientProtocol:
         segment.words += len(words)
         return [SegmentMarked(message.id, words)]
 
-    def _owned(self, segment_id: str | None) -> _Segment:
+    def _owned(self, segment_id: str | None) -> _PendingSegment:
         """The segment a reply names; it must have been sent on this connection."""
         segment = self._segments.get(segment_id or "")
         if segment is None or segment.connection != self._connection:

@@ -54,6 +54,15 @@ def expect_model_and_config(aws: Stubbed) -> None:
     )
 
 
+def expect_endpoint(aws: Stubbed, operation: str) -> None:
+    """``create_endpoint`` or ``update_endpoint`` of kokoro-tts with this deploy's config."""
+    aws["sagemaker"].add_response(
+        operation,
+        {"EndpointArn": ENDPOINT_ARN},
+        {"EndpointName": "kokoro-tts", "EndpointConfigName": ANY},
+    )
+
+
 def expect_scaling(aws: Stubbed) -> None:
     resource = "endpoint/kokoro-tts/variant/AllTraffic"
     aws["application-autoscaling"].add_response(
@@ -95,11 +104,7 @@ TTS_ARGS = (
 def test_tts_creates_when_absent(aws: Stubbed) -> None:
     no_endpoint(aws)
     expect_model_and_config(aws)
-    aws["sagemaker"].add_response(
-        "create_endpoint",
-        {"EndpointArn": ENDPOINT_ARN},
-        {"EndpointName": "kokoro-tts", "EndpointConfigName": ANY},
-    )
+    expect_endpoint(aws, "create_endpoint")
     describe(aws, "Creating")
     describe(aws, "InService")
     expect_scaling(aws)
@@ -111,11 +116,7 @@ def test_tts_creates_when_absent(aws: Stubbed) -> None:
 def test_tts_updates_in_place_when_present(aws: Stubbed) -> None:
     describe(aws, "InService")
     expect_model_and_config(aws)
-    aws["sagemaker"].add_response(  # never delete_endpoint: it keeps serving while updating
-        "update_endpoint",
-        {"EndpointArn": ENDPOINT_ARN},
-        {"EndpointName": "kokoro-tts", "EndpointConfigName": ANY},
-    )
+    expect_endpoint(aws, "update_endpoint")  # never delete_endpoint: it keeps serving
     describe(aws, "Updating")
     describe(aws, "InService", config="kokoro-tts-new")
     expect_scaling(aws)
@@ -132,11 +133,7 @@ def test_tts_updates_in_place_when_present(aws: Stubbed) -> None:
 def test_wait_failure_reports_sagemakers_reason(aws: Stubbed, capsys: Any) -> None:
     no_endpoint(aws)
     expect_model_and_config(aws)
-    aws["sagemaker"].add_response(
-        "create_endpoint",
-        {"EndpointArn": ENDPOINT_ARN},
-        {"EndpointName": "kokoro-tts", "EndpointConfigName": ANY},
-    )
+    expect_endpoint(aws, "create_endpoint")
     describe(aws, "Creating")
     describe(aws, "Failed", FailureReason="The primary container did not pass the ping check.")
     assert run(parse(*TTS_ARGS), aws.executor) == 1  # and no autoscaling is registered
@@ -146,11 +143,7 @@ def test_wait_failure_reports_sagemakers_reason(aws: Stubbed, capsys: Any) -> No
 def test_failed_update_rolls_back_and_fails(aws: Stubbed, capsys: Any) -> None:
     describe(aws, "InService")
     expect_model_and_config(aws)
-    aws["sagemaker"].add_response(
-        "update_endpoint",
-        {"EndpointArn": ENDPOINT_ARN},
-        {"EndpointName": "kokoro-tts", "EndpointConfigName": ANY},
-    )
+    expect_endpoint(aws, "update_endpoint")
     describe(aws, "RollingBack")
     assert run(parse(*TTS_ARGS), aws.executor) == 1
     assert "RollingBack" in capsys.readouterr().out

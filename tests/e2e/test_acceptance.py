@@ -13,7 +13,7 @@ from websockets.asyncio.server import Request, Response, ServerConnection, serve
 
 from agent import cli
 from tests.tts_client.transports.sdk_shapes import FakeStream, payload_part
-from tts_client.acceptance import FAIL, NA, PASS, Acceptance, Check, WebSocketEndpoint
+from tts_client.acceptance import FAIL, NA, PASS, Acceptance, Check, WebSocketTarget
 from tts_client.testing.gateway import Gateway
 from tts_client.transports.sagemaker import BINARY, UTF8, SageMakerConnection
 from tts_protocol import End, Error, ErrorCode, Ready, Start, encode
@@ -25,7 +25,7 @@ def status(checks: list[Check]) -> dict[str, str]:
 
 
 async def test_the_local_server_passes_every_check(tts_server: ServerThread) -> None:
-    checks = await Acceptance(WebSocketEndpoint(tts_server.ws_url)).run()
+    checks = await Acceptance(WebSocketTarget(tts_server.ws_url)).run()
     assert [c for c in checks if c.status != PASS] == []
     assert len(checks) == 13
 
@@ -34,14 +34,14 @@ async def test_through_the_sagemaker_style_gateway_every_check_passes(
     tts_server: ServerThread,
 ) -> None:
     async with Gateway(tts_server.ws_url) as gateway:  # client frames arrive as binary
-        endpoint = WebSocketEndpoint(gateway.url, ping_url=f"{tts_server.http_url}/ping")
-        checks = await Acceptance(endpoint).run()
+        target = WebSocketTarget(gateway.url, ping_url=f"{tts_server.http_url}/ping")
+        checks = await Acceptance(target).run()
     assert [c for c in checks if c.status != PASS] == []
     assert gateway.connections == 1  # every check on one connection
 
 
 async def text_only_server(websocket: ServerConnection) -> None:
-    """Like the field report's bug: text frames work, a binary frame gets an error."""
+    """A server that reads only text frames: text frames work, a binary frame gets an error."""
     await websocket.send(encode(Ready(voices=("af_heart",), default_voice="af_heart")))
     async for message in websocket:
         if isinstance(message, bytes):  # receive_text() on a binary frame
@@ -75,8 +75,8 @@ async def broken_url() -> AsyncIterator[str]:
 async def test_a_server_that_reads_only_text_frames_fails_on_the_binary_line(
     broken_url: str,
 ) -> None:
-    checks = status(await Acceptance(WebSocketEndpoint(broken_url), timeout_s=5).run())
-    assert checks["ping healthy"] == PASS  # /ping alone cannot see the bug
+    checks = status(await Acceptance(WebSocketTarget(broken_url), timeout_s=5).run())
+    assert checks["ping healthy"] == PASS  # /ping alone cannot see it
     assert checks["speak in a binary frame"] == FAIL
     assert checks["speak in a text frame"] == PASS
     assert checks["garbage bytes → invalid_json"] == FAIL
@@ -86,7 +86,7 @@ async def test_a_server_that_reads_only_text_frames_fails_on_the_binary_line(
 async def test_sagemaker_parts_carry_the_data_type_of_the_check() -> None:
     streams: list[FakeStream] = []
 
-    class FakeEndpoint:  # streams shaped like the SDK's: they answer any speak
+    class FakeTarget:  # streams shaped like the SDK's: they answer any speak
         name, ping_url = "sagemaker://fake/kokoro", None
 
         async def open(self) -> SageMakerConnection:
@@ -96,7 +96,7 @@ async def test_sagemaker_parts_carry_the_data_type_of_the_check() -> None:
         async def aclose(self) -> None:
             pass
 
-    checks = (await Acceptance(FakeEndpoint(), timeout_s=5).run())[:4]
+    checks = (await Acceptance(FakeTarget(), timeout_s=5).run())[:4]
     assert [c.status for c in checks] == [NA, PASS, PASS, PASS]
     assert [event.value.data_type for event in streams[0].sent[:2]] == [BINARY, UTF8]
 

@@ -2,8 +2,8 @@
 
 The TTS server runs as a child process of the main venv's interpreter (``$TTS_SERVER_PYTHON``,
 default ``.venv/bin/python``: it has onnxruntime and the embedded Kokoro model; this venv has
-neither). The field report's failure is reproduced with a container that reads only text
-frames in front of the same server: its ``/ping`` stays healthy, the acceptance test through
+neither). A container that reads only text frames, in front of the same server, shows the
+failure the acceptance test exists for: its ``/ping`` stays healthy, the acceptance test through
 the emulator fails.
 """
 
@@ -33,7 +33,7 @@ from agent.pipeline import Turn, TurnRequest
 from sagemaker_local.emulator import SageMakerEmulator
 from tests.sagemaker_local.helpers import local_tls, transport_for
 from tts_client import SessionConfig, TTSSession
-from tts_client.acceptance import FAIL, NA, PASS, Acceptance, SageMakerEndpoint
+from tts_client.acceptance import FAIL, NA, PASS, Acceptance, SageMakerTarget
 from tts_protocol import BYTES_PER_SAMPLE, PING_PATH, samples_ms
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -104,8 +104,8 @@ async def _acceptance(emulator: SageMakerEmulator, monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
     monkeypatch.setenv("AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME_HTTP2", emulator.url)
     monkeypatch.setenv("TTS_SAGEMAKER_CA_BUNDLE", str(emulator.tls.ca_file))
-    endpoint = SageMakerEndpoint(emulator.endpoint_name, "us-east-1")
-    return await Acceptance(endpoint, timeout_s=60).run()
+    target = SageMakerTarget(emulator.endpoint_name, "us-east-1")
+    return await Acceptance(target, timeout_s=60).run()
 
 
 async def test_acceptance_passes_through_the_emulator(
@@ -119,10 +119,10 @@ async def test_acceptance_passes_through_the_emulator(
 
 
 class TextOnlyContainer:
-    """The field report's container: ``receive_text()`` only; binary frames get an error.
+    """A container that calls ``receive_text()`` only: binary frames get an error.
 
     It answers ``/ping`` (healthy) and relays text frames to the real server, so everything
-    but the frame type works, exactly as in the report.
+    but the frame type works.
     """
 
     def __init__(self, upstream: str) -> None:

@@ -12,19 +12,17 @@ async def test_pool_reuses_the_session_without_leaking_a_cancelled_turn(
     ws_url: str, engine: Engine
 ) -> None:
     pool = SessionPool(FAST)
-    transport = WebSocketTransport(ws_url)
-    await pool.preconnect(transport)
+    first = await pool.session(WebSocketTransport(ws_url))  # warmed before the first turn
     try:
-        async with pool.turn(transport) as first:
-            interrupted = [await first.speak(text) for text in (LONG, "Never heard.")]
-            await first_chunk(interrupted[0])
-        # barge-in: the turn ended with its segments in flight
+        interrupted = [await first.speak(text) for text in (LONG, "Never heard.")]
+        await first_chunk(interrupted[0])
+        await first.cancel_all()  # barge-in: the turn ends with its segments in flight
         assert [s.status for s in interrupted] == [SegmentStatus.CANCELLED] * 2
 
-        async with pool.turn(WebSocketTransport(ws_url)) as second:
-            assert second is first and second.connections == 1
-            segment = await second.speak("Next turn.")
-            pcm = await segment.read()
+        second = await pool.session(WebSocketTransport(ws_url))  # the next turn, same endpoint
+        assert second is first and second.connections == 1
+        segment = await second.speak("Next turn.")
+        pcm = await segment.read()
         assert pcm == await reference_pcm(engine, "Next turn.")
         assert await interrupted[0].read() == b""
     finally:

@@ -10,25 +10,25 @@ from tts_protocol import (
     Audio,
     Cancel,
     Cancelled,
+    ClientEvent,
     ClientProtocol,
     Connected,
     ConnectionFailed,
+    ConnectionState,
     End,
     Error,
     ErrorCode,
-    Event,
     Marks,
     Ready,
     SegmentCancelled,
     SegmentDeferred,
     SegmentEnded,
-    SegmentFailed,
+    SegmentErrorReported,
     SegmentMarked,
     SegmentStarted,
     ServerErrorReported,
     Speak,
     Start,
-    State,
     Word,
     encode,
 )
@@ -65,11 +65,11 @@ def reconnected(protocol: ClientProtocol) -> list[Speak]:
     return protocol.take_speaks()
 
 
-def feed(protocol: ClientProtocol, *frames: str | bytes) -> list[Event]:
+def feed(protocol: ClientProtocol, *frames: str | bytes) -> list[ClientEvent]:
     return [event for frame in frames for event in protocol.receive(frame)]
 
 
-def audio_of(events: list[Event], id: str) -> bytes:
+def audio_of(events: list[ClientEvent], id: str) -> bytes:
     return b"".join(e.pcm for e in events if isinstance(e, Audio) and e.segment_id == id)
 
 
@@ -79,10 +79,10 @@ def audio_of(events: list[Event], id: str) -> bytes:
 def test_ready_opens_the_connection() -> None:
     protocol = ClientProtocol()
     protocol.connection_opened()
-    assert protocol.state is State.CONNECTING
+    assert protocol.state is ConnectionState.CONNECTING
     [event] = protocol.receive(READY)
     assert isinstance(event, Connected) and event.ready.voices == ("af_heart",)
-    assert protocol.state is State.OPEN and protocol.ready == event.ready
+    assert protocol.state is ConnectionState.OPEN and protocol.ready == event.ready
 
 
 @pytest.mark.parametrize(
@@ -103,13 +103,13 @@ def test_anything_but_a_protocol_1_ready_fails_the_connection(
     [event] = protocol.receive(frame)
     assert isinstance(event, ConnectionFailed) and event.violation is violation
     assert reason in event.reason
-    assert protocol.state is State.FAILED
+    assert protocol.state is ConnectionState.FAILED
     assert protocol.receive(READY) == []  # a failed connection is not revived
 
 
 def test_a_fresh_protocol_is_closed_with_nothing_in_flight() -> None:
     protocol = ClientProtocol()
-    assert protocol.state is State.CLOSED and protocol.ready is None
+    assert protocol.state is ConnectionState.CLOSED and protocol.ready is None
     assert (protocol.pending, protocol.in_flight) == (0, 0)
     with pytest.raises(ValueError, match=r"^max_in_flight must be at least 1$"):
         ClientProtocol(max_in_flight=0)
@@ -250,9 +250,9 @@ def test_errors_for_segments_fail_them_and_others_are_reported() -> None:
     assert feed(protocol, stray, unknown, failed) == [
         ServerErrorReported(ErrorCode.INVALID_JSON, "bad frame"),
         ServerErrorReported(ErrorCode.QUEUE_FULL, "full"),
-        SegmentFailed("a", ErrorCode.UNKNOWN_VOICE, "no such voice"),
+        SegmentErrorReported("a", ErrorCode.UNKNOWN_VOICE, "no such voice"),
     ]
-    assert protocol.pending == 0 and protocol.state is State.OPEN
+    assert protocol.pending == 0 and protocol.state is ConnectionState.OPEN
 
 
 def test_duplicate_ids_are_refused() -> None:
@@ -340,7 +340,7 @@ def test_a_lost_connection_resends_unfinished_segments_and_skips_delivered_audio
     first = feed(protocol, start("done"), b"AA", end("done"), start("half"), b"BBBB")
     assert audio_of(first, "half") == b"BBBB"
     protocol.connection_lost()
-    assert protocol.state is State.CLOSED and protocol.take_speaks() == []
+    assert protocol.state is ConnectionState.CLOSED and protocol.take_speaks() == []
     assert feed(protocol, b"late") == []  # nothing is read without a connection
     protocol.connection_opened()
     protocol.receive(READY)
@@ -379,7 +379,7 @@ def test_resume_delivers_every_byte_exactly_once(audio: bytes, cuts: list[int], 
     spoken(protocol, "s")
     delivered = b""
     for cut in [*cuts, None]:
-        events: list[Event] = protocol.receive(start("s"))
+        events: list[ClientEvent] = protocol.receive(start("s"))
         frames = [audio[i : i + frame] for i in range(0, len(audio), frame)]
         received = 0
         for chunk in frames:
@@ -405,7 +405,7 @@ def marks(id: str, *words: tuple[str, float, float]) -> str:
     return encode(Marks(id=id, words=tuple(Word(*w) for w in words)))
 
 
-def words_of(events: list[Event], id: str) -> list[str]:
+def words_of(events: list[ClientEvent], id: str) -> list[str]:
     marked = [e for e in events if isinstance(e, SegmentMarked) and e.segment_id == id]
     return [w.text for e in marked for w in e.words]
 

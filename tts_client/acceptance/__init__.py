@@ -23,7 +23,7 @@ import argparse
 import asyncio
 
 from tts_client.acceptance.checks import FAIL, NA, PASS, TIMEOUT_S, Acceptance, Check, report
-from tts_client.acceptance.endpoints import Endpoint, SageMakerEndpoint, WebSocketEndpoint
+from tts_client.acceptance.targets import AcceptanceTarget, SageMakerTarget, WebSocketTarget
 from tts_client.errors import TransportUnavailable
 
 __all__ = [
@@ -31,10 +31,10 @@ __all__ = [
     "NA",
     "PASS",
     "Acceptance",
+    "AcceptanceTarget",
     "Check",
-    "Endpoint",
-    "SageMakerEndpoint",
-    "WebSocketEndpoint",
+    "SageMakerTarget",
+    "WebSocketTarget",
     "add_arguments",
     "report",
     "run",
@@ -56,17 +56,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run every check; print one line each; 1 on any failure, 2 if it cannot run here."""
     try:
-        endpoint: Endpoint = (
-            SageMakerEndpoint(args.endpoint, args.region)
+        target: AcceptanceTarget = (
+            SageMakerTarget(args.endpoint, args.region)
             if args.endpoint
-            else WebSocketEndpoint(args.url, args.ping_url)
+            else WebSocketTarget(args.url, args.ping_url)
         )
     except (TransportUnavailable, ValueError) as exc:
         print(f"acceptance: cannot test {args.endpoint}: {exc}")
         return 2
-    print(f"acceptance: {endpoint.name}")
+    print(f"acceptance: {target.name}")
     checks = asyncio.run(
-        Acceptance(endpoint, args.timeout, args.max_first_audio_ms, args.max_total_ms).run()
+        Acceptance(target, args.timeout, args.max_first_audio_ms, args.max_total_ms).run()
     )
     text, status = report(checks, "acceptance")
     print(text)

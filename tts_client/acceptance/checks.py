@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import httpx
 
-from tts_client.acceptance.endpoints import Endpoint
-from tts_client.acceptance.link import Broken, Failed, Link, describe
+from tts_client.acceptance.targets import AcceptanceTarget
+from tts_client.acceptance.under_test import Broken, ConnectionUnderTest, Failed, describe
 from tts_client.errors import TTSError
 from tts_client.transports import Frame
 from tts_protocol import (
@@ -22,7 +22,7 @@ from tts_protocol import (
     ErrorCode,
     SegmentCancelled,
     SegmentEnded,
-    SegmentFailed,
+    SegmentErrorReported,
     ServerErrorReported,
     encode,
     samples_ms,
@@ -30,7 +30,6 @@ from tts_protocol import (
 
 PASS, FAIL, NA = "PASS", "FAIL", "n/a"
 TIMEOUT_S = 30.0
-MAX_FRAME_BYTES = 1 << 20
 MAX_IN_FLIGHT = 64  # the endpoint's flow control is under test, not the client's
 SPEAK_TEXT = "The acceptance test is speaking."
 SENTENCES = (
@@ -58,16 +57,18 @@ MALFORMED: tuple[tuple[str, Frame, ErrorCode], ...] = (
 )
 
 
-def _spoken(link: Link, id: str, sent: float, unexpected: ServerErrorReported | None) -> str:
+def _spoken(
+    tested: ConnectionUnderTest, id: str, sent: float, unexpected: ServerErrorReported | None
+) -> str:
     """Check that ``id`` ended with all its audio; describe it."""
-    end = link.terminals.get(id) or unexpected
+    end = tested.terminals.get(id) or unexpected
     if not isinstance(end, SegmentEnded):
         raise Failed(describe(end))
     samples = end.end.samples
-    if not samples or link.audio[id] != samples * BYTES_PER_SAMPLE:
-        raise Failed(f"{link.audio[id]} audio bytes for {samples} samples")
-    first_ms = (link.audio_at[id] - sent) * 1000
-    audio_ms = samples_ms(samples, link.ready.sample_rate)
+    if not samples or tested.audio[id] != samples * BYTES_PER_SAMPLE:
+        raise Failed(f"{tested.audio[id]} audio bytes for {samples} samples")
+    first_ms = (tested.audio_at[id] - sent) * 1000
+    audio_ms = samples_ms(samples, tested.ready.sample_rate)
     return f"start, {audio_ms:.0f} ms of audio, end; first audio after {first_ms:.0f} ms"
 
 
@@ -88,17 +89,17 @@ class Acceptance:
 
     def __init__(
         self,
-        endpoint: Endpoint,
+        target: AcceptanceTarget,
         timeout_s: float = TIMEOUT_S,
         max_first_audio_ms: float | None = None,
         max_total_ms: float | None = None,
     ) -> None:
-        self.endpoint = endpoint
+        self.target = target
         self.timeout_s = timeout_s
         self.max_first_audio_ms = max_first_audio_ms
         self.max_total_ms = max_total_ms
         self.checks: list[Check] = []
-        self._link: Link | None = None
+        self._tested: ConnectionUnderTest | None = None
         self._pipelined: tuple[float, float, float] | None = None  # first audio, total, audio ms
 
     async def run(self) -> list[Check]:
@@ -117,7 +118,7 @@ class Acceptance:
             await self._check("cancel: no audio after 'cancelled'", self._cancel)
         finally:
             await self._drop()
-            await self.endpoint.aclose()
+            await self.target.aclose()
         return self.checks
 
     async def _check(self, name: str, body: Callable[[], Awaitable[str]]) -> None:
@@ -130,27 +131,27 @@ class Acceptance:
             self.checks.append(Check(name, FAIL, str(exc)))
 
     async def _drop(self) -> None:
-        if self._link is not None:
-            await self._link.conn.aclose()
-            self._link = None
+        if self._tested is not None:
+            await self._tested.conn.aclose()
+            self._tested = None
 
     async def _ping(self) -> Check:
         name = "ping healthy"
-        if self.endpoint.ping_url is None:
+        if self.target.ping_url is None:
             return Check(name, NA, "SageMaker pings the container itself")
         try:
             async with httpx.AsyncClient(timeout=self.timeout_s) as client:
-                response = await client.get(self.endpoint.ping_url)
+                response = await client.get(self.target.ping_url)
             body = response.json()
         except (httpx.HTTPError, ValueError) as exc:
-            return Check(name, FAIL, f"{self.endpoint.ping_url}: {type(exc).__name__}: {exc}")
+            return Check(name, FAIL, f"{self.target.ping_url}: {type(exc).__name__}: {exc}")
         healthy = response.status_code == 200 and isinstance(body, dict)
         healthy = healthy and body.get("status") == "Healthy"
         return Check(name, PASS if healthy else FAIL, f"{response.status_code} {body}"[:100])
 
-    async def _connection(self) -> Link:
-        if self._link is None:
-            conn = await self.endpoint.open()
+    async def _connection(self) -> ConnectionUnderTest:
+        if self._tested is None:
+            conn = await self.target.open()
             protocol = ClientProtocol(max_in_flight=MAX_IN_FLIGHT)
             protocol.connection_opened()
             try:
@@ -163,8 +164,8 @@ class Acceptance:
             if isinstance(event, ConnectionFailed):
                 await conn.aclose()
                 raise Failed(f"the first frame is {frame[:120]!r}: {event.reason}")
-            self._link = Link(conn, protocol, self.timeout_s)
-        return self._link
+            self._tested = ConnectionUnderTest(conn, protocol, self.timeout_s)
+        return self._tested
 
     async def _ready(self) -> str:
         ready = (await self._connection()).ready
@@ -173,54 +174,56 @@ class Acceptance:
         )
 
     async def _speak_as(self, *, binary: bool) -> str:
-        link = await self._connection()
+        tested = await self._connection()
         id = f"acc-{'binary' if binary else 'text'}"
-        sent = await link.speak(id, SPEAK_TEXT, binary=binary)
-        return _spoken(link, id, sent, await link.until_ended(id))
+        sent = await tested.speak(id, SPEAK_TEXT, binary=binary)
+        return _spoken(tested, id, sent, await tested.until_ended(id))
 
     async def _rejected(self, frame: Frame, code: ErrorCode) -> str:
-        link = await self._connection()
-        before = len(link.errors)
-        await link.conn.send(frame)
-        await link.until(lambda: len(link.errors) > before)
-        error = link.errors[before]
+        tested = await self._connection()
+        before = len(tested.errors)
+        await tested.conn.send(frame)
+        await tested.until(lambda: len(tested.errors) > before)
+        error = tested.errors[before]
         if error.code != code:
             raise Failed(f"expected error {code}, got {describe(error)}")
         return f"error {code}: {error.message[:60]}"
 
     async def _unknown_voice(self) -> str:
-        link = await self._connection()
+        tested = await self._connection()
         id = "acc-voice"
-        await link.speak(id, SPEAK_TEXT, voice=UNKNOWN_VOICE, binary=True)
-        unexpected = await link.until_ended(id)
-        reply = link.terminals.get(id) or unexpected
-        if not isinstance(reply, SegmentFailed) or reply.code != ErrorCode.UNKNOWN_VOICE:
+        await tested.speak(id, SPEAK_TEXT, voice=UNKNOWN_VOICE, binary=True)
+        unexpected = await tested.until_ended(id)
+        reply = tested.terminals.get(id) or unexpected
+        if not isinstance(reply, SegmentErrorReported) or reply.code != ErrorCode.UNKNOWN_VOICE:
             raise Failed(
                 f"expected error {ErrorCode.UNKNOWN_VOICE} (id {id}), got {describe(reply)}"
             )
         return f"error {reply.code}: {reply.message[:60]}"
 
     async def _still_serving(self) -> str:
-        link = await self._connection()
-        sent = await link.speak("acc-after-errors", SPEAK_TEXT)
-        return _spoken(link, "acc-after-errors", sent, await link.until_ended("acc-after-errors"))
+        tested = await self._connection()
+        sent = await tested.speak("acc-after-errors", SPEAK_TEXT)
+        return _spoken(
+            tested, "acc-after-errors", sent, await tested.until_ended("acc-after-errors")
+        )
 
     async def _pipeline(self) -> str:
-        link = await self._connection()
+        tested = await self._connection()
         ids = [f"acc-pipelined-{i}" for i in range(len(SENTENCES))]
         sent = time.perf_counter()
         for id, text in zip(ids, SENTENCES, strict=True):
-            await link.speak(id, text)
-        unexpected = await link.until_ended(*ids)
+            await tested.speak(id, text)
+        unexpected = await tested.until_ended(*ids)
         for id in ids:
-            _spoken(link, id, sent, unexpected)
-        order = [i for i in link.starts if i in ids]
+            _spoken(tested, id, sent, unexpected)
+        order = [i for i in tested.starts if i in ids]
         if order != ids:
             raise Failed(f"audio order {order}")
-        first_ms = (link.audio_at[ids[0]] - sent) * 1000
-        total_ms = (link.terminal_at[ids[-1]] - sent) * 1000
-        samples = sum(link.audio[i] for i in ids) // BYTES_PER_SAMPLE
-        self._pipelined = (first_ms, total_ms, samples_ms(samples, link.ready.sample_rate))
+        first_ms = (tested.audio_at[ids[0]] - sent) * 1000
+        total_ms = (tested.terminal_at[ids[-1]] - sent) * 1000
+        samples = sum(tested.audio[i] for i in ids) // BYTES_PER_SAMPLE
+        self._pipelined = (first_ms, total_ms, samples_ms(samples, tested.ready.sample_rate))
         return f"all {len(ids)} ended, audio in order, sent at once"
 
     def _latency(self) -> list[Check]:
@@ -243,22 +246,22 @@ class Acceptance:
 
     async def _cancel(self) -> str:
         """Cancel frames go out raw: the protocol keeps reporting audio, so late audio fails."""
-        link = await self._connection()
+        tested = await self._connection()
         ids = [f"acc-cancel-{i}" for i in range(4)]
         for id in ids:  # one in progress, three queued behind it
-            await link.speak(id, LONG_TEXT)
-        await link.until(lambda: ids[0] in link.audio_at or ids[0] in link.terminals)
+            await tested.speak(id, LONG_TEXT)
+        await tested.until(lambda: ids[0] in tested.audio_at or ids[0] in tested.terminals)
         asked = time.perf_counter()
-        await link.conn.send(encode(Cancel(id=ids[0])))
-        await link.conn.send(encode(Cancel()).encode())  # everything else, in a binary frame
-        await link.until_ended(*ids)
-        outcome = [type(link.terminals.get(i)).__name__ for i in ids]
+        await tested.conn.send(encode(Cancel(id=ids[0])))
+        await tested.conn.send(encode(Cancel()).encode())  # everything else, in a binary frame
+        await tested.until_ended(*ids)
+        outcome = [type(tested.terminals.get(i)).__name__ for i in ids]
         cancelled = outcome.count(SegmentCancelled.__name__)
         if not cancelled or cancelled + outcome.count(SegmentEnded.__name__) < len(ids):
             raise Failed(f"replies {outcome}; expected 'cancelled' (or 'end' if already done)")
-        confirm_ms = (max(link.terminal_at[i] for i in ids) - asked) * 1000
-        sent = await link.speak("acc-after-cancel", SPEAK_TEXT)
-        _spoken(link, "acc-after-cancel", sent, await link.until_ended("acc-after-cancel"))
+        confirm_ms = (max(tested.terminal_at[i] for i in ids) - asked) * 1000
+        sent = await tested.speak("acc-after-cancel", SPEAK_TEXT)
+        _spoken(tested, "acc-after-cancel", sent, await tested.until_ended("acc-after-cancel"))
         return f"{cancelled} of {len(ids)} cancelled in {confirm_ms:.0f} ms, then a speak works"
 
 

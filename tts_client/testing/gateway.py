@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import contextlib
 from collections.abc import Iterator, Sequence
-from types import TracebackType
 
 from websockets.asyncio.client import connect
 from websockets.asyncio.connection import Connection
@@ -74,12 +73,7 @@ class Gateway:
     async def __aenter__(self) -> Gateway:
         return await self.start()
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *_: object) -> None:
         await self.aclose()
 
     async def _handle(self, client: ServerConnection) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Protocol
 
 Frame = str | bytes
+DEFAULT_MAX_FRAME_BYTES = 1 << 20  # a larger frame from the server ends the connection
 
 
 class Connection(Protocol):

@@ -22,14 +22,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from tts_client.errors import TransportUnavailable, TTSConnectionError, TTSProtocolError
-from tts_client.transports.base import Frame
+from tts_client.transports.base import DEFAULT_MAX_FRAME_BYTES, Frame
 
 log = logging.getLogger("tts_client")
 
 UTF8, BINARY = "UTF8", "BINARY"
 PARTIAL, COMPLETE = "PARTIAL", "COMPLETE"
 DEFAULT_MAX_CONNECTION_AGE = 25 * 60.0  # SageMaker ends a stream after 30 minutes
-DEFAULT_MAX_FRAME_BYTES = 1 << 20
 CLOSE_TIMEOUT_S = 2.0
 ENDPOINT_URL_VARIABLE = "AWS_ENDPOINT_URL_SAGEMAKER_RUNTIME_HTTP2"  # the SDKs' naming rule
 CA_BUNDLE_VARIABLE = "TTS_SAGEMAKER_CA_BUNDLE"  # a PEM trust store, for local emulators

@@ -8,9 +8,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
 from tts_client.errors import TTSConnectionError, TTSTimeout
-from tts_client.transports.base import Frame
-
-DEFAULT_MAX_FRAME_BYTES = 1 << 20
+from tts_client.transports.base import DEFAULT_MAX_FRAME_BYTES, Frame
 
 
 class WebSocketConnection:

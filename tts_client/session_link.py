@@ -1,4 +1,4 @@
-"""``Link``: one connection of a ``TTSSession`` (the live one, or one being retired)."""
+"""``SessionLink``: one connection of a ``TTSSession`` (the live one, or one being retired)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from tts_client.transports.base import Connection
 from tts_protocol import Close, encode
 
 
-class Link:
+class SessionLink:
     """A connection and what the session knows about it."""
 
     def __init__(self, conn: Connection, opened_at: float) -> None:

@@ -8,10 +8,8 @@ from urllib.parse import urlsplit, urlunsplit
 from tts_client.transports import Connection, WebSocketTransport
 from tts_protocol import PING_PATH
 
-MAX_FRAME_BYTES = 1 << 20
 
-
-class Endpoint(Protocol):
+class AcceptanceTarget(Protocol):
     """What is tested: how to open a connection (frames typed as sent) and where its /ping is."""
 
     @property
@@ -34,7 +32,7 @@ def ping_url_for(url: str) -> str:
     return urlunsplit((scheme, parts.netloc, PING_PATH, "", ""))
 
 
-class WebSocketEndpoint:
+class WebSocketTarget:
     """A TTS WebSocket URL: the server itself, or a gateway in front of it."""
 
     def __init__(self, url: str, ping_url: str | None = None) -> None:
@@ -42,14 +40,14 @@ class WebSocketEndpoint:
         self.ping_url = ping_url or ping_url_for(url)
 
     async def open(self) -> Connection:
-        transport = WebSocketTransport(self.name, max_frame_bytes=MAX_FRAME_BYTES)
+        transport = WebSocketTransport(self.name)
         return await transport.connect()
 
     async def aclose(self) -> None:
         """Nothing is shared between connections."""
 
 
-class SageMakerEndpoint:
+class SageMakerTarget:
     """A SageMaker endpoint's bidirectional stream; needs Python >= 3.12 and the SDK."""
 
     ping_url: str | None = None

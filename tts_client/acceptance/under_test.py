@@ -10,13 +10,13 @@ from collections.abc import Callable
 from tts_client.transports import Connection
 from tts_protocol import (
     Audio,
+    ClientEvent,
     ClientProtocol,
     ConnectionFailed,
-    Event,
     Ready,
     SegmentCancelled,
     SegmentEnded,
-    SegmentFailed,
+    SegmentErrorReported,
     SegmentStarted,
     ServerErrorReported,
     Speak,
@@ -28,10 +28,10 @@ class Failed(Exception):
     """A check did not pass; the message says why."""
 
 
-Terminal = SegmentEnded | SegmentCancelled | SegmentFailed
+Terminal = SegmentEnded | SegmentCancelled | SegmentErrorReported
 
 
-class Link:
+class ConnectionUnderTest:
     """One connection under test: frames go through ``ClientProtocol``, events are recorded."""
 
     def __init__(self, conn: Connection, protocol: ClientProtocol, timeout_s: float) -> None:
@@ -74,7 +74,7 @@ class Link:
         except TimeoutError:
             raise Failed(f"no reply within {self.timeout_s:g} s") from None
 
-    def _record(self, events: list[Event]) -> None:
+    def _record(self, events: list[ClientEvent]) -> None:
         now = time.perf_counter()
         for event in events:
             if isinstance(event, Audio):
@@ -84,7 +84,7 @@ class Link:
                 self.starts.append(event.segment_id)
             elif isinstance(event, ServerErrorReported):
                 self.errors.append(event)
-            elif isinstance(event, SegmentEnded | SegmentCancelled | SegmentFailed):
+            elif isinstance(event, Terminal):
                 self.terminals[event.segment_id] = event
                 self.terminal_at[event.segment_id] = now
             elif isinstance(event, ConnectionFailed):
@@ -97,6 +97,6 @@ class Broken(Failed):
 
 def describe(event: Terminal | ServerErrorReported | None) -> str:
     """A reply as a report line shows it."""
-    if isinstance(event, SegmentFailed | ServerErrorReported):
+    if isinstance(event, SegmentErrorReported | ServerErrorReported):
         return f"error {event.code}: {event.message}"
     return "no reply" if event is None else f"'{type(event).__name__}'"
