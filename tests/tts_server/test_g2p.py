@@ -9,7 +9,7 @@ import pytest
 
 from tts_server import engines
 from tts_server.engines import Engine, EngineError, load_g2p
-from tts_server.g2p import (
+from tts_server.engines.g2p import (
     MAX_PHONEMES,
     BadPhonemeTable,
     G2PUnavailable,
