@@ -31,7 +31,7 @@ from tts_protocol import (
 )
 from tts_server.app import create_app
 from tts_server.engines import Engine, EngineError
-from tts_server.engines.g2p import split_phonemes
+from tts_server.engines.g2p import split_spans
 from tts_server.engines.scheduler import Piece
 from tts_server.engines.timings import Timed
 from tts_server.testing.server_thread import ServerThread
@@ -161,7 +161,7 @@ async def test_disconnect_mid_segment_stops_synthesis(engine: Engine) -> None:
             assert isinstance(await next_event(socket), bytes)
         await asyncio.sleep(3.0)  # long enough for several more chunks, had synthesis gone on
         produced = counting.chunks - before
-        pieces = len(split_phonemes((await counting.phonemize(LONG_TEXT * 2)).phonemes))
+        pieces = len(split_spans((await counting.phonemize(LONG_TEXT * 2)).phonemes))
         assert produced <= 3 < pieces, (produced, pieces)
     finally:
         server.stop()
