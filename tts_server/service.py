@@ -1,12 +1,12 @@
-"""What every route shares, and the one path each synthesis takes: ready → admit → synthesize →
-measure.
+"""What every route shares, and the one path of a synthesis: ready → admit → synthesize → measure.
 
 One ``SynthesisService`` per app (``app.state.service``): the settings, the readiness, the
 engine once it is loaded, the server-wide ``Admission``, the ``Drain`` and the metrics. A
 route asks it for the engine (``ready_engine``: refused 503 until the warm-up passed), for a
 session slot (``admit``: refused 429 ``busy`` when full), and times its synthesis into the
-metrics (``measured``). POST ``/invocations``, the OpenAI speech routes and the WebSocket
-route all take this path; each answers a ``Refused`` in its own error shape.
+metrics (``measured``). POST ``/invocations`` and the OpenAI speech routes take all four
+steps; the WebSocket route the first two (its connection times each segment itself). Each
+answers a ``Refused`` in its own error shape.
 """
 
 from __future__ import annotations
