@@ -23,6 +23,7 @@ EngineName = Literal["onnx", "torch"]
 DeviceName = Literal["cpu", "cuda"]
 SAGEMAKER_MODEL_DIR = Path("/opt/ml/model")
 DEFAULT_BATCH_WAIT_MS = 2.0  # a few ms: small beside one forward pass, enough to gather peers
+DEFAULT_MAX_QUEUE = 64  # segments one connection may have queued
 ENV_PREFIX = "TTS_"
 
 
@@ -69,7 +70,9 @@ class Settings:
         default=None,
         metadata=_option("torch only; CUDA when available", choices=typing.get_args(DeviceName)),
     )
-    max_queue: int = field(default=64, metadata=_option("segments queued per connection", int))
+    max_queue: int = field(
+        default=DEFAULT_MAX_QUEUE, metadata=_option("segments queued per connection", int)
+    )
     max_text_chars: int = field(
         default=DEFAULT_MAX_TEXT_CHARS, metadata=_option("characters per segment", int)
     )
