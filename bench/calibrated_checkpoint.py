@@ -55,13 +55,15 @@ def onnx_targets(table: dict[str, str]) -> tuple[float, float]:
     import numpy as np
 
     from tts_server.engines.onnx_engine import OnnxEngine
+    from tts_server.engines.scheduler import Piece
 
     engine = OnnxEngine(table.__getitem__)
     try:
         frames = tokens = 0
         audio = []
         for phonemes in table.values():
-            wave = engine._infer(phonemes, ONNX_VOICE, 1.0)
+            (timed,) = engine._infer_batch(0, [Piece(phonemes, ONNX_VOICE, 1.0)])
+            wave = timed.audio
             frames += wave.size / SAMPLES_PER_FRAME
             tokens += sum(p in engine._vocab for p in phonemes) + 2
             audio.append(wave)

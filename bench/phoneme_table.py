@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from bench.tts_load_bench import SENTENCES
-from tts_server.g2p import EnglishG2P
+from tts_server.engines.g2p import EnglishG2P
 from tts_server.health import WARMUP_TEXT
 
 DEFAULT_OUT = Path(__file__).resolve().parent / "load_phonemes.json"

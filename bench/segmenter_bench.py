@@ -148,7 +148,7 @@ def first_segment(
 def phonemes_per_char() -> dict[str, Any] | None:
     """Kokoro phonemes per character over corpus text windows (None without the G2P)."""
     try:
-        from tts_server.g2p import MAX_PHONEMES, EnglishG2P
+        from tts_server.engines.g2p import MAX_PHONEMES, EnglishG2P
 
         g2p = EnglishG2P()
     except (ImportError, RuntimeError):
@@ -233,7 +233,7 @@ def markdown(result: dict[str, Any]) -> str:
     else:
         lines.append(
             f"{phon['windows']} windows of about {phon['window_chars']} characters of corpus "
-            f"text through `tts_server.g2p`: median {phon['median']}, max {phon['max']} "
+            f"text through `tts_server.engines.g2p`: median {phon['median']}, max {phon['max']} "
             f"phonemes per character. {phon['window_chars']} characters stay within one Kokoro "
             f"pass ({phon['kokoro_max_phonemes']} phonemes) up to "
             f"{phon['kokoro_max_phonemes'] / phon['window_chars']:.2f} phonemes per character."

@@ -30,7 +30,7 @@ from typing import Any
 
 from bench.tts_load_bench import SENTENCES
 from tts_server.engines import Engine, load_engine
-from tts_server.scheduler import Piece
+from tts_server.engines.scheduler import Piece
 from tts_server.settings import Settings
 
 CASES = {
@@ -50,9 +50,9 @@ async def measure(engine: Engine, text: str) -> dict[str, float]:
     started = time.perf_counter()
     first = None
     samples = 0
-    async for chunk in engine.synthesize(text):
+    async for chunk in engine.synthesize(text, engine.default_voice):
         first = first if first is not None else time.perf_counter() - started
-        samples += chunk.size
+        samples += chunk.audio.size
     total = time.perf_counter() - started
     audio = samples / engine.sample_rate
     return {
@@ -112,16 +112,16 @@ def speedups(settings: Settings, runs: int) -> dict[str, Any]:
     for label, on in (("eager", False), ("speed-ups", True)):
         engine = load_engine(replace(settings, fold_weight_norm=on, fuse_styles=on))
         try:
-            phonemes = engine._g2p(SENTENCES[0])
             voice = engine.default_voice
-            engine._infer(phonemes, voice, 1.0)  # warm-up
+            one = [Piece(engine._g2p(SENTENCES[0]), voice, 1.0)]
+            engine._infer_batch(0, one)  # warm-up
             times = []
             for _ in range(runs):
                 started = time.perf_counter()
-                engine._infer(phonemes, voice, 1.0)
+                engine._infer_batch(0, one)
                 times.append((time.perf_counter() - started) * 1000)
             with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
-                engine._infer(phonemes, voice, 1.0)
+                engine._infer_batch(0, one)
             ops = Counter(event.name for event in prof.events())
             four = [Piece(engine._g2p(text), voice, 1.0) for text in SENTENCES]
             started = time.perf_counter()

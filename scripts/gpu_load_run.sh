@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU load run (issue 11), on a machine with Python 3.12, torch and CUDA but no network:
+# The GPU load run, on a machine with Python 3.12, torch and CUDA but no network:
 # install the carried cp312 wheels (scripts/fetch_gpu_wheels.sh made them), then run
 # bench/gpu_run.py, which builds the calibrated checkpoint and runs the load benchmark
 # batched and unbatched. Everything it writes goes to $OUT (default: ./gpu_out).

@@ -24,6 +24,7 @@ import numpy as np
 from tts_protocol import PING_PATH, STREAM_PATH
 from tts_server.app import create_app
 from tts_server.cli import serve
+from tts_server.engines.scheduler import Piece
 from tts_server.settings import parse_settings
 from tts_server.testing.fake_engine import FakeEngine
 
@@ -37,10 +38,10 @@ class PacedFakeEngine(FakeEngine):
         super().__init__()
         self._infer_s = infer_s
 
-    def _infer(self, phonemes: str, voice: str, speed: float) -> np.ndarray:
+    def tone(self, piece: Piece) -> np.ndarray:
         if self.calls:  # the first call is the warm-up: no wait before the server is healthy
             time.sleep(self._infer_s)
-        return super()._infer(phonemes, voice, speed)
+        return super().tone(piece)
 
 
 def free_port() -> int:

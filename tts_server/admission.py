@@ -4,7 +4,7 @@ One ``Admission`` per app. A WebSocket beyond ``max_sessions`` is refused (``bus
 1013) before its ``ready``; a ``speak`` that would put more than ``max_queued`` segments in the
 queues of all connections together is answered with a ``busy`` error for that segment, and the
 connection goes on. The counts (open sessions, queued, in synthesis, refusals) are what ``/ping``
-reports and what metrics will read.
+reports and what the metrics read when scraped.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from tts_protocol import ErrorCode, ProtocolError
 
 CPU_MAX_SESSIONS = 16  # one engine thread on a few cores: beyond this, sessions only wait
-GPU_MAX_SESSIONS = 128  # batched synthesis on one GPU (issue 11's target is 32 at p95 250 ms)
+GPU_MAX_SESSIONS = 128  # batched synthesis on one GPU; the load aimed at is 32 at p95 250 ms
 QUEUED_PER_SESSION = 4  # default server-wide queue: this many segments per allowed session
 
 

@@ -10,9 +10,11 @@ from fastapi import FastAPI
 
 from observability import logs, tracing
 from tts_protocol import PING_PATH, STREAM_PATH
-from tts_server.app import CLOSE_GRACE_S, create_app
+from tts_server.app import create_app
 from tts_server.drain import Drain
+from tts_server.service import SynthesisService
 from tts_server.settings import Settings, parse_settings
+from tts_server.stream import CLOSE_GRACE_S
 
 HTTP_GRACE_S = 5.0  # after the drain: how long uvicorn waits for HTTP requests still running
 
@@ -46,7 +48,8 @@ def server(app: FastAPI, settings: Settings) -> DrainingServer:
         ws_max_size=settings.max_frame_bytes,
         timeout_graceful_shutdown=HTTP_GRACE_S,
     )
-    return DrainingServer(config, app.state.drain, settings.drain_s)
+    service: SynthesisService = app.state.service
+    return DrainingServer(config, service.drain, settings.drain_s)
 
 
 def listen(config: uvicorn.Config, send_timeout_s: float) -> socket.socket:

@@ -19,7 +19,6 @@ from tts_server.admission import Admission
 from tts_server.connection import SynthesisConnection
 from tts_server.health import Readiness
 
-DEFAULT_DRAIN_S = 20.0
 POLL_S = 0.05
 
 log = logging.getLogger("tts_server")

@@ -1,10 +1,10 @@
 """The TTS server's Prometheus metrics, served at ``GET /metrics`` (docs/operations.md).
 
-One ``TTSMetrics`` per app, in a registry of its own (``app.state.metrics``). Latencies and
-outcomes are observed by the connection and the routes as segments end; the gauges (sessions
-open, segments queued and in flight, the scheduler's pieces and batch sizes) and the refusal
-counts are read from the app's ``Admission`` and the engine's scheduler when scraped, so there
-is one count of each thing, not a copy of it.
+One ``TTSMetrics`` per app (``SynthesisService.metrics``), in a registry of its own. Latencies
+and outcomes are observed by the connection and the routes as segments end; the gauges
+(sessions open, segments queued and in flight, the scheduler's pieces and batch sizes) and the
+refusal counts are read from the app's ``Admission`` and the engine's scheduler when scraped,
+so there is one count of each thing, not a copy of it.
 """
 
 from __future__ import annotations

@@ -1,130 +1,30 @@
-"""Server settings: CLI flags, each mirrored by an environment variable."""
+"""Server settings, each declared once: its default, its help, and how its text is read.
+
+A field ``max_queue`` is the flag ``--max-queue`` and the environment variable
+``TTS_MAX_QUEUE``; a flag wins over the variable, which wins over the default. This module is
+a leaf (the standard library and ``tts_protocol`` only), so that every other module may read
+its defaults.
+"""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from tts_protocol import DEFAULT_MAX_TEXT_CHARS
-from tts_server.connection import DEFAULT_MAX_QUEUE
-from tts_server.drain import DEFAULT_DRAIN_S
-from tts_server.scheduler import DEFAULT_BATCH_WAIT_MS
 
 EngineName = Literal["onnx", "torch"]
 DeviceName = Literal["cpu", "cuda"]
 SAGEMAKER_MODEL_DIR = Path("/opt/ml/model")
-DEFAULT_SEND_TIMEOUT_S = 30.0  # a client that takes no frame this long is cut (1008)
-DEFAULT_IDLE_TIMEOUT_S = 300.0  # a connection with no frame and no work this long is closed
-DEFAULT_MAX_FRAME_BYTES = 1 << 20  # a client frame beyond it: close 1009 (uvicorn's ws_max_size)
-
-
-@dataclass(frozen=True, slots=True)
-class Settings:
-    """Everything the server needs to start."""
-
-    host: str = "127.0.0.1"
-    port: int = 8080
-    engine: EngineName = "onnx"
-    model_dir: Path | None = None  # onnx: the embedded model; torch: SAGEMAKER_MODEL_DIR
-    device: DeviceName | None = None  # torch only; None picks CUDA when available
-    max_queue: int = DEFAULT_MAX_QUEUE
-    max_text_chars: int = DEFAULT_MAX_TEXT_CHARS
-    max_batch: int | None = None  # pieces per forward pass; None: 32 for torch on CUDA, else 1
-    batch_wait_ms: float = (
-        DEFAULT_BATCH_WAIT_MS  # longest wait for a batch to fill once a piece is ready
-    )
-    onnx_workers: int = 1  # onnx only: sessions side by side, the cores split between them
-    phoneme_table: Path | None = None  # JSON {text: phonemes} consulted before G2P
-    fold_weight_norm: bool = True  # torch only: weight norm folded into the weights at load
-    fuse_styles: bool = True  # torch only: all style projections as one matrix product
-    max_sessions: int | None = None  # open WebSockets, server-wide; None: per engine and device
-    max_queued: int | None = None  # queued segments, server-wide; None: 4 per allowed session
-    drain_s: float = DEFAULT_DRAIN_S  # on SIGTERM: how long open sessions may finish their queue
-    send_timeout_s: float = DEFAULT_SEND_TIMEOUT_S
-    idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S
-    max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
-    log_level: str = "info"
-
-
-def parse_settings(
-    argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
-) -> Settings:
-    """Flags win over ``TTS_*`` environment variables, which win over the defaults."""
-    env = os.environ if env is None else env
-    d = Settings()
-    parser = argparse.ArgumentParser(prog="tts-server", description="Kokoro-82M speech server")
-    parser.add_argument("command", nargs="?", choices=["serve"], help="SageMaker passes 'serve'")
-    parser.add_argument("--host", default=env.get("TTS_HOST", d.host))
-    parser.add_argument("--port", type=int, default=int(env.get("TTS_PORT", d.port)))
-    parser.add_argument(
-        "--engine", choices=["onnx", "torch"], default=env.get("TTS_ENGINE", d.engine)
-    )
-    parser.add_argument("--model-dir", type=Path, default=env.get("TTS_MODEL_DIR") or None)
-    parser.add_argument("--device", choices=["cpu", "cuda"], default=env.get("TTS_DEVICE") or None)
-    parser.add_argument("--max-queue", type=int, default=int(env.get("TTS_MAX_QUEUE", d.max_queue)))
-    parser.add_argument(
-        "--max-text-chars", type=int, default=int(env.get("TTS_MAX_TEXT_CHARS", d.max_text_chars))
-    )
-    parser.add_argument("--max-batch", type=int, default=_optional_int(env.get("TTS_MAX_BATCH")))
-    parser.add_argument(
-        "--batch-wait-ms", type=float, default=float(env.get("TTS_BATCH_WAIT_MS", d.batch_wait_ms))
-    )
-    parser.add_argument(
-        "--onnx-workers", type=int, default=int(env.get("TTS_ONNX_WORKERS", d.onnx_workers))
-    )
-    parser.add_argument("--phoneme-table", type=Path, default=env.get("TTS_PHONEME_TABLE") or None)
-    for flag, default in (("fold-weight-norm", d.fold_weight_norm), ("fuse-styles", d.fuse_styles)):
-        variable = "TTS_" + flag.upper().replace("-", "_")
-        parser.add_argument(
-            f"--{flag}",
-            action=argparse.BooleanOptionalAction,
-            default=_flag(env.get(variable), default, variable),
-        )
-    parser.add_argument(
-        "--max-sessions", type=int, default=_optional_int(env.get("TTS_MAX_SESSIONS"))
-    )
-    parser.add_argument("--max-queued", type=int, default=_optional_int(env.get("TTS_MAX_QUEUED")))
-    for flag, default in (
-        ("drain-s", d.drain_s),
-        ("send-timeout-s", d.send_timeout_s),
-        ("idle-timeout-s", d.idle_timeout_s),
-    ):
-        variable = "TTS_" + flag.upper().replace("-", "_")
-        seconds = _seconds(env.get(variable, default))
-        parser.add_argument(f"--{flag}", type=_seconds, default=seconds)
-    parser.add_argument(
-        "--max-frame-bytes",
-        type=int,
-        default=int(env.get("TTS_MAX_FRAME_BYTES", d.max_frame_bytes)),
-    )
-    parser.add_argument("--log-level", default=env.get("TTS_LOG_LEVEL", d.log_level))
-    args = parser.parse_args(argv)
-    return Settings(
-        host=args.host,
-        port=args.port,
-        engine=args.engine,
-        model_dir=Path(args.model_dir) if args.model_dir else None,
-        device=args.device,
-        max_queue=args.max_queue,
-        max_text_chars=args.max_text_chars,
-        max_batch=args.max_batch,
-        batch_wait_ms=args.batch_wait_ms,
-        onnx_workers=args.onnx_workers,
-        phoneme_table=Path(args.phoneme_table) if args.phoneme_table else None,
-        fold_weight_norm=args.fold_weight_norm,
-        fuse_styles=args.fuse_styles,
-        max_sessions=args.max_sessions,
-        max_queued=args.max_queued,
-        drain_s=args.drain_s,
-        send_timeout_s=args.send_timeout_s,
-        idle_timeout_s=args.idle_timeout_s,
-        max_frame_bytes=args.max_frame_bytes,
-        log_level=args.log_level,
-    )
+DEFAULT_BATCH_WAIT_MS = 2.0  # a few ms: small beside one forward pass, enough to gather peers
+DEFAULT_MAX_QUEUE = 64  # segments one connection may have queued
+ENV_PREFIX = "TTS_"
 
 
 def _seconds(value: str | float) -> float:
@@ -135,9 +35,136 @@ def _seconds(value: str | float) -> float:
     return seconds
 
 
-def _optional_int(value: str | None) -> int | None:
-    """An integer environment variable, or None when it is unset or empty."""
-    return int(value) if value else None
+@dataclass(frozen=True, slots=True)
+class Option:
+    """How one setting is read from the command line and the environment."""
+
+    help: str
+    parse: Callable[[str], Any] = str  # text (a flag's or a variable's) to the value
+    choices: tuple[str, ...] | None = None
+
+
+def _option(
+    help_text: str, parse: Callable[[str], Any] = str, choices: tuple[str, ...] | None = None
+) -> dict[str, Option]:
+    """A ``Settings`` field's metadata: how it is read."""
+    return {"option": Option(help_text, parse, choices)}
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything the server needs to start."""
+
+    host: str = field(default="127.0.0.1", metadata=_option("address to listen on"))
+    port: int = field(default=8080, metadata=_option("port to listen on", int))
+    engine: EngineName = field(
+        default="onnx", metadata=_option("the Kokoro engine", choices=typing.get_args(EngineName))
+    )
+    model_dir: Path | None = field(
+        default=None,
+        metadata=_option(
+            f"model files (onnx: the embedded model; torch: {SAGEMAKER_MODEL_DIR})", Path
+        ),
+    )
+    device: DeviceName | None = field(
+        default=None,
+        metadata=_option("torch only; CUDA when available", choices=typing.get_args(DeviceName)),
+    )
+    max_queue: int = field(
+        default=DEFAULT_MAX_QUEUE, metadata=_option("segments queued per connection", int)
+    )
+    max_text_chars: int = field(
+        default=DEFAULT_MAX_TEXT_CHARS, metadata=_option("characters per segment", int)
+    )
+    max_batch: int | None = field(
+        default=None,
+        metadata=_option("pieces per forward pass (default: 32 for torch on CUDA, else 1)", int),
+    )
+    batch_wait_ms: float = field(
+        default=DEFAULT_BATCH_WAIT_MS,
+        metadata=_option("longest wait for a batch to fill once a piece is ready", float),
+    )
+    onnx_workers: int = field(
+        default=1,
+        metadata=_option("onnx only: sessions side by side, the cores split between them", int),
+    )
+    phoneme_table: Path | None = field(
+        default=None, metadata=_option("a JSON {text: phonemes} consulted before G2P", Path)
+    )
+    fold_weight_norm: bool = field(
+        default=True, metadata=_option("torch only: weight norm folded into the weights")
+    )
+    fuse_styles: bool = field(
+        default=True, metadata=_option("torch only: all style projections as one matrix product")
+    )
+    max_sessions: int | None = field(
+        default=None,
+        metadata=_option("open sessions, server-wide (default: per engine and device)", int),
+    )
+    max_queued: int | None = field(
+        default=None,
+        metadata=_option("queued segments, server-wide (default: 4 per allowed session)", int),
+    )
+    drain_s: float = field(
+        default=20.0,
+        metadata=_option("on SIGTERM: how long open sessions may finish their queue", _seconds),
+    )
+    send_timeout_s: float = field(
+        default=30.0,
+        metadata=_option("a client that takes no frame this long is cut (1008)", _seconds),
+    )
+    idle_timeout_s: float = field(
+        default=300.0,
+        metadata=_option("a connection with no frame and no work this long is closed", _seconds),
+    )
+    max_frame_bytes: int = field(
+        default=1 << 20,
+        metadata=_option("a client frame beyond it closes the connection (1009)", int),
+    )
+    log_level: str = field(default="info", metadata=_option("uvicorn's and the server's log level"))
+
+
+def env_name(field: str) -> str:
+    """The environment variable of a ``Settings`` field: ``max_queue`` -> ``TTS_MAX_QUEUE``."""
+    return ENV_PREFIX + field.upper()
+
+
+def parse_settings(
+    argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
+) -> Settings:
+    """Flags win over ``TTS_*`` environment variables, which win over the defaults."""
+    env = os.environ if env is None else env
+    parser = argparse.ArgumentParser(prog="tts-server", description="Kokoro-82M speech server")
+    parser.add_argument("command", nargs="?", choices=["serve"], help="SageMaker passes 'serve'")
+    for setting in dataclasses.fields(Settings):
+        option: Option = setting.metadata["option"]
+        flag = "--" + setting.name.replace("_", "-")
+        default = _from_env(setting, option, env)
+        help_text = f"{option.help} (env {env_name(setting.name)})"
+        if isinstance(setting.default, bool):
+            action = argparse.BooleanOptionalAction
+            parser.add_argument(flag, action=action, default=default, help=help_text)
+        else:
+            parser.add_argument(
+                flag, type=option.parse, choices=option.choices, default=default, help=help_text
+            )
+    args = parser.parse_args(argv)
+    names = [setting.name for setting in dataclasses.fields(Settings)]
+    return Settings(**{name: getattr(args, name) for name in names})
+
+
+def _from_env(setting: dataclasses.Field[Any], option: Option, env: Mapping[str, str]) -> Any:
+    """The field's value from its variable, else its default (the flag's default, then).
+
+    An empty variable is unset for a boolean and for a setting whose default is None.
+    """
+    name = env_name(setting.name)
+    value = env.get(name)
+    if isinstance(setting.default, bool):
+        return _flag(value, setting.default, name)
+    if value is None or (not value and setting.default is None):
+        return setting.default
+    return option.parse(value)
 
 
 def _flag(value: str | None, default: bool, name: str) -> bool:

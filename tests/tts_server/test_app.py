@@ -8,7 +8,7 @@ import json
 import re
 import socket
 import wave
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 import httpx
@@ -31,7 +31,9 @@ from tts_protocol import (
 )
 from tts_server.app import create_app
 from tts_server.engines import Engine, EngineError
-from tts_server.g2p import split_phonemes
+from tts_server.engines.g2p import split_spans
+from tts_server.engines.scheduler import Piece
+from tts_server.engines.timings import Timed
 from tts_server.testing.server_thread import ServerThread
 
 Event = ServerMessage | bytes
@@ -141,9 +143,9 @@ class CountingEngine(Engine):
         self._voices = dict.fromkeys(inner.voices)
         self.chunks = 0
 
-    def _infer(self, phonemes: str, voice: str, speed: float) -> np.ndarray:
-        self.chunks += 1
-        return self.inner._infer(phonemes, voice, speed)
+    def _infer_batch(self, lane: int, pieces: Sequence[Piece]) -> list[Timed]:
+        self.chunks += len(pieces)
+        return self.inner._infer_batch(lane, pieces)
 
 
 async def test_disconnect_mid_segment_stops_synthesis(engine: Engine) -> None:
@@ -159,7 +161,7 @@ async def test_disconnect_mid_segment_stops_synthesis(engine: Engine) -> None:
             assert isinstance(await next_event(socket), bytes)
         await asyncio.sleep(3.0)  # long enough for several more chunks, had synthesis gone on
         produced = counting.chunks - before
-        pieces = len(split_phonemes(await counting.phonemize(LONG_TEXT * 2)))
+        pieces = len(split_spans((await counting.phonemize(LONG_TEXT * 2)).phonemes))
         assert produced <= 3 < pieces, (produced, pieces)
     finally:
         server.stop()
@@ -276,8 +278,8 @@ async def test_ping_is_503_until_the_engine_is_warm(engine: Engine) -> None:
 class SilentEngine(CountingEngine):
     """Loads fine, answers every request, but produces only silence."""
 
-    def _infer(self, phonemes: str, voice: str, speed: float) -> np.ndarray:
-        return np.zeros(24000, dtype=np.float32)
+    def _infer_batch(self, lane: int, pieces: Sequence[Piece]) -> list[Timed]:
+        return [Timed(np.zeros(24000, dtype=np.float32)) for _ in pieces]
 
 
 def _failing_loader(_settings: object) -> Engine:

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tts_protocol import SAMPLE_RATE
-from tts_server.audio_encoding import ENCODINGS, AudioFormat, StreamingEncoder
+from tts_server.openai_api.audio_encoding import ENCODINGS, AudioFormat, StreamingEncoder
 
 TONE_HZ = 440.0
 CONTAINERS = [f for f in AudioFormat if f is not AudioFormat.PCM]

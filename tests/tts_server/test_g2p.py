@@ -9,13 +9,13 @@ import pytest
 
 from tts_server import engines
 from tts_server.engines import Engine, EngineError, load_g2p
-from tts_server.g2p import (
+from tts_server.engines.g2p import (
     MAX_PHONEMES,
     BadPhonemeTable,
     G2PUnavailable,
     NotInTable,
     PhonemeTable,
-    split_phonemes,
+    split_spans,
 )
 from tts_server.settings import Settings
 
@@ -34,6 +34,11 @@ def test_g2p_speaks_numbers_money_and_abbreviations(phonemes: str) -> None:
 
 def test_g2p_falls_back_to_espeak_for_unknown_words(engine: Engine) -> None:
     assert engine._g2p("Zorblatt").strip()
+
+
+def split_phonemes(phonemes: str, limit: int = MAX_PHONEMES) -> list[str]:
+    """The pieces ``split_spans`` cuts, as text."""
+    return [phonemes[start:end] for start, end in split_spans(phonemes, limit)]
 
 
 def test_short_phonemes_are_one_piece() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import httpx
@@ -21,6 +21,8 @@ from tts_server import health
 from tts_server.app import create_app
 from tts_server.connection import SynthesisConnection, frame_payload
 from tts_server.engines import Engine
+from tts_server.engines.scheduler import Piece
+from tts_server.engines.timings import Timed
 from tts_server.health import (
     MIN_RMS,
     MIN_SECONDS_PER_CHAR,
@@ -46,8 +48,8 @@ class StubModelEngine(Engine):
         self._voices = dict.fromkeys(inner.voices)
         self._model = model
 
-    def _infer(self, phonemes: str, voice: str, speed: float) -> np.ndarray:
-        return self._model(phonemes)
+    def _infer_batch(self, lane: int, pieces: Sequence[Piece]) -> list[Timed]:
+        return [Timed(self._model(piece.phonemes)) for piece in pieces]
 
 
 def noise(std: float, seconds: float) -> Model:

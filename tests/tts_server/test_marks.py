@@ -24,9 +24,9 @@ from tts_client import TTSSession, WebSocketTransport
 from tts_protocol import SAMPLE_RATE, End, Marks, Speak, Start, Word, samples_ms
 from tts_server.engines import Engine, EngineError
 from tts_server.engines.base import Trim
+from tts_server.engines.g2p import Phonemized, WordSpan
 from tts_server.engines.onnx_engine import duration_output, with_durations
 from tts_server.engines.timings import char_bounds, word_times
-from tts_server.g2p import Phonemized, WordSpan
 from tts_server.testing.server_thread import ServerThread
 
 HELLO = "Hello world! How are you today?"
@@ -126,7 +126,7 @@ def test_the_edited_graph_outputs_durations_that_add_up_to_the_audio(engine: Eng
 async def timed_words(engine: Engine, text: str) -> tuple[list[Word], float]:
     """The segment-relative words and audio length of ``text`` (as the connection offsets)."""
     words, samples = [], 0
-    async for chunk in engine.synthesize_timed(text, engine.default_voice, 1.0):
+    async for chunk in engine.synthesize(text, engine.default_voice, 1.0):
         words += [
             Word(w.text, samples_ms(samples + w.start), samples_ms(samples + w.end))
             for w in chunk.words
@@ -146,7 +146,7 @@ async def test_a_known_sentence_has_one_timed_entry_per_spoken_word(engine: Engi
 
 async def test_timings_of_later_pieces_are_offset_by_the_audio_before_them(engine: Engine) -> None:
     words, samples, pieces = [], 0, []
-    async for chunk in engine.synthesize_timed(LONG, engine.default_voice, 1.0):
+    async for chunk in engine.synthesize(LONG, engine.default_voice, 1.0):
         pieces.append((samples_ms(samples), [w.text for w in chunk.words]))
         words += [
             Word(w.text, samples_ms(samples + w.start), samples_ms(samples + w.end))
@@ -159,8 +159,8 @@ async def test_timings_of_later_pieces_are_offset_by_the_audio_before_them(engin
 
 
 async def test_speed_scales_the_timings(engine: Engine) -> None:
-    slow = [c async for c in engine.synthesize_timed("Hello world.", engine.default_voice, 0.8)]
-    fast = [c async for c in engine.synthesize_timed("Hello world.", engine.default_voice, 1.6)]
+    slow = [c async for c in engine.synthesize("Hello world.", engine.default_voice, 0.8)]
+    fast = [c async for c in engine.synthesize("Hello world.", engine.default_voice, 1.6)]
     slow_world, fast_world = slow[0].words[1], fast[0].words[1]
     assert slow_world.text == fast_world.text == "world"
     assert (slow_world.end - slow_world.start) > 1.5 * (fast_world.end - fast_world.start)

@@ -17,7 +17,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from tests.conftest import start_server
 from tts_protocol import End, Error, Ready, Speak, decode_server, encode
-from tts_server.scheduler import BatchScheduler, Piece
+from tts_server.engines.scheduler import BatchScheduler, Piece
 from tts_server.testing.fake_engine import FakeEngine
 from tts_server.testing.server_thread import ServerThread
 

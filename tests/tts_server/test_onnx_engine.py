@@ -9,14 +9,17 @@ import numpy as np
 import pytest
 
 from tts_server.engines import Engine, EngineError, Trim, UnknownVoice
+from tts_server.engines.g2p import NotInTable, PhonemeTable
 from tts_server.engines.onnx_engine import OnnxEngine, split_cores
-from tts_server.g2p import NotInTable, PhonemeTable
 
 SAMPLE_RATE = 24000
 
 
-async def _collect(engine: Engine, text: str, **kwargs: object) -> list[np.ndarray]:
-    return [chunk async for chunk in engine.synthesize(text, **kwargs)]  # type: ignore[arg-type]
+async def _collect(
+    engine: Engine, text: str, voice: str | None = None, speed: float = 1.0
+) -> list[np.ndarray]:
+    chunks = engine.synthesize(text, engine.resolve_voice(voice), speed)
+    return [chunk.audio async for chunk in chunks]
 
 
 def _rms(audio: np.ndarray) -> float:
@@ -57,7 +60,7 @@ async def test_long_text_streams_first_chunk_before_the_rest(engine: Engine) -> 
     text = " ".join(f"This is sentence number {n}, which keeps the engine busy." for n in range(5))
     started = time.perf_counter()
     arrivals: list[float] = []
-    async for _chunk in engine.synthesize(text):
+    async for _chunk in engine.synthesize(text, engine.default_voice):
         arrivals.append(time.perf_counter() - started)
     assert len(arrivals) >= 2
     assert arrivals[0] < 0.7 * arrivals[-1]
@@ -86,7 +89,7 @@ async def test_cancelling_a_synthesis_interrupts_the_running_inference(engine: E
     long_sentence = ", ".join(["the quick brown fox jumps over the lazy dog"] * 8) + "."
 
     async def speak(text: str) -> None:
-        async for _ in engine.synthesize(text):
+        async for _ in engine.synthesize(text, engine.default_voice):
             pass
 
     started = time.perf_counter()

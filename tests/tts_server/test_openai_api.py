@@ -11,7 +11,7 @@ import base64
 import io
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import av
 import httpx
@@ -23,9 +23,12 @@ from websockets.sync.client import connect
 from tests.conftest import start_server
 from tts_protocol import SAMPLE_RATE, End, Ready, Speak, decode_server, encode
 from tts_server.app import create_app
-from tts_server.audio_encoding import ENCODINGS, AudioFormat
 from tts_server.engines import Engine, EngineError
-from tts_server.openai_api import MAX_BODY_BYTES, MODELS, OPENAI_VOICES
+from tts_server.engines.scheduler import Piece
+from tts_server.engines.timings import Timed
+from tts_server.openai_api.audio_encoding import ENCODINGS, AudioFormat
+from tts_server.openai_api.speech_request import MODELS, OPENAI_VOICES
+from tts_server.service import MAX_BODY_BYTES
 from tts_server.settings import Settings
 from tts_server.testing.server_thread import ServerThread
 
@@ -55,7 +58,10 @@ class ToneEngine(Engine):
         self.gate = threading.Event()
         self.log: list[str] = []
 
-    def _infer(self, phonemes: str, voice: str, speed: float) -> np.ndarray:
+    def _infer_batch(self, lane: int, pieces: Sequence[Piece]) -> list[Timed]:
+        return [Timed(self._tone(piece.phonemes, piece.voice)) for piece in pieces]
+
+    def _tone(self, phonemes: str, voice: str) -> np.ndarray:
         if "gated" in phonemes:
             opened = self.gate.wait(timeout=20)
             self.log.append("gated sentence synthesized" if opened else "gate timed out")

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Sequence
 import numpy as np
 import pytest
 
-from tts_server.scheduler import BUCKET_EDGES, BatchScheduler, Piece, bucket_of
+from tts_server.engines.scheduler import BUCKET_EDGES, BatchScheduler, Piece, bucket_of
 
 
 class Model:

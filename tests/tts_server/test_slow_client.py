@@ -26,8 +26,8 @@ from websockets.uri import parse_uri
 
 from tests.fake_server import ServerProcess
 from tts_protocol import PING_PATH, End, Speak, decode_server, encode
-from tts_server.app import CLOSE_GRACE_S
 from tts_server.connection import POLICY_VIOLATION
+from tts_server.stream import CLOSE_GRACE_S
 
 SEGMENTS = 200
 SEND_TIMEOUT_S = 1.0

@@ -23,9 +23,9 @@ from tests.tts_server.tiny_kokoro import (
     write_model_dir,
 )
 from tts_server.engines.base import EngineError, Trim, UnknownVoice
+from tts_server.engines.g2p import EnglishG2P
+from tts_server.engines.scheduler import Piece
 from tts_server.engines.torch_engine import TorchEngine
-from tts_server.g2p import EnglishG2P
-from tts_server.scheduler import Piece
 
 KEEP_ALL = Trim(threshold=0.0)  # random weights: do not let trimming decide what is "silence"
 
@@ -130,7 +130,8 @@ def test_weights_come_from_the_checkpoint(
 
 @pytest.mark.parametrize("voice", [None, "am_adam"])
 async def test_synthesizes_float32_audio(engine: TorchEngine, voice: str | None) -> None:
-    chunks = [chunk async for chunk in engine.synthesize("Hello world.", voice=voice)]
+    resolved = engine.resolve_voice(voice)
+    chunks = [chunk.audio async for chunk in engine.synthesize("Hello world.", resolved)]
     assert chunks
     for chunk in chunks:
         assert chunk.dtype == np.float32
@@ -140,7 +141,8 @@ async def test_synthesizes_float32_audio(engine: TorchEngine, voice: str | None)
 
 
 def test_infer_without_known_phonemes_is_empty(engine: TorchEngine) -> None:
-    audio = engine._infer("", "af_heart", 1.0)
+    (timed,) = engine._infer_batch(0, [Piece("", "af_heart", 1.0)])
+    audio = timed.audio
     assert audio.dtype == np.float32
     assert audio.size == 0
 
@@ -171,12 +173,9 @@ def test_loads_keys_without_module_prefix(
     assert TorchEngine(g2p, scratch, device="cpu").voices == ("af_heart", "am_adam")
 
 
-async def test_unknown_voice(engine: TorchEngine) -> None:
+def test_unknown_voice(engine: TorchEngine) -> None:
     with pytest.raises(UnknownVoice, match="af_heart, am_adam"):
         engine.resolve_voice("xx_nobody")
-    with pytest.raises(UnknownVoice):
-        async for _chunk in engine.synthesize("Hello.", voice="xx_nobody"):
-            pass
 
 
 def test_cuda_requested_without_cuda(
@@ -393,27 +392,27 @@ async def test_concurrent_texts_share_one_forward_pass(
         assert batched.max_batch == 3 and engine.max_batch == 1  # CPU default: unbatched
 
         async def speak(text: str, voice: str) -> list[np.ndarray]:
-            return [chunk async for chunk in batched.synthesize(text, voice=voice)]
+            return [chunk.audio async for chunk in batched.synthesize(text, voice)]
 
         short = ("Hello there.", "Good morning.", "See you soon.")  # one length bucket
         voices = ("af_heart", "am_adam", "af_heart")
         results = await asyncio.gather(*(speak(t, v) for t, v in zip(short, voices, strict=True)))
         assert batched.stats.batches == 1 and batched.stats.pieces == 3
         for text, voice, chunks in zip(short, voices, results, strict=True):
-            alone = [chunk async for chunk in engine.synthesize(text, voice=voice)]
+            alone = [chunk.audio async for chunk in engine.synthesize(text, voice)]
             assert [c.size for c in chunks] == [c.size for c in alone]  # same durations
     finally:
         batched.close()
 
 
 def test_a_batch_with_an_unspeakable_piece(engine: TorchEngine) -> None:
-    audio = engine._infer_batch(0, [Piece("", "af_heart", 1.0), Piece("hɛlˈO", "af_heart", 1.0)])
-    assert audio[0].size == 0 and audio[1].size > 0
+    timed = engine._infer_batch(0, [Piece("", "af_heart", 1.0), Piece("hɛlˈO", "af_heart", 1.0)])
+    assert timed[0].audio.size == 0 and timed[1].audio.size > 0
 
 
 async def test_word_timings_come_from_the_forward_pass_durations(engine: TorchEngine) -> None:
     text = "The quick brown fox jumps over the dog."
-    chunks = [c async for c in engine.synthesize_timed(text, "af_heart", 1.0)]
+    chunks = [c async for c in engine.synthesize(text, "af_heart", 1.0)]
     words = [w for chunk in chunks for w in chunk.words]
     assert [w.text for w in words] == text.rstrip(".").split(" ")
     (chunk,) = chunks
@@ -423,9 +422,9 @@ async def test_word_timings_come_from_the_forward_pass_durations(engine: TorchEn
 
 def test_a_batched_forward_times_each_piece_as_if_alone(engine: TorchEngine) -> None:
     pieces = [Piece("hɛlˈO wˈɜɹld.", "af_heart", 1.0), Piece("ðə kwˈɪk fˈɑks.", "am_adam", 1.3)]
-    together = engine._infer_timed(0, pieces)  # one forward pass over both
+    together = engine._infer_batch(0, pieces)  # one forward pass over both
     for piece, timed in zip(pieces, together, strict=True):
-        (alone,) = engine._infer_timed(0, [piece])
+        (alone,) = engine._infer_batch(0, [piece])
         assert timed.bounds is not None and alone.bounds is not None
         assert np.array_equal(timed.bounds, alone.bounds)
         assert timed.bounds.size == len(piece.phonemes) + 1

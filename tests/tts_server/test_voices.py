@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pytest
 import torch
 
 from tts_protocol.validation import parse_voice
 from tts_server.engines.base import Engine, UnknownVoice
-from tts_server.voices import BlendCache, BlendMismatch, mix_tables
+from tts_server.engines.scheduler import Piece
+from tts_server.engines.timings import Timed
+from tts_server.engines.voices import BlendCache, BlendMismatch, mix_tables
 
 SHAPE = (510, 1, 256)
 
@@ -30,8 +34,8 @@ class TableEngine(Engine):
         super().__init__(g2p=str.lower)  # type: ignore[arg-type]
         self._voices = tables
 
-    def _infer(self, phonemes: str, voice: str, speed: float) -> np.ndarray:
-        return np.asarray(self.style_table(voice)).ravel()[:10]
+    def _infer_batch(self, lane: int, pieces: Sequence[Piece]) -> list[Timed]:
+        return [Timed(np.asarray(self.style_table(p.voice)).ravel()[:10]) for p in pieces]
 
 
 def test_mix_is_the_share_weighted_sum_of_the_tables() -> None:

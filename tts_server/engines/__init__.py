@@ -1,17 +1,19 @@
-"""Kokoro engines behind one interface; heavy imports happen only for the engine chosen."""
+"""Synthesis: Kokoro engines behind one interface, and what they share.
+
+``base.py`` is the interface, ``g2p.py`` turns text into phonemes, ``scheduler.py`` batches
+every connection's pieces onto the engine's lanes, ``voices.py`` mixes blends, ``timings.py``
+times words; ``onnx_engine.py`` and ``torch_engine.py`` (with ``kokoro_*.py``) run the model.
+Heavy imports (onnxruntime, torch) happen only for the engine chosen.
+"""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING
 
 from tts_server.engines.base import Engine, EngineError, Trim, UnknownVoice
-from tts_server.g2p import BadPhonemeTable, EnglishG2P, G2PUnavailable, PhonemeTable
-
-if TYPE_CHECKING:
-    from tts_server.settings import Settings
+from tts_server.engines.g2p import BadPhonemeTable, EnglishG2P, G2PUnavailable, PhonemeTable
+from tts_server.settings import SAGEMAKER_MODEL_DIR, Settings
 
 __all__ = ["Engine", "EngineError", "Trim", "UnknownVoice", "load_engine", "load_g2p"]
 log = logging.getLogger("tts_server")
@@ -41,12 +43,10 @@ def load_engine(settings: Settings) -> Engine:
     g2p = load_g2p(settings)
     if settings.engine == "torch":
         from tts_server.engines.torch_engine import TorchEngine
-        from tts_server.settings import SAGEMAKER_MODEL_DIR
 
-        model_dir = settings.model_dir or SAGEMAKER_MODEL_DIR
         return TorchEngine(
             g2p,
-            model_dir=Path(model_dir),
+            model_dir=settings.model_dir or SAGEMAKER_MODEL_DIR,
             device=settings.device,
             max_batch=settings.max_batch,
             batch_wait_ms=settings.batch_wait_ms,

@@ -1,5 +1,7 @@
 """The engine interface: text + voice + speed in, 24 kHz float32 audio chunks out.
 
+One public entry point, ``synthesize``, and one hook for an engine to provide, ``_infer_batch``.
+
 An engine turns text into phonemes (shared English G2P, on its own thread so that it overlaps
 inference), cuts them into model-sized pieces, and hands each piece to its ``BatchScheduler``:
 the pieces of every connection share one queue and run on the engine's worker lanes, batched
@@ -20,10 +22,11 @@ import numpy as np
 
 from tts_protocol import SAMPLE_RATE, ProtocolError
 from tts_protocol.validation import parse_voice, voice_name
+from tts_server.engines.g2p import MAX_PHONEMES, Phonemized, phonemize, split_spans
+from tts_server.engines.scheduler import BatchScheduler, Piece, SchedulerStats
 from tts_server.engines.timings import Chunk, Timed, word_times
-from tts_server.g2p import MAX_PHONEMES, Phonemized, phonemize, split_spans
-from tts_server.scheduler import DEFAULT_BATCH_WAIT_MS, BatchScheduler, Piece, SchedulerStats
-from tts_server.voices import BlendCache, BlendMismatch
+from tts_server.engines.voices import BlendCache, BlendMismatch
+from tts_server.settings import DEFAULT_BATCH_WAIT_MS
 
 G2P = Callable[[str], str]  # text -> phonemes (EnglishG2P, or a PhonemeTable in front of it)
 
@@ -73,7 +76,7 @@ def to_pcm16(audio: np.ndarray) -> bytes:
 
 
 class Engine(ABC):
-    """A Kokoro engine. Subclasses load ``_voices`` and provide one blocking inference call.
+    """A Kokoro engine. Subclasses load ``_voices`` and provide ``_infer_batch``.
 
     ``lanes`` worker threads run the model (one unless the engine keeps one model per lane);
     ``max_batch`` pieces at most go through one model call (1 unless ``batchable``), waiting
@@ -102,7 +105,7 @@ class Engine(ABC):
             max_workers=1, thread_name_prefix=f"{self.name}-g2p"
         )
         self._scheduler = BatchScheduler(
-            self._infer_timed,
+            self._infer_batch,
             size=lambda piece: len(piece.phonemes) + 2,  # ~tokens, with the boundary pads
             interrupt=self._interrupt,
             lanes=lanes,
@@ -133,19 +136,12 @@ class Engine(ABC):
         return self._scheduler.stats
 
     @abstractmethod
-    def _infer(self, phonemes: str, voice: str, speed: float) -> np.ndarray:
-        """Blocking: synthesize one model-sized phoneme string to float32 audio."""
+    def _infer_batch(self, lane: int, pieces: Sequence[Piece]) -> list[Timed]:
+        """Blocking, on lane ``lane``'s thread: each piece's audio, with its phonemes' bounds
+        where the engine knows its model's durations (the one hook an engine provides).
 
-    def _infer_batch(self, lane: int, pieces: Sequence[Piece]) -> list[np.ndarray]:
-        """Blocking, on lane ``lane``'s thread: each piece's audio (one by one unless batchable)."""
-        return [self._infer(piece.phonemes, piece.voice, piece.speed) for piece in pieces]
-
-    def _infer_timed(self, lane: int, pieces: Sequence[Piece]) -> list[Timed]:
-        """Blocking: each piece's audio with its phonemes' bounds (what the scheduler runs).
-
-        An engine that knows its model's durations overrides it; by default there are none.
+        The scheduler calls it with one piece, or with several if the engine is ``batchable``.
         """
-        return [Timed(audio) for audio in self._infer_batch(lane, pieces)]
 
     def resolve_voice(self, voice: str | None) -> str:
         """The canonical name for ``voice``, a voice or a blend (the one voice check).
@@ -189,40 +185,22 @@ class Engine(ABC):
         self._scheduler.close()
         self._g2p_executor.shutdown(wait=False, cancel_futures=True)
 
-    async def phonemize(self, text: str) -> str:
-        """Phonemes for ``text``, on the G2P thread (spaCy is not free): overlaps inference."""
-        return (await self.phonemize_words(text)).phonemes
+    async def phonemize(self, text: str) -> Phonemized:
+        """Phonemes for ``text`` with each word's span in them, on the G2P thread.
 
-    async def phonemize_words(self, text: str) -> Phonemized:
-        """Phonemes for ``text`` with each word's span in them, on the G2P thread."""
+        spaCy is not free: on its own thread it overlaps inference instead of queueing behind it.
+        """
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._g2p_executor, phonemize, self._g2p, text)
 
-    def synthesize(
-        self, text: str, voice: str | None = None, speed: float = 1.0
-    ) -> AsyncIterator[np.ndarray]:
-        """Audio chunks for ``text`` in ``resolve_voice(voice)`` (``UnknownVoice`` at once)."""
-        return self.synthesize_resolved(text, self.resolve_voice(voice), speed)
+    async def synthesize(self, text: str, voice: str, speed: float = 1.0) -> AsyncIterator[Chunk]:
+        """Trimmed float32 audio for ``text``, one chunk per model-sized piece, with its words.
 
-    async def synthesize_resolved(
-        self, text: str, voice: str, speed: float = 1.0
-    ) -> AsyncIterator[np.ndarray]:
-        """Yield trimmed float32 audio chunks for ``text``, one per model-sized piece.
-
-        ``voice`` is a name ``resolve_voice`` returned: it is not checked again.
+        ``voice`` is a name ``resolve_voice`` returned: it is not checked again. A chunk's
+        words are those whose phonemes start in it, in samples from the chunk's first (trimmed)
+        sample; without the model's durations there are none.
         """
-        async for chunk in self.synthesize_timed(text, voice, speed):
-            yield chunk.audio
-
-    async def synthesize_timed(
-        self, text: str, voice: str, speed: float = 1.0
-    ) -> AsyncIterator[Chunk]:
-        """As ``synthesize_resolved``, each chunk with its words' timings in its own audio.
-
-        A chunk is one model-sized piece; its words are those whose phonemes start in it, in
-        samples from the chunk's first (trimmed) sample. Without durations: no words.
-        """
-        phonemized = await self.phonemize_words(text)
+        phonemized = await self.phonemize(text)
         phonemes = phonemized.phonemes
         for span in split_spans(phonemes, MAX_PHONEMES):
             piece = Piece(phonemes[span[0] : span[1]], voice, speed)

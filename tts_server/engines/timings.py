@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tts_server.g2p import WordSpan
+from tts_server.engines.g2p import WordSpan
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,7 @@ key by key, since ``KModel`` itself quietly keeps random weights for keys that d
 
 Inference runs through ``BatchedKokoro`` (kokoro's forward, batched over pieces of different
 lengths), so the scheduler can put up to ``max_batch`` pieces from different connections into
-one forward pass; with ``max_batch=1`` every piece runs alone, as before.
+one forward pass; with ``max_batch=1`` every piece runs alone.
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ import numpy as np
 
 from tts_server.engines.base import G2P, Engine, EngineError, Trim
 from tts_server.engines.kokoro_import import import_kmodel
+from tts_server.engines.scheduler import Piece
 from tts_server.engines.timings import Timed, char_bounds
-from tts_server.scheduler import DEFAULT_BATCH_WAIT_MS, Piece
+from tts_server.settings import DEFAULT_BATCH_WAIT_MS, SAGEMAKER_MODEL_DIR
 
 if TYPE_CHECKING:
     import torch
@@ -31,9 +32,8 @@ if TYPE_CHECKING:
 
 PACKAGE_HINT = "pip install torch kokoro (or: pip install -e '.[tts]')"
 REPO_ID = "hexgrad/Kokoro-82M"
-DEFAULT_MODEL_DIR = Path("/opt/ml/model")
 DEFAULT_VOICE = "af_heart"
-CUDA_MAX_BATCH = 32  # the H200's forward pass reaches 891 audio-s/s at B=32 (issue 11)
+CUDA_MAX_BATCH = 32  # the H200's forward pass reaches 891 audio-s/s at B=32
 VOICE_SHAPE = (510, 1, 256)
 PARTS = ("bert", "bert_encoder", "predictor", "text_encoder", "decoder")
 CONFIG_KEYS = (
@@ -207,7 +207,7 @@ class TorchEngine(Engine):
     def __init__(
         self,
         g2p: G2P,
-        model_dir: Path = DEFAULT_MODEL_DIR,
+        model_dir: Path = SAGEMAKER_MODEL_DIR,
         device: str | None = None,
         trim: Trim | None = None,
         *,
@@ -238,13 +238,7 @@ class TorchEngine(Engine):
             max_batch = CUDA_MAX_BATCH if self.device.type == "cuda" else 1
         super().__init__(g2p, trim, max_batch=max_batch, batch_wait_ms=batch_wait_ms)
 
-    def _infer(self, phonemes: str, voice: str, speed: float) -> np.ndarray:
-        return self._infer_batch(0, [Piece(phonemes, voice, speed)])[0]
-
-    def _infer_batch(self, lane: int, pieces: Sequence[Piece]) -> list[np.ndarray]:
-        return [timed.audio for timed in self._infer_timed(lane, pieces)]
-
-    def _infer_timed(self, lane: int, pieces: Sequence[Piece]) -> list[Timed]:
+    def _infer_batch(self, lane: int, pieces: Sequence[Piece]) -> list[Timed]:
         """One forward pass for every piece that has known phonemes; silence for the others.
 
         Each piece's audio comes with its phonemes' bounds, from the frames the forward pass

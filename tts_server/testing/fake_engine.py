@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 
 import numpy as np
 
 from tts_protocol import SAMPLE_RATE
 from tts_server.engines import Engine
+from tts_server.engines.scheduler import Piece
+from tts_server.engines.timings import Timed
 
 SECONDS_PER_CHAR = 0.06  # about a real speaker's pace, so the warm-up finds it plausible
 
@@ -36,12 +39,16 @@ class FakeEngine(Engine):
         self._delay_s = delay_s
         self.calls = 0  # inferences started, read by tests
 
-    def _infer(self, phonemes: str, voice: str, speed: float) -> np.ndarray:
+    def _infer_batch(self, lane: int, pieces: Sequence[Piece]) -> list[Timed]:
+        return [Timed(self.tone(piece)) for piece in pieces]
+
+    def tone(self, piece: Piece) -> np.ndarray:
+        """Blocking: one piece's tone, once ``gate`` is open and ``delay_s`` has passed."""
         self.calls += 1
         if self._gate is not None:
             self._gate.wait()
         if self._delay_s:
             time.sleep(self._delay_s)
-        samples = int(len(phonemes) * SECONDS_PER_CHAR / speed * SAMPLE_RATE)
+        samples = int(len(piece.phonemes) * SECONDS_PER_CHAR / piece.speed * SAMPLE_RATE)
         t = np.arange(samples, dtype=np.float32) / SAMPLE_RATE
         return (0.3 * np.sin(2 * np.pi * 220.0 * t)).astype(np.float32)

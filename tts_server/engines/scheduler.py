@@ -10,8 +10,8 @@ queue; if its batch is already running, its result is discarded, and when every 
 running batch is cancelled the lane's inference is interrupted (where the engine can).
 
 A connection awaits one piece before it submits the next, so its order is kept and lanes are
-shared fairly between connections. With ``max_batch=1`` and one lane this is the plain
-one-piece-at-a-time engine thread the server had before batching.
+shared fairly between connections. With ``max_batch=1`` and one lane, pieces run one at a time
+in arrival order on one thread.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from typing import Any
 # Token-count edges of the length buckets: a batch mixes only pieces of one bucket, so the
 # padding stays below about a third of the batch's frames.
 BUCKET_EDGES = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384)
-DEFAULT_BATCH_WAIT_MS = 2.0  # a few ms: small beside one forward pass, enough to gather peers
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,8 @@
-"""The speech API's response bodies: sentences → PCM → encoded audio, captions or SSE events.
+"""The speech API's response bodies: sentences → chunks → PCM → encoded audio, captions or SSE.
 
-Each body synthesizes sentence by sentence through ``Engine.synthesize_resolved`` (or
-``synthesize_timed`` for captions) and encodes off the event loop, so the first bytes leave
-once the first sentence is spoken. A failure after the status is sent becomes a last line or
-event in OpenAI's error shape.
+Each body synthesizes sentence by sentence through ``Engine.synthesize`` and encodes off the
+event loop, so the first bytes leave once the first sentence is spoken. A failure after the
+status is sent becomes a last line or event in OpenAI's error shape.
 """
 
 from __future__ import annotations
@@ -17,8 +16,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from tts_protocol import samples_ms
-from tts_server.audio_encoding import StreamingEncoder
 from tts_server.engines.base import Engine, to_pcm16
+from tts_server.engines.timings import Chunk
+from tts_server.openai_api.audio_encoding import StreamingEncoder
 
 log = logging.getLogger("tts_server.openai_api")
 
@@ -43,34 +43,38 @@ def split_sentences(text: str) -> list[str]:
     return [s.text.strip() for s in _sentencizer()(text).sents if s.text.strip()]
 
 
-async def pcm(
+async def spoken(
     engine: Engine, sentences: list[str], voice: str, speed: float
-) -> AsyncIterator[bytes]:
+) -> AsyncIterator[Chunk]:
+    """Each sentence in turn through the engine: one stream of chunks for the whole input."""
     for sentence in sentences:
-        async for chunk in engine.synthesize_resolved(sentence, voice, speed):
-            yield to_pcm16(chunk)
+        async for chunk in engine.synthesize(sentence, voice, speed):
+            yield chunk
+
+
+async def pcm(chunks: AsyncIterator[Chunk]) -> AsyncIterator[bytes]:
+    """Each chunk's audio as s16le PCM."""
+    async for chunk in chunks:
+        yield to_pcm16(chunk.audio)
 
 
 Words = list[dict[str, Any]]  # [{"text", "start_ms", "end_ms"}], ms from the response's start
 
 
-async def timed_pcm(
-    engine: Engine, sentences: list[str], voice: str, speed: float
-) -> AsyncIterator[tuple[bytes, Words]]:
-    """Each engine chunk's PCM with its words, timed from the start of the whole response."""
+async def timed_pcm(chunks: AsyncIterator[Chunk]) -> AsyncIterator[tuple[bytes, Words]]:
+    """Each chunk's PCM with its words, timed from the start of the whole response."""
     samples = 0
-    for sentence in sentences:
-        async for chunk in engine.synthesize_timed(sentence, voice, speed):
-            words = [
-                {
-                    "text": w.text,
-                    "start_ms": samples_ms(samples + w.start),
-                    "end_ms": samples_ms(samples + w.end),
-                }
-                for w in chunk.words
-            ]
-            samples += chunk.audio.size
-            yield to_pcm16(chunk.audio), words
+    async for chunk in chunks:
+        words = [
+            {
+                "text": w.text,
+                "start_ms": samples_ms(samples + w.start),
+                "end_ms": samples_ms(samples + w.end),
+            }
+            for w in chunk.words
+        ]
+        samples += chunk.audio.size
+        yield to_pcm16(chunk.audio), words
 
 
 async def captions(

@@ -155,18 +155,14 @@ class EnglishG2P:
         return Phonemized(stripped, tuple(spans))
 
 
-def split_phonemes(phonemes: str, limit: int = MAX_PHONEMES) -> list[str]:
-    """Cut phonemes into one piece per sentence, each at most ``limit`` chars, never mid-word.
+def split_spans(phonemes: str, limit: int = MAX_PHONEMES) -> list[tuple[int, int]]:
+    """Cut phonemes into one piece per sentence, each at most ``limit`` chars, never mid-word:
+    each piece as ``(start, end)`` offsets into ``phonemes``, edge spaces left out.
 
     One sentence per piece keeps the first audio early (the engine yields each piece as soon
     as it is synthesized). A sentence over ``limit`` is cut at the last clause mark in the
     second half of the window, else at the last space; only a word over ``limit`` is hard-cut.
     """
-    return [phonemes[start:end] for start, end in split_spans(phonemes, limit)]
-
-
-def split_spans(phonemes: str, limit: int = MAX_PHONEMES) -> list[tuple[int, int]]:
-    """``split_phonemes`` as ``(start, end)`` offsets into ``phonemes``."""
     spans: list[tuple[int, int]] = []
     sentence_start = 0
     for sentence in [*_SENTENCE_END.finditer(phonemes), None]:

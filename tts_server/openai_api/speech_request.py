@@ -1,0 +1,172 @@
+"""OpenAI's speech request: its body, the checks Kokoro adds, and errors in OpenAI's shape.
+
+Errors use OpenAI's JSON shape ``{"error": {"message", "type", "param", "code"}}``;
+``ApiError.refused`` puts the server's own refusals (not ready, busy) into it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from tts_protocol import MAX_SPEED, MIN_SPEED, ErrorCode
+from tts_server.engines.base import Engine, UnknownVoice
+from tts_server.service import RETRY_AFTER_S, Refused
+
+MODELS = ("kokoro", "tts-1", "tts-1-hd", "gpt-4o-mini-tts", "gpt-4o-mini-tts-2025-12-15")
+OPENAI_VOICES = (
+    "alloy",
+    "ash",
+    "ballad",
+    "cedar",
+    "coral",
+    "echo",
+    "fable",
+    "marin",
+    "nova",
+    "onyx",
+    "sage",
+    "shimmer",
+    "verse",
+)
+MAX_INPUT_CHARS = 4096  # OpenAI's limit
+OPENAI_MIN_SPEED, OPENAI_MAX_SPEED = 0.25, 4.0
+
+
+class ApiError(Exception):
+    """An error answered in OpenAI's shape."""
+
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        param: str | None = None,
+        code: str | None = None,
+        kind: str = "invalid_request_error",
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.param = param
+        self.code = code
+        self.kind = kind
+
+    def body(self) -> dict[str, Any]:
+        """``{"error": {...}}`` as OpenAI writes it."""
+        error = {"message": self.message, "type": self.kind, "param": self.param}
+        return {"error": {**error, "code": self.code}}
+
+    @classmethod
+    def refused(cls, refused: Refused) -> ApiError:
+        """The server's refusal (503 not ready, 429 busy) in OpenAI's words."""
+        code = "busy" if refused.code is ErrorCode.BUSY else "service_unavailable"
+        return cls(refused.status, refused.message, kind="server_error", code=code)
+
+    def response(self) -> JSONResponse:
+        """The JSON response; a 429 or 503 says when to try again."""
+        retry = self.status in (429, 503)
+        headers = {"Retry-After": str(RETRY_AFTER_S)} if retry else None
+        return JSONResponse(self.body(), status_code=self.status, headers=headers)
+
+
+class VoiceId(BaseModel):
+    """OpenAI's custom-voice reference, ``{"id": ...}``: here, a Kokoro voice or blend."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str
+
+
+class SpeechRequest(BaseModel):
+    """The body of ``POST /v1/audio/speech``, as OpenAI defines it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    model: str
+    input: str
+    voice: str | VoiceId
+    instructions: str | None = None  # accepted and ignored: Kokoro takes no style prompt
+    response_format: Literal["mp3", "opus", "aac", "flac", "wav", "pcm"] = "mp3"
+    speed: float = Field(default=1.0, ge=OPENAI_MIN_SPEED, le=OPENAI_MAX_SPEED)
+    stream_format: Literal["audio", "sse"] = "audio"
+
+
+def _validation_error(exc: ValidationError) -> ApiError:
+    """The first of pydantic's complaints, as OpenAI words it."""
+    first = exc.errors()[0]
+    param = ".".join(str(part) for part in first["loc"]) or None
+    if first["type"] == "json_invalid":
+        return ApiError(400, f"the body is not valid JSON: {first['msg']}", code="invalid_json")
+    if first["type"] == "missing":
+        return ApiError(
+            400,
+            f"missing required parameter {param!r}",
+            param=param,
+            code="missing_required_parameter",
+        )
+    if first["type"] == "extra_forbidden":
+        return ApiError(
+            400, f"unrecognized request argument {param!r}", param=param, code="unknown_parameter"
+        )
+    return ApiError(
+        400, f"invalid value for {param!r}: {first['msg']}", param=param, code="invalid_value"
+    )
+
+
+def parse_speech(body: bytes) -> SpeechRequest:
+    """The checked request in ``body``, or ``ApiError`` 400 (404 for an unknown model)."""
+    try:
+        speech = SpeechRequest.model_validate_json(body)
+    except ValidationError as exc:
+        raise _validation_error(exc) from exc
+    _check(speech)
+    return speech
+
+
+def openai_voice_map(engine: Engine) -> dict[str, str]:
+    """OpenAI's voice names to the engine's: ``alloy`` → ``af_alloy`` if present, else default."""
+    mapping: dict[str, str] = {}
+    for name in OPENAI_VOICES:
+        matches = [voice for voice in engine.voices if voice.split("_", 1)[-1] == name]
+        mapping[name] = matches[0] if len(matches) == 1 else engine.default_voice
+    return mapping
+
+
+def resolve_voice(engine: Engine, voice: str | VoiceId) -> str:
+    """The engine's name for ``voice``; an OpenAI name the engine lacks maps to one it has."""
+    name = voice.id if isinstance(voice, VoiceId) else voice
+    if name in OPENAI_VOICES and name not in engine.voices:
+        name = openai_voice_map(engine)[name]
+    try:
+        return engine.resolve_voice(name)
+    except UnknownVoice as exc:
+        raise ApiError(400, str(exc), param="voice", code="unknown_voice") from exc
+
+
+def _check(request: SpeechRequest) -> None:
+    """What Kokoro adds to OpenAI's schema: a known model, some input, Kokoro's speeds."""
+    if request.model not in MODELS:
+        raise ApiError(
+            404,
+            f"the model {request.model!r} does not exist; use one of {', '.join(MODELS)}",
+            param="model",
+            code="model_not_found",
+        )
+    if not request.input.strip():
+        raise ApiError(400, "'input' is empty", param="input", code="empty_text")
+    if len(request.input) > MAX_INPUT_CHARS:
+        raise ApiError(
+            400,
+            f"'input' has {len(request.input)} characters; the limit is {MAX_INPUT_CHARS}",
+            param="input",
+            code="string_above_max_length",
+        )
+    if not MIN_SPEED <= request.speed <= MAX_SPEED:
+        raise ApiError(
+            400,
+            f"speed {request.speed:g} is within OpenAI's range but Kokoro speaks only "
+            f"{MIN_SPEED:g} to {MAX_SPEED:g}",
+            param="speed",
+            code="unsupported_value",
+        )

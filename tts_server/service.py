@@ -1,0 +1,167 @@
+"""What every route shares, and the one path of a synthesis: ready → admit → synthesize → measure.
+
+One ``SynthesisService`` per app (``app.state.service``): the settings, the readiness, the
+engine once it is loaded, the server-wide ``Admission``, the ``Drain`` and the metrics. A
+route asks it for the engine (``ready_engine``: refused 503 until the warm-up passed), for a
+session slot (``admit``: refused 429 ``busy`` when full), and times its synthesis into the
+metrics (``measured``). POST ``/invocations`` and the OpenAI speech routes take all four
+steps; the WebSocket route the first two (its connection times each segment itself). Each
+answers a ``Refused`` in its own error shape.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import TypeVar
+
+from starlette.requests import HTTPConnection
+
+from tts_protocol import ErrorCode
+from tts_server.admission import Admission
+from tts_server.drain import Drain
+from tts_server.engines.base import Engine
+from tts_server.engines.timings import Chunk
+from tts_server.health import Readiness, State, warm_up
+from tts_server.metrics import TTSMetrics
+from tts_server.settings import Settings
+
+EngineLoader = Callable[[Settings], Engine]
+MAX_BODY_BYTES = 64 * 1024  # a POST body; OpenAI's 4096 characters, each escaped as \uXXXX, fit
+RETRY_AFTER_S = 1  # what a 429 (and the OpenAI routes' 503) tells the client to wait
+T = TypeVar("T")
+
+log = logging.getLogger("tts_server")
+
+
+class Refused(Exception):
+    """A synthesis the server cannot take now: ``status`` 503 (not ready) or 429 (busy)."""
+
+    def __init__(self, status: int, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+class SessionSlot:
+    """One admitted session: ``release`` (or leaving a ``with``) gives it back, only once."""
+
+    def __init__(self, admission: Admission) -> None:
+        self._admission = admission
+        self._held = True
+
+    def release(self) -> None:
+        """Give the slot back; later calls do nothing."""
+        if self._held:
+            self._held = False
+            self._admission.close_session()
+
+    def __enter__(self) -> SessionSlot:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.release()
+
+    async def held_by(self, stream: AsyncIterator[T]) -> AsyncIterator[T]:
+        """``stream``; the slot goes back however the stream ends (a streamed response)."""
+        try:
+            async for item in stream:
+                yield item
+        finally:
+            self.release()
+
+
+@dataclass(slots=True)
+class Timing:
+    """One synthesis as it is read: when it started, its first audio, its samples, its end."""
+
+    started: float = field(default_factory=time.perf_counter)
+    first_audio_s: float | None = None  # from ``started``; None until the first chunk
+    samples: int = 0
+    ended: float | None = None  # set once the stream ran to its end
+
+    @property
+    def synthesis_s(self) -> float:
+        """From the start to the end (to now, while the stream runs)."""
+        return (self.ended or time.perf_counter()) - self.started
+
+
+class SynthesisService:
+    """The app's shared state and the steps of a synthesis (see the module's docstring)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.readiness = Readiness()
+        self.engine: Engine | None = None  # set by ``load``
+        self.admission = Admission.for_server(
+            settings.engine, settings.device, settings.max_sessions, settings.max_queued
+        )
+        self.drain = Drain(self.readiness, self.admission)  # run on SIGTERM (cli.py)
+        self.metrics = TTSMetrics(self.admission, self.engine_if_ready)
+
+    async def load(self, loader: EngineLoader) -> None:
+        """Load the engine and warm it up; any failure keeps the server not ready, for good."""
+        try:
+            engine = await asyncio.to_thread(loader, self.settings)
+            self.engine = engine
+            self.readiness.reason = "warming up"
+            self.readiness.details = await warm_up(engine)
+        except Exception as exc:  # any load or warm-up failure must keep /ping at 503
+            log.exception("engine failed to become ready")
+            self.readiness.fail(f"{type(exc).__name__}: {exc}")
+            return
+        self.readiness.state, self.readiness.reason = State.HEALTHY, "ok"
+        log.info("engine %s ready: %s", type(engine).__name__, self.readiness.details)
+
+    def engine_if_ready(self) -> Engine | None:
+        """The engine once the warm-up passed (and until the drain), else None."""
+        return self.engine if self.readiness.state is State.HEALTHY else None
+
+    def ready_engine(self) -> Engine:
+        """The engine, or ``Refused`` 503: ``shutting_down`` while draining, else ``internal``."""
+        engine = self.engine_if_ready()
+        if engine is None:
+            code = ErrorCode.SHUTTING_DOWN if self.drain.started else ErrorCode.INTERNAL
+            raise Refused(503, code, f"not ready: {self.readiness.reason}")
+        return engine
+
+    def admit(self) -> SessionSlot:
+        """A session slot for one synthesis, or ``Refused`` 429 ``busy`` when all are taken."""
+        if not self.admission.open_session():
+            message = f"{self.admission.max_sessions} sessions are open; try again later"
+            raise Refused(429, ErrorCode.BUSY, message)
+        return SessionSlot(self.admission)
+
+    async def measured(
+        self, engine: Engine, chunks: AsyncIterator[Chunk], timing: Timing
+    ) -> AsyncIterator[Chunk]:
+        """``chunks``, timed into ``timing``; at their end, into the server's histograms."""
+        async for chunk in chunks:
+            if timing.first_audio_s is None:
+                timing.first_audio_s = time.perf_counter() - timing.started
+            timing.samples += chunk.audio.size
+            yield chunk
+        timing.ended = time.perf_counter()
+        self.metrics.synthesized(
+            engine.name,
+            waited_s=None,
+            first_audio_s=timing.first_audio_s,
+            synthesis_s=timing.synthesis_s,
+            samples=timing.samples,
+        )
+
+
+def service_of(connection: HTTPConnection) -> SynthesisService:
+    """The app's service, from a request or a WebSocket."""
+    service: SynthesisService = connection.app.state.service
+    return service
