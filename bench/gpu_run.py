@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-FRAMES_PER_TOKEN = 2.75  # the embedded ONNX model's frames per phoneme token (issue 11)
+FRAMES_PER_TOKEN = 2.75  # the embedded ONNX model's frames per phoneme token, as measured
 BUDGET_S = 360.0
 PHONEME_TABLE = Path(__file__).with_name("load_phonemes.json")  # bench.phoneme_table wrote it
 FULL = {"sessions": ["1", "2", "4", "8", "16", "32", "64"], "max_batch": ["1", "64"]}

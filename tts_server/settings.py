@@ -17,13 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from tts_protocol import DEFAULT_MAX_TEXT_CHARS
+from tts_protocol import DEFAULT_MAX_QUEUE, DEFAULT_MAX_TEXT_CHARS
 
 EngineName = Literal["onnx", "torch"]
 DeviceName = Literal["cpu", "cuda"]
 SAGEMAKER_MODEL_DIR = Path("/opt/ml/model")
 DEFAULT_BATCH_WAIT_MS = 2.0  # a few ms: small beside one forward pass, enough to gather peers
-DEFAULT_MAX_QUEUE = 64  # segments one connection may have queued
 ENV_PREFIX = "TTS_"
 
 

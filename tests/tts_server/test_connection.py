@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
-import numpy as np
 import pytest
 
 from tests.tts_protocol.test_server import MALFORMED
@@ -33,6 +32,8 @@ from tts_protocol import (
 from tts_server.admission import Admission
 from tts_server.connection import Ending, SynthesisConnection, frame_payload
 from tts_server.engines import Engine
+from tts_server.engines.scheduler import Piece
+from tts_server.engines.timings import Timed
 from tts_server.metrics import TTSMetrics
 
 Event = ServerMessage | bytes
@@ -150,18 +151,18 @@ class RecordingEngine(Engine):
         self.checked.append(voice)
         return super().resolve_voice(voice)
 
-    def _infer(self, phonemes: str, voice: str, speed: float) -> np.ndarray:
-        self.spoken.append(voice)
-        return self.inner._infer(phonemes, voice, speed)
+    def _infer_batch(self, lane: int, pieces: Sequence[Piece]) -> list[Timed]:
+        self.spoken += [piece.voice for piece in pieces]
+        return self.inner._infer_batch(lane, pieces)
 
 
 class FlakyEngine(RecordingEngine):
     """Fails on any text that mentions 'explode'; speaks everything else."""
 
-    def _infer(self, phonemes: str, voice: str, speed: float) -> np.ndarray:
-        if "ksplˈOd" in phonemes:
+    def _infer_batch(self, lane: int, pieces: Sequence[Piece]) -> list[Timed]:
+        if any("ksplˈOd" in piece.phonemes for piece in pieces):
             raise RuntimeError("the model blew up")
-        return super()._infer(phonemes, voice, speed)
+        return super()._infer_batch(lane, pieces)
 
 
 @pytest.mark.parametrize(
