@@ -57,7 +57,7 @@ class TurnTelemetry:
         self.context.run(bind, turn_id=turn_id, session_id=conversation)
         self.context.run(otel_context.attach, self.parent)
         self._segments: dict[int, Span] = {}
-        self.observer = TurnObserver(on_error=self._error, on_metrics=self._latencies)
+        self._observer = TurnObserver(on_error=self._error, on_metrics=self._latencies)
         self.log(logging.INFO, "turn started: mode=%s prompt_chars=%d", mode, len(prompt))
 
     def log(self, level: int, message: str, *args: object) -> None:
@@ -70,7 +70,7 @@ class TurnTelemetry:
 
     def saw(self, event: Event) -> Event:
         """An event the turn yields: errors and its measured latencies go on the turn span."""
-        self.observer.saw(event)
+        self._observer.saw(event)
         return event
 
     def _error(self, code: str) -> None:
@@ -121,7 +121,7 @@ class TurnTelemetry:
             span.set_attribute("segment.status", "abandoned")
             span.end()
         self._segments.clear()
-        outcome, errors = self.observer.outcome, self.observer.errors
+        outcome, errors = self._observer.outcome, self._observer.errors
         self.span.set_attribute("turn.outcome", outcome)
         if outcome == "error":
             self.span.set_status(Status(StatusCode.ERROR, ",".join(errors)))

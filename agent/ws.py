@@ -7,12 +7,12 @@ turn here is the same ``Turn`` the SSE route runs: there is no second pipeline.
 Client → server: JSON objects, in text or binary frames, at most ``MAX_MESSAGE_BYTES``:
 ``prompt`` (the POST body's fields), ``cancel`` (barge-in), ``config`` (defaults for later
 prompts). Server → client: the turn's events as JSON text frames, except ``audio.delta``, which
-is one binary frame: ``AUDIO_HEADER`` (the segment's ``seq``) then raw PCM s16le
-(``agent.browser_leg``). Turns never
-interleave on the socket: a new prompt supersedes the running turn, whose events end (with
-``turn.end``) before the new turn's first. A socket with no message and no turn for ``idle_s``
-gets an ``idle_timeout`` error and is closed (1000, reason ``idle_timeout``); a page opens a
-new one on its next prompt. Contract: docs/events.md.
+is one binary frame: ``AUDIO_HEADER`` (the segment's ``seq``) then raw PCM s16le (the
+constants: ``agent.browser_leg``). Turns never interleave on the socket: a new prompt
+supersedes the running turn, whose events end (with ``turn.end``) before the new turn's first.
+A socket with no message and no turn for ``idle_s`` gets an ``idle_timeout`` error and is
+closed (1000, reason ``idle_timeout``); a page opens a new one on its next prompt. Contract:
+docs/events.md.
 """
 
 from __future__ import annotations
