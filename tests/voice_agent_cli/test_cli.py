@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -13,6 +15,8 @@ from agent.config import AgentConfig
 from bench import agent_latency, audit
 from tts_client import acceptance
 from voice_agent_cli import cli
+
+RUNTIME = ("agent", "observability", "tts_client", "tts_protocol", "tts_server")
 
 
 def imported_after(code: str) -> list[str]:
@@ -63,6 +67,17 @@ def test_the_cli_imports_no_tool_until_one_is_chosen() -> None:
 
 def test_the_benchmark_does_not_import_the_cli() -> None:
     assert "voice_agent_cli.cli" not in imported_after("import bench.agent_latency")
+
+
+def test_no_runtime_package_names_the_tooling() -> None:
+    """Only this package reaches ``bench`` and ``deploy``, and nothing reaches it."""
+    root = Path(__file__).resolve().parents[2]
+    tooling = re.compile(
+        r"^\s*(from|import) (bench|deploy|voice_agent_cli)\b|[\"'](bench|deploy)\.", re.M
+    )
+    for package in RUNTIME:
+        for path in (root / package).rglob("*.py"):
+            assert not tooling.search(path.read_text()), path
 
 
 @pytest.mark.parametrize(
