@@ -38,8 +38,8 @@ from starlette.websockets import WebSocket
 from agent.config import AgentConfig
 from agent.events import Event
 from agent.metrics import AgentMetrics
-from agent.pipeline import BadRequest
-from agent.service import DEFAULT_CONVERSATION, VoiceAgent, decode_json, read_body, refusal
+from agent.requests import BadRequest, decode_json, read_body, refusal
+from agent.service import DEFAULT_CONVERSATION, VoiceAgent
 from agent.sse import event_stream
 from agent.ws import TurnEvents, TurnStarter, VoiceSocket, conversation_of
 from observability import logs, tracing
@@ -148,7 +148,7 @@ def create_app(config: AgentConfig | None = None) -> BedrockAgentCoreApp:
         await asyncio.wrap_future(closing)
 
     app = BedrockAgentCoreApp(lifespan=lifespan, middleware=[Middleware(CheckedBody)])
-    metrics = app.state.metrics = AgentMetrics()
+    metrics = AgentMetrics()
     app.add_route(METRICS_PATH, exposition(metrics.registry), methods=["GET"])
     app.add_middleware(HttpErrors, count=metrics.error)  # outermost: every refusal counted
 
@@ -165,9 +165,8 @@ def create_app(config: AgentConfig | None = None) -> BedrockAgentCoreApp:
     async def ws(websocket: WebSocket, context: RequestContext) -> None:
         conversation = context.session_id or conversation_of(websocket)
         turns = metrics.observed(worker_turns(voice_agent, sdk_worker_loop(app)))
-        await metrics.serve(
-            VoiceSocket(websocket, turns, conversation, voice_agent.config.ws_idle_s)
-        )
+        idle_s = voice_agent.config.ws_idle_s
+        await metrics.serve(VoiceSocket(websocket, turns, conversation, idle_s, metrics.error))
 
     @app.ping
     def ping() -> PingStatus:

@@ -26,7 +26,7 @@ from typing import Any, TextIO
 
 from websockets.asyncio.client import ClientConnection, connect
 
-from agent.ws import AUDIO_HEADER, SESSION_HEADER
+from agent.browser_leg import SESSION_HEADER, split_audio_frame
 from tts_protocol import BYTES_PER_SAMPLE, SAMPLE_RATE, wav_bytes
 
 PRESIGNED_URL_S = 300  # AgentCore's longest
@@ -35,8 +35,8 @@ TURN_IDLE_S = 120  # a turn that sends nothing for this long is given up
 
 
 @dataclass(frozen=True, slots=True)
-class Endpoint:
-    """Where to connect, and the headers of the upgrade request."""
+class Handshake:
+    """The agent's ``/ws``: where to connect, and the headers of the upgrade request."""
 
     url: str
     headers: dict[str, str] = field(default_factory=dict)
@@ -52,13 +52,13 @@ class TurnResult:
     metrics: dict[str, Any] = field(default_factory=dict)
 
 
-def runtime_endpoint(
+def runtime_handshake(
     arn: str,
     session_id: str,
     region: str | None = None,
     qualifier: str = "DEFAULT",
     bearer_token: str | None = None,
-) -> Endpoint:
+) -> Handshake:
     """AgentCore Runtime's ``/ws`` for ``arn``: a SigV4-presigned URL, or OAuth headers."""
     import boto3
     from bedrock_agentcore.runtime import AgentCoreRuntimeClient
@@ -69,11 +69,11 @@ def runtime_endpoint(
         url, headers = client.generate_ws_connection_oauth(
             arn, bearer_token, session_id=session_id, endpoint_name=qualifier
         )
-        return Endpoint(url, {k: headers[k] for k in ("Authorization", SESSION_HEADER)})
+        return Handshake(url, {k: headers[k] for k in ("Authorization", SESSION_HEADER)})
     url = client.generate_presigned_url(
         arn, session_id=session_id, endpoint_name=qualifier, expires=PRESIGNED_URL_S
     )
-    return Endpoint(url)
+    return Handshake(url)
 
 
 async def run_turn(
@@ -85,7 +85,7 @@ async def run_turn(
     while True:
         frame = await asyncio.wait_for(socket.recv(), TURN_IDLE_S)
         if isinstance(frame, bytes):
-            result.pcm += frame[AUDIO_HEADER.size :]
+            result.pcm += split_audio_frame(frame)[1]
             continue
         event = json.loads(frame)
         kind = event["type"]
@@ -117,7 +117,7 @@ async def listed(prompts: Iterable[str]) -> AsyncIterator[str]:
 
 
 async def chat(
-    endpoint: Endpoint,
+    handshake: Handshake,
     prompts: AsyncIterator[str],
     options: dict[str, Any] | None = None,
     out: TextIO | None = None,
@@ -125,7 +125,7 @@ async def chat(
     """One socket, one turn per prompt in order; the results of every turn."""
     results = []
     async with connect(
-        endpoint.url, additional_headers=endpoint.headers, open_timeout=CONNECT_S
+        handshake.url, additional_headers=handshake.headers, open_timeout=CONNECT_S
     ) as socket:
         ready = json.loads(await asyncio.wait_for(socket.recv(), CONNECT_S))
         if ready.get("type") != "ready":
@@ -158,21 +158,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mode", choices=("stream", "batch"))
 
 
-def endpoint_from(args: argparse.Namespace) -> Endpoint:
-    """The endpoint the flags name."""
+def handshake_from(args: argparse.Namespace) -> Handshake:
+    """The ``/ws`` the flags name."""
     session_id = args.session_id or str(uuid.uuid4())
     if args.runtime_arn:
-        return runtime_endpoint(
+        return runtime_handshake(
             args.runtime_arn, session_id, args.region, args.qualifier, args.bearer_token
         )
-    return Endpoint(args.url, {SESSION_HEADER: session_id})
+    return Handshake(args.url, {SESSION_HEADER: session_id})
 
 
 def run(args: argparse.Namespace) -> int:
     """Chat; exit 1 if any turn reported an error."""
     prompts = listed(args.prompt) if args.prompt else lines(sys.stdin)
     options = {k: v for k in ("voice", "speed", "mode") if (v := getattr(args, k)) is not None}
-    results = asyncio.run(chat(endpoint_from(args), prompts, options, sys.stdout))
+    results = asyncio.run(chat(handshake_from(args), prompts, options, sys.stdout))
     if args.output:
         args.output.write_bytes(wav_bytes(b"".join(bytes(r.pcm) for r in results)))
         seconds = sum(len(r.pcm) for r in results) / (SAMPLE_RATE * BYTES_PER_SAMPLE)

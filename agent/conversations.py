@@ -16,7 +16,8 @@ from collections.abc import Callable
 from strands import Agent
 from strands.telemetry.metrics import EventLoopMetrics
 
-from agent.pipeline import TextModel, Turn, TurnRequest
+from agent.requests import TurnRequest
+from agent.turn import TextModel, Turn
 from tts_client import SessionPool, Transport, TTSSession
 
 SUPERSEDE_WAIT_S = 2.0  # how long a new turn waits for the old one to let go

@@ -4,7 +4,8 @@ with FastAPI, plus the browser voice chat at ``/``. Same turns, same events, sam
 (``agent.ws``).
 
 Only pages of the server's own origin, or of those ``AgentConfig.allow_origins`` names, may use
-it (``agent.origins``); files are served from ``agent/web/`` only.
+it (``agent.origins``); files are served from ``agent/web/`` only, beside one generated module,
+``/web/browser-leg.js``: the browser leg's constants (``agent.browser_leg``) for the page.
 """
 
 from __future__ import annotations
@@ -19,16 +20,18 @@ from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.cors import CORSMiddleware
 
+from agent.browser_leg import SESSION_HEADER, page_module
 from agent.config import AgentConfig
 from agent.metrics import AgentMetrics
 from agent.origins import OriginGuard, check_host, check_origin
-from agent.pipeline import BadRequest
-from agent.service import DEFAULT_CONVERSATION, VoiceAgent, decode_json, read_body, refusal
+from agent.requests import BadRequest, decode_json, read_body, refusal
+from agent.service import DEFAULT_CONVERSATION, VoiceAgent
 from agent.sse import event_stream
-from agent.ws import SESSION_HEADER, VoiceSocket, conversation_of, local_turns
+from agent.ws import VoiceSocket, conversation_of, local_turns
 from observability.prometheus import METRICS_PATH, HttpErrors, exposition
 
 WEB = Path(__file__).parent / "web"
+LEG_MODULE = "/web/browser-leg.js"
 TRANSPORTS = ("websocket", "sse")  # what /config offers the browser, preferred first
 KEEPALIVE_S = 15
 
@@ -46,7 +49,7 @@ def create_app(config: AgentConfig | None = None) -> FastAPI:
 
     app = FastAPI(title="kokoro-voice-agent (dev)", lifespan=lifespan)
     app.state.voice_agent = voice_agent
-    metrics = app.state.metrics = AgentMetrics()
+    metrics = AgentMetrics()
     app.add_route(METRICS_PATH, exposition(metrics.registry), include_in_schema=False)
 
     @app.post("/invocations")
@@ -62,8 +65,8 @@ def create_app(config: AgentConfig | None = None) -> FastAPI:
     @app.websocket("/ws")
     async def ws(websocket: WebSocket) -> None:
         turns, conversation = metrics.observed(local_turns(voice_agent)), conversation_of(websocket)
-        socket = VoiceSocket(websocket, turns, conversation, voice_agent.config.ws_idle_s)
-        await metrics.serve(socket)
+        idle_s = voice_agent.config.ws_idle_s
+        await metrics.serve(VoiceSocket(websocket, turns, conversation, idle_s, metrics.error))
 
     @app.get("/ping")
     async def ping() -> dict[str, str]:
@@ -94,6 +97,10 @@ def create_app(config: AgentConfig | None = None) -> FastAPI:
     @app.get("/", include_in_schema=False)
     async def index() -> FileResponse:
         return FileResponse(WEB / "index.html")
+
+    @app.get(LEG_MODULE, include_in_schema=False)  # before the mount, which would answer 404
+    async def leg_module() -> Response:
+        return Response(page_module(), media_type="text/javascript")
 
     app.mount("/web", StaticFiles(directory=WEB), name="web")
     allow = [check_origin(origin) for origin in voice_agent.config.allow_origins]

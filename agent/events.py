@@ -1,80 +1,178 @@
-"""The browser-facing events, as JSON-ready dicts (docs/events.md).
+"""The browser-facing events, one frozen dataclass each (docs/events.md).
 
-``to_json`` is the one JSON form of an event: ``agent.sse`` wraps it in SSE lines, ``agent.ws``
-sends it as a WebSocket text frame (and audio as binary frames, ``audio_pcm``).
+``Event.to_json`` is the one JSON form of an event: ``agent.sse`` wraps it in SSE lines,
+``agent.ws`` sends it as a WebSocket text frame, except an ``AudioDelta``, which it sends as a
+binary frame of its raw ``pcm`` (base64 is only in its JSON form). Consumers tell events apart
+by their class; ``type`` is the name on the wire.
 """
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
+from agent.browser_leg import AUDIO_HEADER, MAX_MESSAGE_BYTES
 from tts_protocol import BYTES_PER_SAMPLE, SAMPLE_RATE, Word, samples_ms
-
-Event = dict[str, Any]
 
 AUDIO_EVENT_MS = 100  # at most this much audio per audio.delta event
 AUDIO_EVENT_BYTES = SAMPLE_RATE * AUDIO_EVENT_MS // 1000 * BYTES_PER_SAMPLE
 
 
-def turn_start(turn_id: str, mode: str) -> Event:
-    return {"type": "turn.start", "turn_id": turn_id, "mode": mode}
+class Event:
+    """An event: its ``type``, then its fields in order, as one JSON object."""
+
+    __slots__ = ()
+    type: ClassVar[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The event as a JSON object: ``type`` first, then its fields."""
+        fields = dataclasses.fields(self)  # type: ignore[arg-type]
+        return {"type": self.type, **{field.name: getattr(self, field.name) for field in fields}}
+
+    def to_json(self) -> str:
+        """Compact JSON, non-ASCII escaped (so its length is its size in bytes)."""
+        return json.dumps(self.to_dict(), separators=(",", ":"))
 
 
-def text_delta(text: str) -> Event:
-    return {"type": "text.delta", "text": text}
+# --- a turn's events, in the order they come -----------------------------------------------
 
 
-def segment(seq: int, text: str) -> Event:
-    return {"type": "segment", "seq": seq, "text": text}
+@dataclass(frozen=True, slots=True)
+class TurnStart(Event):
+    type: ClassVar[str] = "turn.start"
+    turn_id: str
+    mode: str
 
 
-def audio_deltas(seq: int, pcm: bytes) -> list[Event]:
-    """PCM s16le mono as base64 ``audio.delta`` events of at most ``AUDIO_EVENT_MS`` each."""
+@dataclass(frozen=True, slots=True)
+class TextDelta(Event):
+    type: ClassVar[str] = "text.delta"
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Segment(Event):
+    """Segment ``seq``'s text was sent to synthesis."""
+
+    type: ClassVar[str] = "segment"
+    seq: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentMarks(Event):
+    """Word timings of segment ``seq`` (ms from its audio's start), before the audio they time."""
+
+    type: ClassVar[str] = "segment.marks"
+    seq: int
+    words: tuple[Word, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        words = [{"text": w.text, "start_ms": w.start_ms, "end_ms": w.end_ms} for w in self.words]
+        return {"type": self.type, "seq": self.seq, "words": words}
+
+
+@dataclass(frozen=True, slots=True)
+class AudioDelta(Event):
+    """At most ``AUDIO_EVENT_MS`` of segment ``seq``'s audio: PCM s16le mono."""
+
+    type: ClassVar[str] = "audio.delta"
+    seq: int
+    pcm: bytes
+
+    def to_dict(self) -> dict[str, Any]:
+        audio = base64.b64encode(self.pcm).decode("ascii")
+        return {"type": self.type, "seq": self.seq, "audio": audio, "sample_rate": SAMPLE_RATE}
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentEnd(Event):
+    type: ClassVar[str] = "segment.end"
+    seq: int
+    audio_ms: float
+
+    @classmethod
+    def after(cls, seq: int, samples: int) -> SegmentEnd:
+        """The end of segment ``seq``, which had ``samples`` samples of audio."""
+        return cls(seq, samples_ms(samples))
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorEvent(Event):
+    """A problem the turn (or the socket) reports; the turn goes on if it can."""
+
+    type: ClassVar[str] = "error"
+    code: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class TurnMetrics(Event):
+    """Milliseconds from the request to the first text, the first audio, and this event."""
+
+    type: ClassVar[str] = "metrics"
+    ttft_ms: float | None
+    ttfa_ms: float | None
+    total_ms: float | None
+    segments: int
+    audio_ms: float
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnd(Event):
+    type: ClassVar[str] = "turn.end"
+
+
+def audio_deltas(seq: int, pcm: bytes) -> list[AudioDelta]:
+    """PCM s16le mono as ``audio.delta`` events of at most ``AUDIO_EVENT_MS`` each."""
     return [
-        {
-            "type": "audio.delta",
-            "seq": seq,
-            "audio": base64.b64encode(pcm[i : i + AUDIO_EVENT_BYTES]).decode("ascii"),
-            "sample_rate": SAMPLE_RATE,
-        }
+        AudioDelta(seq, pcm[i : i + AUDIO_EVENT_BYTES])
         for i in range(0, len(pcm), AUDIO_EVENT_BYTES)
     ]
 
 
-def audio_pcm(event: Event) -> bytes:
-    """The PCM an ``audio.delta`` carries."""
-    return base64.b64decode(event["audio"])
+# --- the /ws replies ---------------------------------------------------------------------
 
 
-def segment_marks(seq: int, words: Sequence[Word]) -> Event:
-    """Word timings of segment ``seq`` (ms from its audio's start), before the audio they time."""
-    return {
-        "type": "segment.marks",
-        "seq": seq,
-        "words": [{"text": w.text, "start_ms": w.start_ms, "end_ms": w.end_ms} for w in words],
-    }
+@dataclass(frozen=True, slots=True)
+class SocketReady(Event):
+    """The first frame on every socket: what the client needs to read the rest."""
+
+    type: ClassVar[str] = "ready"
+    conversation: str
+    sample_rate: int = SAMPLE_RATE
+    audio_header_bytes: int = AUDIO_HEADER.size
+    max_message_bytes: int = MAX_MESSAGE_BYTES
 
 
-def segment_end(seq: int, samples: int) -> Event:
-    return {"type": "segment.end", "seq": seq, "audio_ms": samples_ms(samples)}
+@dataclass(frozen=True, slots=True)
+class ConfigApplied(Event):
+    """The answer to a ``config`` message: the prompt defaults now in force."""
+
+    type: ClassVar[str] = "config"
+    defaults: Mapping[str, object]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, **self.defaults}
 
 
-def error(code: str, message: str) -> Event:
-    return {"type": "error", "code": code, "message": message}
+@dataclass(frozen=True, slots=True)
+class TurnCancelled(Event):
+    """The answer to a ``cancel``: the turn that stopped (None: none was running)."""
+
+    type: ClassVar[str] = "cancelled"
+    turn_id: str | None
 
 
-def turn_end() -> Event:
-    return {"type": "turn.end"}
+@dataclass(frozen=True, slots=True)
+class Refused(ErrorEvent):
+    """The ``error`` answering a message that was refused; the connection stays open.
 
+    ``in_reply_to`` is the message's type, or None when it could not be read.
+    """
 
-def cancelled(turn_id: str | None) -> Event:
-    """The answer to a WebSocket ``cancel``: the turn stopped (None: none was running)."""
-    return {"type": "cancelled", "turn_id": turn_id}
-
-
-def to_json(event: Event) -> str:
-    """Compact JSON, non-ASCII escaped (so its length is its size in bytes)."""
-    return json.dumps(event, separators=(",", ":"))
+    in_reply_to: str | None

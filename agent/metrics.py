@@ -1,10 +1,9 @@
 """The agent's Prometheus metrics, served at ``GET /metrics`` by both front doors.
 
-One ``AgentMetrics`` per app, in a registry of its own (``app.state.metrics``). A turn is
-observed where a front door hands its events to the client (``observe``): the events say how
-it went (``turn.end`` after an ``error`` or not, ``superseded``) and its latencies (the
-``metrics`` event); a stream closed before ``turn.end`` (the client left, barge-in) is
-``cancelled``. Labels are the transport (``sse``, ``ws``), the outcome and the error code.
+One ``AgentMetrics`` per app, in a registry of its own. A turn is observed where a front door
+hands its events to the client (``observe``): a ``TurnObserver`` (``agent.observer``) reads how
+it went and its latencies from its events. Labels are the transport (``sse``, ``ws``), the
+outcome and the error code.
 """
 
 from __future__ import annotations
@@ -15,8 +14,8 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from agent.events import Event
-from agent.telemetry import outcome
+from agent.events import Event, TurnMetrics
+from agent.observer import TurnObserver
 from agent.ws import TurnEvents, TurnStarter, VoiceSocket
 
 LATENCY_BUCKETS = (0.1, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 7.5, 10, 20)
@@ -76,36 +75,29 @@ class AgentMetrics:
 
     async def observe(self, events: TurnEvents, transport: str) -> AsyncGenerator[Event, None]:
         """``events``, passed on unchanged, counted as one turn on ``transport``."""
-        errors: list[str] = []
-        ended = "cancelled"
+        observer = TurnObserver(self.error, lambda latencies: self._latencies(latencies, transport))
         self.in_progress.labels(transport).inc()
         if transport == "sse":
             self.sse_clients.inc()
         try:
             async with contextlib.aclosing(events):
                 async for event in events:
-                    self._saw(event, transport, errors)
-                    if event["type"] == "turn.end":
-                        ended = outcome(errors)
+                    observer.saw(event)
                     yield event
         finally:
-            self.turns.labels(transport, ended).inc()
+            self.turns.labels(transport, observer.outcome).inc()
             self.in_progress.labels(transport).dec()
             if transport == "sse":
                 self.sse_clients.dec()
 
-    def _saw(self, event: Event, transport: str, errors: list[str]) -> None:
-        if event["type"] == "error":
-            errors.append(event["code"])
-            self.error(event["code"])
-        elif event["type"] == "metrics":
-            for histogram, key in (
-                (self.first_audio, "ttfa_ms"),
-                (self.first_token, "ttft_ms"),
-                (self.duration, "total_ms"),
-            ):
-                if event.get(key) is not None:
-                    histogram.labels(transport).observe(event[key] / 1000)
+    def _latencies(self, latencies: TurnMetrics, transport: str) -> None:
+        for histogram, ms in (
+            (self.first_audio, latencies.ttfa_ms),
+            (self.first_token, latencies.ttft_ms),
+            (self.duration, latencies.total_ms),
+        ):
+            if ms is not None:
+                histogram.labels(transport).observe(ms / 1000)
 
     def observed(self, start_turn: TurnStarter) -> TurnStarter:
         """``start_turn`` whose turns are observed as WebSocket turns."""
@@ -116,7 +108,6 @@ class AgentMetrics:
         return start
 
     async def serve(self, socket: VoiceSocket) -> None:
-        """Serve ``socket``, counted as a connected client; its refused messages are errors."""
-        socket.on_error = self.error
+        """Serve ``socket``, counted as a connected client."""
         with self.ws_clients.track_inprogress():
             await socket.serve()

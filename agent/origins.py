@@ -25,7 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket
 
 from agent.config import LOOPBACK_HOSTS
-from agent.pipeline import BadRequest
+from agent.requests import BadRequest
 
 ANY = "*"
 OPAQUE = "null"  # the origin of a sandboxed frame or a file:// page

@@ -1,68 +1,19 @@
-"""What both front doors share: conversations, request parsing and the event stream of a turn.
-
-Every JSON the agent reads (a ``POST /invocations`` body, a ``/ws`` message) goes through
-``decode_json``: a decoder failure of any kind, ``RecursionError`` included, is the typed
-``invalid_json``. Limits: docs/agent.md, "Limits".
-"""
+"""What both front doors share: the ``VoiceAgent``, its conversations, and the start of a turn."""
 
 from __future__ import annotations
 
-import json
 import time
 
-from starlette.requests import Request
-from starlette.responses import JSONResponse
 from strands import Agent
 
 from agent.config import AgentConfig
 from agent.conversations import Conversations
 from agent.llm import SYSTEM_PROMPT, make_model
-from agent.pipeline import BadRequest, Turn, parse_request
-from observability.request_body import read_bounded
+from agent.requests import BadRequest, parse_request
+from agent.turn import Turn
 from tts_protocol.validation import parse_voice
 
 DEFAULT_CONVERSATION = "default"
-MAX_BODY_BYTES = 64 * 1024  # a POST /invocations body; the longest prompt fits many times
-MAX_JSON_DEPTH = 32  # a request is flat; this keeps any later re-parse off the stack limit
-STATUS = {"body_too_large": 413}  # HTTP status of a refusal; any other is 400
-
-
-def decode_json(data: str | bytes, what: str) -> object:
-    """``data`` as JSON; raises ``BadRequest("invalid_json")`` for anything else."""
-    try:
-        value = json.loads(data)
-    except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError; nesting
-        reason = "it is nested too deeply" if isinstance(exc, RecursionError) else str(exc)
-        raise BadRequest("invalid_json", f"{what} is not JSON: {reason}") from exc
-    if json_depth(value) > MAX_JSON_DEPTH:
-        raise BadRequest("invalid_json", f"{what} is nested over {MAX_JSON_DEPTH} levels deep")
-    return value
-
-
-def json_depth(value: object) -> int:
-    """How deeply arrays and objects nest in ``value`` (0 for a scalar), without recursion."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            item = list(item.values())
-        if isinstance(item, list):
-            deepest = max(deepest, depth)
-            stack.extend((child, depth + 1) for child in item)
-    return deepest
-
-
-async def read_body(request: Request) -> bytes:
-    """The request's body, read no further than ``MAX_BODY_BYTES``; raises ``BadRequest``."""
-    body = await read_bounded(request, MAX_BODY_BYTES)
-    if body is None:
-        raise BadRequest("body_too_large", f"the body is over {MAX_BODY_BYTES} bytes")
-    return body
-
-
-def refusal(exc: BadRequest) -> JSONResponse:
-    """The HTTP answer to a refused request: its typed error, 413 or 400."""
-    return JSONResponse(exc.to_json(), status_code=STATUS.get(exc.code, 400))
 
 
 class VoiceAgent:

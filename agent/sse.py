@@ -1,9 +1,10 @@
 """Events → SSE, for both front doors: each event is one ``data: <json>`` line and a blank line.
 
-``encode`` is the only place an event becomes bytes (compact JSON, ASCII-escaped, ``\\n``
-line ends: what AgentCore's SDK itself writes). ``event_stream`` is the response both doors
-return: sse-starlette's ``EventSourceResponse``, which listens for ``http.disconnect`` itself
-and then cancels the body iterator at once, so the turn behind it stops.
+``encode`` is the only place an event becomes bytes (its ``to_json``: compact JSON,
+ASCII-escaped; ``\\n`` line ends: what AgentCore's SDK itself writes). ``event_stream`` is the
+response both doors return: sse-starlette's ``EventSourceResponse``, which listens for
+``http.disconnect`` itself and then cancels the body iterator at once, so the turn behind it
+stops.
 """
 
 from __future__ import annotations
@@ -13,14 +14,14 @@ from collections.abc import AsyncGenerator, AsyncIterator
 
 from sse_starlette import EventSourceResponse
 
-from agent.events import Event, to_json
+from agent.events import Event
 
 LINE_END = "\n"
 
 
 def encode(event: Event) -> bytes:
     """One SSE message carrying ``event``."""
-    return f"data: {to_json(event)}{LINE_END}{LINE_END}".encode()
+    return f"data: {event.to_json()}{LINE_END}{LINE_END}".encode()
 
 
 async def _encoded(events: AsyncGenerator[Event, None]) -> AsyncIterator[bytes]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import dataclasses
 import logging
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -22,7 +23,8 @@ from opentelemetry import context as otel_context
 from opentelemetry import trace
 from opentelemetry.trace import Span, Status, StatusCode
 
-from agent.events import Event
+from agent.events import Event, TurnMetrics
+from agent.observer import TurnObserver
 from observability.logs import bind
 from observability.tracing import tracer
 from tts_client import SegmentStream
@@ -55,8 +57,7 @@ class TurnTelemetry:
         self.context.run(bind, turn_id=turn_id, session_id=conversation)
         self.context.run(otel_context.attach, self.parent)
         self._segments: dict[int, Span] = {}
-        self._errors: list[str] = []
-        self.outcome = "cancelled"  # until the turn's events end with turn.end
+        self._observer = TurnObserver(on_error=self._error, on_metrics=self._latencies)
         self.log(logging.INFO, "turn started: mode=%s prompt_chars=%d", mode, len(prompt))
 
     def log(self, level: int, message: str, *args: object) -> None:
@@ -69,17 +70,16 @@ class TurnTelemetry:
 
     def saw(self, event: Event) -> Event:
         """An event the turn yields: errors and its measured latencies go on the turn span."""
-        kind = event["type"]
-        if kind == "error":
-            self._errors.append(event["code"])
-            self.span.add_event("error", {"code": event["code"]})
-        elif kind == "metrics":
-            for key in ("ttft_ms", "ttfa_ms", "total_ms", "segments", "audio_ms"):
-                if event.get(key) is not None:
-                    self.span.set_attribute(f"turn.{key}", event[key])
-        elif kind == "turn.end":
-            self.outcome = outcome(self._errors)
+        self._observer.saw(event)
         return event
+
+    def _error(self, code: str) -> None:
+        self.span.add_event("error", {"code": code})
+
+    def _latencies(self, metrics: TurnMetrics) -> None:
+        for field in dataclasses.fields(metrics):
+            if (value := getattr(metrics, field.name)) is not None:
+                self.span.set_attribute(f"turn.{field.name}", value)
 
     def segment_sent(self, seq: int, text: str) -> None:
         """Segment ``seq`` goes to the TTS session: its span starts (the text's length only)."""
@@ -121,15 +121,9 @@ class TurnTelemetry:
             span.set_attribute("segment.status", "abandoned")
             span.end()
         self._segments.clear()
-        self.span.set_attribute("turn.outcome", self.outcome)
-        if self.outcome == "error":
-            self.span.set_status(Status(StatusCode.ERROR, ",".join(self._errors)))
+        outcome, errors = self._observer.outcome, self._observer.errors
+        self.span.set_attribute("turn.outcome", outcome)
+        if outcome == "error":
+            self.span.set_status(Status(StatusCode.ERROR, ",".join(errors)))
         self.span.end()
-        self.log(logging.INFO, "turn ended: outcome=%s errors=%s", self.outcome, self._errors)
-
-
-def outcome(errors: list[str]) -> str:
-    """A finished turn's outcome from the error codes it sent: ``ok``, ``superseded``, ``error``."""
-    if "superseded" in errors:
-        return "superseded"
-    return "error" if errors else "ok"
+        self.log(logging.INFO, "turn ended: outcome=%s errors=%s", outcome, errors)

@@ -7,11 +7,12 @@ turn here is the same ``Turn`` the SSE route runs: there is no second pipeline.
 Client → server: JSON objects, in text or binary frames, at most ``MAX_MESSAGE_BYTES``:
 ``prompt`` (the POST body's fields), ``cancel`` (barge-in), ``config`` (defaults for later
 prompts). Server → client: the turn's events as JSON text frames, except ``audio.delta``, which
-is one binary frame: ``AUDIO_HEADER`` (the segment's ``seq``) then raw PCM s16le. Turns never
-interleave on the socket: a new prompt supersedes the running turn, whose events end (with
-``turn.end``) before the new turn's first. A socket with no message and no turn for ``idle_s``
-gets an ``idle_timeout`` error and is closed (1000, reason ``idle_timeout``); a page opens a
-new one on its next prompt. Contract: docs/events.md.
+is one binary frame: ``AUDIO_HEADER`` (the segment's ``seq``) then raw PCM s16le (the
+constants: ``agent.browser_leg``). Turns never interleave on the socket: a new prompt
+supersedes the running turn, whose events end (with ``turn.end``) before the new turn's first.
+A socket with no message and no turn for ``idle_s`` gets an ``idle_timeout`` error and is
+closed (1000, reason ``idle_timeout``); a page opens a new one on its next prompt. Contract:
+docs/events.md.
 """
 
 from __future__ import annotations
@@ -19,27 +20,29 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import struct
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import Any
 
 from starlette.types import Message
 from starlette.websockets import WebSocket
 
-from agent import events
-from agent.events import Event
-from agent.pipeline import MODES, BadRequest
-from agent.service import DEFAULT_CONVERSATION, VoiceAgent, decode_json
-from tts_protocol import SAMPLE_RATE, ProtocolError, check_marks, check_speed, check_voice
+from agent.browser_leg import IDLE_CLOSE, MAX_MESSAGE_BYTES, SESSION_HEADER, audio_frame
+from agent.events import (
+    AudioDelta,
+    ConfigApplied,
+    ErrorEvent,
+    Event,
+    Refused,
+    SocketReady,
+    TurnCancelled,
+    TurnStart,
+)
+from agent.requests import OPTION_FIELDS, BadRequest, check_options, decode_json
+from agent.service import DEFAULT_CONVERSATION, VoiceAgent
 
 log = logging.getLogger("agent.ws")
 
-SESSION_HEADER = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id"  # a header, or a query parameter
-MAX_MESSAGE_BYTES = 32 * 1024  # AgentCore Runtime's WebSocket frame limit
-IDLE_CLOSE = 1000  # the close code of an idle socket: a normal closure, reason "idle_timeout"
-AUDIO_HEADER = struct.Struct(">I")  # the segment's seq, big-endian; PCM follows
 MESSAGE_TYPES = ("prompt", "cancel", "config")
-CONFIG_FIELDS = ("voice", "speed", "mode", "marks")
 
 TurnEvents = AsyncGenerator[Event, None]
 TurnStarter = Callable[[dict[str, Any], str], Awaitable[TurnEvents]]
@@ -65,27 +68,6 @@ def conversation_of(websocket: WebSocket) -> str:
     )
 
 
-def audio_frame(seq: int, pcm: bytes) -> bytes:
-    """One binary audio frame: the header naming segment ``seq``, then its PCM."""
-    return AUDIO_HEADER.pack(seq) + pcm
-
-
-def ready(conversation: str) -> Event:
-    """The first frame on every socket: what the client needs to read the rest."""
-    return {
-        "type": "ready",
-        "conversation": conversation,
-        "sample_rate": SAMPLE_RATE,
-        "audio_header_bytes": AUDIO_HEADER.size,
-        "max_message_bytes": MAX_MESSAGE_BYTES,
-    }
-
-
-def rejected(exc: BadRequest, message_type: str | None) -> Event:
-    """The ``error`` answering a message that was refused; the connection stays open."""
-    return {**events.error(exc.code, exc.message), "in_reply_to": message_type}
-
-
 def parse_message(data: str | bytes) -> dict[str, Any]:
     """A client message, from a text or a binary frame; raises ``BadRequest``."""
     # a lone surrogate (only a caller in-process can send one) is kept, then is not JSON below
@@ -102,34 +84,35 @@ def parse_message(data: str | bytes) -> dict[str, Any]:
 
 
 def parse_config(message: dict[str, Any]) -> dict[str, Any]:
-    """The prompt defaults a ``config`` message sets; a field set to null is unset (None)."""
-    unknown = sorted(set(message) - {"type", *CONFIG_FIELDS})
+    """The prompt defaults a ``config`` message sets, as sent; a field set to null is unset
+    (None). Checked by the rules of a prompt's fields (``check_options``)."""
+    unknown = sorted(set(message) - {"type", *OPTION_FIELDS})
     if unknown:
-        raise BadRequest("invalid_config", f"unknown config fields {unknown}; try {CONFIG_FIELDS}")
-    config = {field: message[field] for field in CONFIG_FIELDS if field in message}
-    checks = (("voice", check_voice), ("speed", check_speed), ("marks", check_marks))
-    for field, check in checks:
-        try:  # the TTS protocol's own rules, as for a prompt
-            check(config.get(field))
-        except ProtocolError as exc:
-            raise BadRequest(f"invalid_{field}", exc.message) from exc
-    if config.get("mode") not in (None, *MODES):
-        raise BadRequest("invalid_mode", f"'mode' must be one of {', '.join(MODES)}")
+        raise BadRequest("invalid_config", f"unknown config fields {unknown}; try {OPTION_FIELDS}")
+    config = {field: message[field] for field in OPTION_FIELDS if field in message}
+    check_options({field: value for field, value in config.items() if value is not None})
     return config
 
 
 class VoiceSocket:
-    """One client's socket: reads its messages in order, sends its turns' events."""
+    """One client's socket: reads its messages in order, sends its turns' events.
 
-    on_error: Callable[[str], None] | None = None  # told each refused message's code, and idling
+    ``on_error`` is told the code of each refused message, and ``idle_timeout``.
+    """
 
     def __init__(
-        self, websocket: WebSocket, start_turn: TurnStarter, conversation: str, idle_s: float
+        self,
+        websocket: WebSocket,
+        start_turn: TurnStarter,
+        conversation: str,
+        idle_s: float,
+        on_error: Callable[[str], None] | None = None,
     ) -> None:
         self.conversation = conversation
         self.idle_s = idle_s
         self._websocket = websocket
         self._start_turn = start_turn
+        self._on_error = on_error
         self._defaults: dict[str, Any] = {}
         self._sending = asyncio.Lock()  # the receive loop and the turn's task both send
         self._turn: asyncio.Task[None] | None = None
@@ -139,15 +122,15 @@ class VoiceSocket:
     async def serve(self) -> None:
         """Accept, say ``ready``, answer messages until the client goes; then stop the turn."""
         await self._websocket.accept()
-        await self._send(ready(self.conversation))
+        await self._send(SocketReady(self.conversation))
         self._used_at = asyncio.get_running_loop().time()
         try:
             while True:
                 received = await self._receive()
                 if received is None:
-                    if self.on_error is not None:
-                        self.on_error("idle_timeout")
-                    await self._send(events.error("idle_timeout", f"no use for {self.idle_s} s"))
+                    if self._on_error is not None:
+                        self._on_error("idle_timeout")
+                    await self._send(ErrorEvent("idle_timeout", f"no use for {self.idle_s} s"))
                     await self._websocket.close(IDLE_CLOSE, "idle_timeout")
                     return
                 if received["type"] == "websocket.disconnect":
@@ -179,17 +162,17 @@ class VoiceSocket:
             message = parse_message(data)
             message_type = message["type"]
             if message_type == "cancel":
-                await self._send(events.cancelled(await self._stop_turn()))
+                await self._send(TurnCancelled(await self._stop_turn()))
             elif message_type == "config":
                 merged = self._defaults | parse_config(message)
                 self._defaults = {k: v for k, v in merged.items() if v is not None}
-                await self._send({"type": "config", **self._defaults})
+                await self._send(ConfigApplied(self._defaults))
             else:
                 await self._prompt({k: v for k, v in message.items() if k != "type"})
         except BadRequest as exc:
-            if self.on_error is not None:
-                self.on_error(exc.code)
-            await self._send(rejected(exc, message_type))
+            if self._on_error is not None:
+                self._on_error(exc.code)
+            await self._send(Refused(exc.code, exc.message, message_type))
 
     async def _prompt(self, fields: dict[str, Any]) -> None:
         """Start a turn; the running one is superseded, and its events end before these start."""
@@ -204,11 +187,11 @@ class VoiceSocket:
     async def _relay(self, turn_events: TurnEvents) -> None:
         async with contextlib.aclosing(turn_events):  # closing it stops the turn
             async for event in turn_events:
-                if event["type"] == "audio.delta":
-                    await self._send_bytes(audio_frame(event["seq"], events.audio_pcm(event)))
+                if isinstance(event, AudioDelta):
+                    await self._send_bytes(audio_frame(event.seq, event.pcm))
                     continue
-                if event["type"] == "turn.start":
-                    self._turn_id = event["turn_id"]
+                if isinstance(event, TurnStart):
+                    self._turn_id = event.turn_id
                 await self._send(event)
 
     async def _stop_turn(self) -> str | None:
@@ -235,7 +218,7 @@ class VoiceSocket:
 
     async def _send(self, event: Event) -> None:
         async with self._sending:
-            await self._websocket.send_text(events.to_json(event))
+            await self._websocket.send_text(event.to_json())
 
     async def _send_bytes(self, frame: bytes) -> None:
         async with self._sending:

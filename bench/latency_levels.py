@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from agent.pipeline import MODES
+from agent.requests import MODES
 from bench import tts_transport_bench as transport_bench
 from bench.latency_plan import Plan
 from bench.latency_stats import Timed, figures, percentile, ratio, spread, summarize, timeline

@@ -7,7 +7,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from agent.pipeline import MODES
+from agent.requests import MODES
 from tts_protocol import BYTES_PER_SAMPLE, samples_ms
 
 METRICS = (
@@ -27,13 +27,17 @@ Timed = tuple[float, Event]  # ms since the request; audio.delta carries "bytes"
 Summary = dict[str, dict[str, dict[str, float | None]]]  # mode -> metric -> median, p90
 
 
+def audio_record(seq: int, size: int) -> Event:
+    """An ``audio.delta`` as kept in memory: its segment and its PCM byte count, not its data."""
+    return {"type": "audio.delta", "seq": seq, "bytes": size}
+
+
 def compact(event: Event) -> Event:
-    """``event`` as kept in memory: an ``audio.delta`` keeps its PCM byte count, not its data."""
+    """An event read off the wire (JSON), as kept in memory (``audio_record`` for audio)."""
     if event.get("type") != "audio.delta":
         return event
     audio: str = event["audio"]
-    size = len(audio) * 3 // 4 - audio[-2:].count("=")
-    return {"type": "audio.delta", "seq": event["seq"], "bytes": size}
+    return audio_record(event["seq"], len(audio) * 3 // 4 - audio[-2:].count("="))
 
 
 def playback(arrivals: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:

@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 import httpx
 from websockets.asyncio.client import ClientConnection, connect
 
-from agent.pipeline import Mode, Turn, TurnRequest
-from agent.ws import AUDIO_HEADER
-from bench.latency_stats import Timed, compact
+from agent.browser_leg import SESSION_HEADER, split_audio_frame
+from agent.events import AudioDelta, Event
+from agent.requests import Mode, TurnRequest
+from agent.turn import Turn
+from bench.latency_stats import Timed, audio_record, compact
 from tts_client import TTSSession
 
 if TYPE_CHECKING:
@@ -24,13 +26,19 @@ if TYPE_CHECKING:
     from agent.service import VoiceAgent
 
 PROMPT = "Tell me about streaming speech"
-SESSION_HEADER = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id"
 SSE_READ_BYTES = 256  # AgentCore body reads: a text event is stamped at most this late
 MAX_CONCURRENT = 64  # AgentCore turns at once (threads, HTTP connections)
 
 
 def _since(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 1)
+
+
+def _record(event: Event) -> dict[str, Any]:
+    """A turn's event, in this process, as ``compact`` keeps one read off the wire."""
+    if isinstance(event, AudioDelta):
+        return audio_record(event.seq, len(event.pcm))
+    return event.to_dict()
 
 
 class Target(Protocol):
@@ -59,7 +67,7 @@ class InProcessTarget:
         llm = Agent(model=DemoModel(demo), system_prompt=SYSTEM_PROMPT, callback_handler=None)
         started = time.perf_counter()
         turn = Turn(TurnRequest(PROMPT, mode), llm, self._tts, received_at=started)
-        return [(_since(started), compact(event)) async for event in turn.run()]
+        return [(_since(started), _record(event)) async for event in turn.run()]
 
 
 def _set_demo(voice_agent: VoiceAgent | None, conversation: str, demo: DemoConfig | None) -> None:
@@ -130,9 +138,8 @@ class WebSocketTarget:
             frame = await socket.recv()
             wire += len(frame)  # text frames are ASCII JSON: characters are bytes
             if isinstance(frame, bytes):
-                (seq,) = AUDIO_HEADER.unpack_from(frame)
-                audio = {"type": "audio.delta", "seq": seq, "bytes": len(frame) - AUDIO_HEADER.size}
-                events.append((_since(started), audio))
+                seq, pcm = split_audio_frame(frame)
+                events.append((_since(started), audio_record(seq, len(pcm))))
                 continue
             event = json.loads(frame)
             events.append((_since(started), event))

@@ -2,7 +2,7 @@
 // when the server cannot say) and the transports (SSE only when it does not say), shown in the
 // voice selector, the transport switch and the header's model badge.
 
-import { SESSION_HEADER } from "./session.js";
+import { SESSION_HEADER } from "./browser-leg.js";
 
 // The voices of the bundled Kokoro pack, offered when the server cannot list its own.
 const FALLBACK_VOICES = ["jf_alpha", "jf_gongitsune", "jf_nezumi", "jf_tebukuro", "jm_kumo"];

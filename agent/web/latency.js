@@ -3,7 +3,7 @@
 // the leg it ran on, the server's own metrics, and the turn's timeline (drawn by timeline.js)
 // with the playhead.
 
-import { SAMPLE_RATE } from "./player.js";
+import { SAMPLE_RATE } from "./browser-leg.js";
 import { renderTimeline } from "./timeline.js";
 
 function ms(value) {

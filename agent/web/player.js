@@ -7,7 +7,8 @@
 // chunk is resampled on its own. All sources of a turn feed one GainNode: stopping a turn
 // ramps that gain to zero in a few milliseconds (no click) and stops every source at once.
 
-export const SAMPLE_RATE = 24000;
+import { SAMPLE_RATE } from "./browser-leg.js";
+
 const FADE_S = 0.004; // fade-in after silence, and the stop ramp: short enough to be instant
 const STOP_S = 0.012;
 

@@ -1,8 +1,6 @@
-// This tab's conversation: its id, made on every page load (a reload starts a new
-// conversation, like the empty transcript), and the header that carries it on every request,
-// the one AgentCore uses to route a session.
-
-export const SESSION_HEADER = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id";
+// This tab's conversation id, made on every page load (a reload starts a new conversation,
+// like the empty transcript). SESSION_HEADER (browser-leg.js) carries it on every request: the
+// header AgentCore uses to route a session.
 
 /** A UUID v4: crypto.randomUUID() in secure contexts (localhost included), else by hand. */
 export function newConversationId() {

@@ -6,7 +6,7 @@
 // answered by `cancelled` once nothing more of that turn can come. Between the two, frames are
 // the cancelled turn's: they are dropped here and never reach the player.
 
-import { SESSION_HEADER } from "./session.js";
+import { SESSION_HEADER } from "./browser-leg.js";
 
 const OPEN_TIMEOUT_MS = 5000;
 

@@ -5,8 +5,8 @@
 // on its leg (a `cancel` message, or the request aborted), its audio silenced, and whatever
 // of it still comes dropped. The events: docs/events.md.
 
+import { SESSION_HEADER } from "./browser-leg.js";
 import { base64ToBytes } from "./player.js";
-import { SESSION_HEADER } from "./session.js";
 import { readEvents } from "./sse.js";
 import { newSegment, newTurn, recordScheduled, sinceSent } from "./state.js";
 

@@ -13,7 +13,7 @@ from starlette.responses import JSONResponse
 from starlette.testclient import TestClient
 
 from agent.app import relay_from_loop, sdk_worker_loop
-from agent.events import Event, text_delta
+from agent.events import Event, TextDelta
 
 
 def test_the_sdk_runs_async_entrypoints_on_its_worker_loop() -> None:
@@ -55,10 +55,10 @@ async def test_relay_passes_every_event_from_the_other_loop(
     async def events() -> AsyncGenerator[Event, None]:
         for n in range(5):
             loops.add(asyncio.get_running_loop())
-            yield text_delta(str(n))
+            yield TextDelta(str(n))
 
-    relayed = [e["text"] async for e in relay_from_loop(events(), other_loop)]
-    assert relayed == ["0", "1", "2", "3", "4"] and loops == {other_loop}
+    relayed = [e async for e in relay_from_loop(events(), other_loop)]
+    assert relayed == [TextDelta(str(n)) for n in range(5)] and loops == {other_loop}
 
 
 async def test_closing_the_relay_cancels_the_source_on_its_loop(
@@ -69,13 +69,13 @@ async def test_closing_the_relay_cancels_the_source_on_its_loop(
     async def events() -> AsyncGenerator[Event, None]:
         try:
             while True:
-                yield text_delta("more")
+                yield TextDelta("more")
                 await asyncio.sleep(0.01)
         except asyncio.CancelledError:
             cancelled.set()
             raise
 
     relay = relay_from_loop(events(), other_loop)
-    assert (await anext(relay))["text"] == "more"
+    assert await anext(relay) == TextDelta("more")
     await relay.aclose()  # what the SSE response does when the client goes away
     assert await asyncio.to_thread(cancelled.wait, 2)

@@ -11,12 +11,13 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 
-from agent import chat, cli, devserver
+from agent import chat, devserver
+from agent.browser_leg import SESSION_HEADER
 from agent.config import AgentConfig
 from agent.llm import demo_reply
-from agent.ws import SESSION_HEADER
 from tts_protocol import SAMPLE_RATE
 from tts_server.testing.server_thread import ServerThread
+from voice_agent_cli import cli
 
 ARN = "arn:aws:bedrock-agentcore:us-west-2:123456789012:runtime/voice_agent-Ab12Cd34Ef"
 SESSION = "chat-test-session-0123456789abcdef0123"  # AgentCore wants at least 33 characters
@@ -37,9 +38,9 @@ def fake_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 
 def test_the_presigned_url_has_agentcores_documented_shape(fake_credentials: None) -> None:
-    endpoint = chat.runtime_endpoint(ARN, SESSION)
-    url = urlsplit(endpoint.url)
-    assert endpoint.headers == {}  # everything is in the URL, as a browser needs it
+    handshake = chat.runtime_handshake(ARN, SESSION)
+    url = urlsplit(handshake.url)
+    assert handshake.headers == {}  # everything is in the URL, as a browser needs it
     assert (url.scheme, url.netloc) == ("wss", "bedrock-agentcore.us-west-2.amazonaws.com")
     assert url.path == f"/runtimes/{quote(ARN, safe='')}/ws"
     query = {k: v[0] for k, v in parse_qs(url.query, strict_parsing=True).items()}
@@ -58,7 +59,7 @@ def test_the_presigned_url_has_agentcores_documented_shape(fake_credentials: Non
 
 
 def test_the_region_flag_wins_over_the_arns(fake_credentials: None) -> None:
-    url = urlsplit(chat.runtime_endpoint(ARN, SESSION, region="eu-central-1").url)
+    url = urlsplit(chat.runtime_handshake(ARN, SESSION, region="eu-central-1").url)
     assert url.netloc == "bedrock-agentcore.eu-central-1.amazonaws.com"
     assert (
         "/eu-central-1/bedrock-agentcore/aws4_request" in parse_qs(url.query)["X-Amz-Credential"][0]
@@ -66,12 +67,12 @@ def test_the_region_flag_wins_over_the_arns(fake_credentials: None) -> None:
 
 
 def test_a_bearer_token_goes_in_the_headers_and_nothing_is_signed(fake_credentials: None) -> None:
-    endpoint = chat.runtime_endpoint(ARN, SESSION, qualifier="prod", bearer_token="tok")
-    assert endpoint.url == (
+    handshake = chat.runtime_handshake(ARN, SESSION, qualifier="prod", bearer_token="tok")
+    assert handshake.url == (
         f"wss://bedrock-agentcore.us-west-2.amazonaws.com/runtimes/{quote(ARN, safe='')}"
         "/ws?qualifier=prod"
     )
-    assert endpoint.headers == {"Authorization": "Bearer tok", SESSION_HEADER: SESSION}
+    assert handshake.headers == {"Authorization": "Bearer tok", SESSION_HEADER: SESSION}
 
 
 @pytest.fixture(scope="module")

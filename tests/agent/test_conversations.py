@@ -10,8 +10,10 @@ import pytest
 from strands import Agent
 
 from agent.conversations import Conversation, Conversations
+from agent.events import AudioDelta
 from agent.llm import DemoConfig, DemoModel
-from agent.pipeline import Turn, TurnRequest
+from agent.requests import TurnRequest
+from agent.turn import Turn
 from tts_client import TTSConnectionError, TTSSession, WebSocketTransport
 from tts_client.testing.recording import RecordingTransport
 from tts_server.testing.server_thread import ServerThread
@@ -37,7 +39,7 @@ async def conversations(transport: RecordingTransport) -> AsyncIterator[Conversa
 
 
 async def collect(turn: Turn) -> list[Event]:
-    return [event async for event in turn.run()]
+    return [event.to_dict() async for event in turn.run()]
 
 
 def error_codes(events: list[Event]) -> list[str]:
@@ -51,8 +53,8 @@ async def listen_until_audio(turn: Turn) -> tuple[asyncio.Task[list[Event]], lis
 
     async def listen() -> list[Event]:
         async for event in turn.run():
-            seen.append(event)
-            if event["type"] == "audio.delta":
+            seen.append(event.to_dict())
+            if isinstance(event, AudioDelta):
                 heard.set()
         return seen
 

@@ -17,12 +17,14 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 from websockets.typing import Origin
 
-from agent import cli
+from agent.browser_leg import SESSION_HEADER, page_module
 from agent.config import AgentConfig
-from agent.devserver import WEB, create_app
+from agent.devserver import LEG_MODULE, WEB, create_app
 from agent.origins import check_origin
-from agent.service import MAX_BODY_BYTES
+from agent.requests import MAX_BODY_BYTES
+from tts_protocol import SAMPLE_RATE
 from tts_server.testing.server_thread import ServerThread
+from voice_agent_cli import cli
 
 NOWHERE = "ws://127.0.0.1:9/invocations-bidirectional-stream"  # the discard port
 LOCAL = "http://localhost"  # a name the dev server answers to (Host), as a local browser uses
@@ -224,6 +226,20 @@ def test_no_path_reaches_a_file_outside_the_web_folder(server: ServerThread, pat
 def test_the_web_folder_itself_is_served(server: ServerThread) -> None:
     status, body = raw_get(server, "/web/app.js")
     assert status == 200 and body == (WEB / "app.js").read_bytes()
+
+
+def test_the_page_reads_the_browser_legs_constants_from_the_server(server: ServerThread) -> None:
+    status, body = raw_get(server, LEG_MODULE)
+    assert status == 200 and body.decode() == page_module()
+    assert f'export const SESSION_HEADER = "{SESSION_HEADER}";' in body.decode()
+    assert f"export const SAMPLE_RATE = {SAMPLE_RATE};" in body.decode()
+    imports = {
+        line.split("from ")[-1]
+        for path in WEB.glob("*.js")
+        for line in path.read_text().splitlines()
+        if line.startswith("import ")
+    }
+    assert '"./browser-leg.js";' in imports and not (WEB / "browser-leg.js").exists()
 
 
 def test_every_file_in_the_web_folder_lies_inside_it() -> None:

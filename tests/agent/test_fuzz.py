@@ -18,9 +18,16 @@ from hypothesis import strategies as st
 
 from agent.config import AgentConfig
 from agent.devserver import create_app
-from agent.pipeline import MAX_PROMPT_CHARS, MODES, BadRequest, TurnRequest, parse_request
-from agent.service import decode_json
-from agent.ws import CONFIG_FIELDS, parse_config, parse_message
+from agent.requests import (
+    MAX_PROMPT_CHARS,
+    MODES,
+    OPTION_FIELDS,
+    BadRequest,
+    TurnRequest,
+    decode_json,
+    parse_request,
+)
+from agent.ws import parse_config, parse_message
 from tests.tts_protocol.test_fuzz import FIELDS, JSON_VALUES
 from tts_protocol import MAX_SPEED, MIN_SPEED
 
@@ -106,7 +113,7 @@ def test_any_json_message_is_parsed_to_the_end_or_refused_typed(value: object) -
     fields = {k: v for k, v in message.items() if k != "type"}
     if message["type"] == "config":
         try:
-            assert set(parse_config(message)) <= set(CONFIG_FIELDS)
+            assert set(parse_config(message)) <= set(OPTION_FIELDS)
         except BadRequest as exc:
             assert exc.code in CONFIG_CODES, exc.code
     elif message["type"] == "prompt":

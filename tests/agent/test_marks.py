@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from agent.pipeline import BadRequest, Turn, TurnRequest, parse_request
+from agent.requests import BadRequest, TurnRequest, parse_request
+from agent.turn import Turn
 from agent.ws import parse_config
-from tests.agent.test_pipeline import collect, demo_agent, source
+from tests.agent.test_turn import collect, demo_agent, source
 from tts_client import TTSSession, WebSocketTransport
 from tts_server.testing.server_thread import ServerThread
 

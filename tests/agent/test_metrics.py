@@ -13,11 +13,11 @@ from starlette.testclient import WebSocketDenialResponse, WebSocketTestSession
 
 from agent import app as agentcore_app
 from agent import devserver
+from agent.browser_leg import SESSION_HEADER
 from agent.config import AgentConfig
-from agent.events import Event, error, turn_end, turn_start
+from agent.events import ErrorEvent, Event, TurnEnd, TurnStart
 from agent.metrics import AgentMetrics
 from agent.service import VoiceAgent
-from agent.ws import SESSION_HEADER
 from tests.conftest import start_server
 from tts_server.testing.fake_engine import FakeEngine
 from tts_server.testing.server_thread import ServerThread
@@ -117,13 +117,13 @@ async def test_outcomes_follow_the_events() -> None:
     metrics = AgentMetrics()
 
     async def turn(*codes: str) -> AsyncGenerator[Event, None]:
-        yield turn_start("t", "stream")
+        yield TurnStart("t", "stream")
         for code in codes:
-            yield error(code, "x")
-        yield turn_end()
+            yield ErrorEvent(code, "x")
+        yield TurnEnd()
 
     for codes in [(), ("tts_unavailable",), ("superseded",), ("llm_failed", "superseded")]:
-        assert [e async for e in metrics.observe(turn(*codes), "sse")][-1] == turn_end()
+        assert [e async for e in metrics.observe(turn(*codes), "sse")][-1] == TurnEnd()
     cut = metrics.observe(turn(), "sse")
     await anext(cut)
     await cut.aclose()  # the client left before turn.end

@@ -1,5 +1,5 @@
-"""What both front doors share: ``VoiceAgent`` against the real local TTS server; JSON and body
-limits, through both real apps."""
+"""What both front doors share: ``VoiceAgent`` against the real local TTS server; body limits,
+through both real apps."""
 
 from __future__ import annotations
 
@@ -11,18 +11,11 @@ from starlette.testclient import TestClient
 
 from agent import app as agentcore_app
 from agent import devserver
+from agent.browser_leg import MAX_MESSAGE_BYTES
 from agent.config import AgentConfig
 from agent.llm import ModelSpecError
-from agent.pipeline import MAX_PROMPT_CHARS, BadRequest
-from agent.service import (
-    DEFAULT_CONVERSATION,
-    MAX_BODY_BYTES,
-    MAX_JSON_DEPTH,
-    VoiceAgent,
-    decode_json,
-    json_depth,
-)
-from agent.ws import MAX_MESSAGE_BYTES
+from agent.requests import MAX_BODY_BYTES, MAX_PROMPT_CHARS, BadRequest
+from agent.service import DEFAULT_CONVERSATION, VoiceAgent
 from tts_server.testing.server_thread import ServerThread
 
 NOWHERE = "ws://127.0.0.1:9/invocations-bidirectional-stream"  # the discard port
@@ -82,33 +75,7 @@ def test_a_bad_model_spec_fails_at_once() -> None:
         VoiceAgent(AgentConfig(model="nonsense:spec", tts_url=NOWHERE))
 
 
-# --- the JSON and the bodies both front doors read -----------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("data", "reason"),
-    [
-        (b"[" * 5000 + b"]" * 5000, "nested too deeply"),  # RecursionError in json.loads
-        (b"[" * (MAX_JSON_DEPTH + 1) + b"]" * (MAX_JSON_DEPTH + 1), f"over {MAX_JSON_DEPTH}"),
-        (b"1" * 5000, "digits"),  # over Python's int_max_str_digits: a ValueError
-        (b"\xff\xfe\x00", "not JSON"),
-        (b"{oops", "not JSON"),
-        (b"", "not JSON"),
-    ],
-)
-def test_every_decoder_failure_is_invalid_json(data: bytes, reason: str) -> None:
-    with pytest.raises(BadRequest) as refused:
-        decode_json(data, "the body")
-    assert refused.value.code == "invalid_json" and reason in refused.value.message
-
-
-def test_json_up_to_the_depth_limit_is_read() -> None:
-    nested: object = "deep"
-    for _ in range(MAX_JSON_DEPTH):
-        nested = {"a": [nested]} if len(str(nested)) % 2 else [nested]
-    assert json_depth(nested) == MAX_JSON_DEPTH
-    assert decode_json(json.dumps(nested), "the body") == nested
-    assert [json_depth(v) for v in (1, "x", [], {}, [[], {"a": [1]}])] == [0, 0, 1, 1, 3]
+# --- the bodies both front doors read -----------------------------------------
 
 
 FRONT_DOORS = {"agentcore": agentcore_app.create_app, "devserver": devserver.create_app}

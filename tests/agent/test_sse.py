@@ -14,16 +14,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from agent.events import Event, text_delta, turn_end
+from agent.events import Event, TextDelta, TurnEnd
 from agent.sse import encode, event_stream
 from tts_server.testing.server_thread import ServerThread
 
 
 def test_an_event_is_one_compact_data_line_and_a_blank_line() -> None:
-    event = text_delta("Grüße,\nworld")
+    event = TextDelta("Grüße,\nworld")
     line = encode(event)
     assert line == b'data: {"type":"text.delta","text":"Gr\\u00fc\\u00dfe,\\nworld"}\n\n'
-    assert json.loads(line.decode("ascii").removeprefix("data: ")) == event
+    assert json.loads(line.decode("ascii").removeprefix("data: ")) == event.to_dict()
 
 
 class Forever:
@@ -35,7 +35,7 @@ class Forever:
     async def events(self) -> AsyncGenerator[Event, None]:
         try:
             for n in range(1_000_000):
-                yield text_delta(str(n))
+                yield TextDelta(str(n))
                 await asyncio.sleep(0.01)
         finally:
             self.closed.set()
@@ -50,8 +50,8 @@ def forever() -> Forever:
 def server(forever: Forever) -> Iterator[ServerThread]:
     async def finite(request: Request) -> Response:
         async def events() -> AsyncGenerator[Event, None]:
-            yield text_delta("a")
-            yield turn_end()
+            yield TextDelta("a")
+            yield TurnEnd()
 
         return event_stream(events())
 
@@ -67,7 +67,7 @@ def server(forever: Forever) -> Iterator[ServerThread]:
 def test_the_body_is_the_encoded_events(server: ServerThread) -> None:
     response = httpx.get(f"{server.http_url}/finite", timeout=10)
     assert response.headers["content-type"].startswith("text/event-stream")
-    assert response.content == encode(text_delta("a")) + encode(turn_end())
+    assert response.content == encode(TextDelta("a")) + encode(TurnEnd())
 
 
 async def test_a_client_that_goes_away_closes_the_events_at_once(

@@ -18,7 +18,8 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from strands import Agent
 
 from agent.llm import DemoConfig, DemoModel
-from agent.pipeline import Turn, TurnRequest
+from agent.requests import TurnRequest
+from agent.turn import Turn
 from observability.logs import ContextFilter, formatter
 from tests.conftest import start_server
 from tts_client import TTSSession, WebSocketTransport
@@ -94,7 +95,7 @@ async def one_turn(session: TTSSession) -> tuple[Turn, list[dict[str, object]]]:
         return session
 
     turn = Turn(TurnRequest(prompt=PROMPT), llm, tts, conversation="conv-7")
-    return turn, [event async for event in turn.run()]
+    return turn, [event.to_dict() async for event in turn.run()]
 
 
 async def test_a_turn_is_one_span_with_llm_relay_and_segment_children(

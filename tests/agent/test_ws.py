@@ -18,19 +18,19 @@ from websockets.exceptions import ConnectionClosedOK
 
 from agent import app as agentcore_app
 from agent import devserver
-from agent.config import AgentConfig
-from agent.llm import demo_reply
-from agent.pipeline import BadRequest
-from agent.service import VoiceAgent
-from agent.ws import (
+from agent.browser_leg import (
     AUDIO_HEADER,
     IDLE_CLOSE,
     MAX_MESSAGE_BYTES,
     SESSION_HEADER,
     audio_frame,
-    parse_config,
-    parse_message,
+    split_audio_frame,
 )
+from agent.config import AgentConfig
+from agent.llm import demo_reply
+from agent.requests import BadRequest
+from agent.service import VoiceAgent
+from agent.ws import parse_config, parse_message
 from tts_protocol import SAMPLE_RATE
 from tts_server.testing.server_thread import ServerThread
 
@@ -94,6 +94,7 @@ def test_config_keeps_only_what_it_names() -> None:
 def test_an_audio_frame_is_the_seq_header_then_the_pcm() -> None:
     frame = audio_frame(258, b"\x01\x02\x03\x04")
     assert AUDIO_HEADER.size == 4 and frame == b"\x00\x00\x01\x02\x01\x02\x03\x04"
+    assert split_audio_frame(frame) == (258, b"\x01\x02\x03\x04")
 
 
 # --- over real sockets, both front doors ----------------------------------------------------

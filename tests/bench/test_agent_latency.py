@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from agent import cli
 from tests.conftest import start_server
 from tts_server.testing.fake_engine import FakeEngine
 from tts_server.testing.server_thread import ServerThread
+from voice_agent_cli import cli
 
 
 @pytest.fixture

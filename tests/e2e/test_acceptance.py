@@ -11,13 +11,13 @@ from http import HTTPStatus
 import pytest
 from websockets.asyncio.server import Request, Response, ServerConnection, serve
 
-from agent import cli
 from tests.tts_client.transports.sdk_shapes import FakeStream, payload_part
 from tts_client.acceptance import FAIL, NA, PASS, Acceptance, Check, WebSocketTarget
 from tts_client.testing.gateway import Gateway
 from tts_client.transports.sagemaker import BINARY, UTF8, SageMakerConnection
 from tts_protocol import End, Error, ErrorCode, Ready, Start, encode
 from tts_server.testing.server_thread import ServerThread
+from voice_agent_cli import cli
 
 
 def status(checks: list[Check]) -> dict[str, str]:

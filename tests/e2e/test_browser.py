@@ -22,7 +22,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from agent.devserver import SESSION_HEADER
+from agent.browser_leg import SESSION_HEADER
 from agent.llm import demo_reply
 from tests.e2e.browser_helpers import (
     DOCS,

@@ -20,11 +20,11 @@ import pytest
 from websockets.asyncio.client import connect
 
 from agent import devserver
+from agent.browser_leg import SESSION_HEADER
 from agent.config import AgentConfig
 from agent.llm import DemoModel
-from agent.pipeline import Turn
 from agent.service import VoiceAgent
-from agent.ws import SESSION_HEADER
+from agent.turn import Turn
 from tests.conftest import start_server
 from tts_server.testing.fake_engine import FakeEngine
 from tts_server.testing.server_thread import ServerThread

@@ -9,6 +9,7 @@ The proxy holds a connection after its first audio frame, so every fault lands m
 from __future__ import annotations
 
 import asyncio
+import base64
 import math
 from collections.abc import AsyncIterator, Iterator
 
@@ -16,9 +17,10 @@ import pytest
 import pytest_asyncio
 from strands import Agent
 
-from agent.events import audio_pcm
+from agent.events import AudioDelta
 from agent.llm import DemoConfig, DemoModel
-from agent.pipeline import Turn, TurnRequest
+from agent.requests import TurnRequest
+from agent.turn import Turn
 from tests.conftest import start_server
 from tests.tts_client.conftest import reference_pcm
 from tts_client import (
@@ -225,9 +227,9 @@ async def agent_turn(proxy: FaultProxy, fault: str) -> tuple[list[dict[str, obje
     events: list[dict[str, object]] = []
     try:
         async for event in turn.run():
-            if event["type"] == "audio.delta" and "audio.delta" not in kinds(events):
+            if isinstance(event, AudioDelta) and "audio.delta" not in kinds(events):
                 inject(proxy, fault)
-            events.append(event)
+            events.append(event.to_dict())
     finally:
         proxy.stall(0)
         proxy.refuse(False)
@@ -251,7 +253,7 @@ async def test_a_turn_survives_a_fault_and_speaks_each_segment_once_in_order(
     seqs = [e["seq"] for e in deltas]
     assert seqs == sorted(seqs) and set(seqs) == set(texts)  # type: ignore[type-var]
     for seq, text in texts.items():
-        pcm = b"".join(audio_pcm(e) for e in deltas if e["seq"] == seq)
+        pcm = b"".join(base64.b64decode(str(e["audio"])) for e in deltas if e["seq"] == seq)
         assert pcm == await reference_pcm(fake, text)  # each segment whole, once
 
 

@@ -14,15 +14,17 @@ signals, a paced fake engine); the agent side is a ``Turn`` with the demo model 
 from __future__ import annotations
 
 import asyncio
+import base64
 import signal
 from collections.abc import AsyncIterator
 
 import pytest
 from strands import Agent
 
-from agent.events import audio_pcm
+from agent.events import AudioDelta
 from agent.llm import DemoConfig, DemoModel
-from agent.pipeline import Turn, TurnRequest
+from agent.requests import TurnRequest
+from agent.turn import Turn
 from tests.fake_server import ServerProcess
 from tests.tts_client.conftest import reference_pcm
 from tts_client import SessionConfig, SessionPool, WebSocketTransport
@@ -46,9 +48,9 @@ async def run_turn(
     )
     events: list[Event] = []
     async for event in turn.run():
-        if event["type"] == "audio.delta" and not any(e["type"] == "audio.delta" for e in events):
+        if isinstance(event, AudioDelta) and not any(e["type"] == "audio.delta" for e in events):
             on_audio()  # type: ignore[operator]
-        events.append(event)
+        events.append(event.to_dict())
     return events
 
 
@@ -65,7 +67,7 @@ async def assert_spoken_whole(events: list[Event]) -> None:
     seqs = [e["seq"] for e in deltas]
     assert seqs == sorted(seqs) and set(seqs) == set(texts)  # type: ignore[type-var]
     for seq, text in texts.items():
-        pcm = b"".join(audio_pcm(e) for e in deltas if e["seq"] == seq)
+        pcm = b"".join(base64.b64decode(str(e["audio"])) for e in deltas if e["seq"] == seq)
         assert pcm == await reference_pcm(FakeEngine(), text)
 
 

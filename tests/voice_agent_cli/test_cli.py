@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from agent import cli
 from agent.config import AgentConfig
 from bench import agent_latency, audit
 from tts_client import acceptance
+from voice_agent_cli import cli
+
+RUNTIME = ("agent", "observability", "tts_client", "tts_protocol", "tts_server")
 
 
 def imported_after(code: str) -> list[str]:
@@ -20,7 +24,7 @@ def imported_after(code: str) -> list[str]:
     probe = (
         f"import json, sys\n{code}\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'bench'"
-        " or m.startswith('tts_client.acceptance') or m == 'agent.cli')))"
+        " or m.startswith('tts_client.acceptance') or m == 'voice_agent_cli.cli')))"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     return json.loads(done.stdout.splitlines()[-1])
@@ -55,14 +59,25 @@ def test_each_tool_parser_builds_from_its_module(
 
 
 def test_the_cli_imports_no_tool_until_one_is_chosen() -> None:
-    setup = "import agent.cli as c\nc.build_parser()\nc.build_parser('dev')"
-    assert imported_after(setup) == ["agent.cli"]
+    setup = "import voice_agent_cli.cli as c\nc.build_parser()\nc.build_parser('dev')"
+    assert imported_after(setup) == ["voice_agent_cli.cli"]
     audit_only = imported_after(f"{setup}\nc.build_parser('audit')")
     assert "bench.audit" in audit_only and "bench.agent_latency" not in audit_only
 
 
 def test_the_benchmark_does_not_import_the_cli() -> None:
-    assert "agent.cli" not in imported_after("import bench.agent_latency")
+    assert "voice_agent_cli.cli" not in imported_after("import bench.agent_latency")
+
+
+def test_no_runtime_package_names_the_tooling() -> None:
+    """Only this package reaches ``bench`` and ``deploy``, and nothing reaches it."""
+    root = Path(__file__).resolve().parents[2]
+    tooling = re.compile(
+        r"^\s*(from|import) (bench|deploy|voice_agent_cli)\b|[\"'](bench|deploy)\.", re.M
+    )
+    for package in RUNTIME:
+        for path in (root / package).rglob("*.py"):
+            assert not tooling.search(path.read_text()), path
 
 
 @pytest.mark.parametrize(

@@ -142,7 +142,3 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = build_parser(command).parse_args(argv)
     if status := args.run(args):
         raise SystemExit(status)
-
-
-if __name__ == "__main__":
-    main()

@@ -2,10 +2,11 @@
 
 Two tasks run side by side. The producer streams the LLM's text, cuts it into segments and
 sends each one on the TTS session the moment it is complete (pipelined: it never waits for
-audio). The relay reads the segments' audio strictly in order and turns it into base64
-events. Both feed one queue, which the generator drains, so text never waits for audio and
-audio never waits for text. Closing the generator (client gone) or superseding the turn (a
-new prompt in the same conversation) cancels both tasks and every segment still in flight.
+audio). The relay reads the segments' audio strictly in order and turns it into
+``audio.delta`` events. Both feed one queue, which the generator drains, so text never waits
+for audio and audio never waits for text. Closing the generator (client gone) or superseding
+the turn (a new prompt in the same conversation) cancels both tasks and every segment still in
+flight.
 """
 
 from __future__ import annotations
@@ -15,76 +16,29 @@ import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Protocol
 
-from agent import events
-from agent.events import Event
+from agent.events import (
+    ErrorEvent,
+    Event,
+    Segment,
+    SegmentEnd,
+    SegmentMarks,
+    TextDelta,
+    TurnEnd,
+    TurnMetrics,
+    TurnStart,
+    audio_deltas,
+)
+from agent.requests import TurnRequest
 from agent.segmenter import SentenceSegmenter
 from agent.telemetry import TurnTelemetry, detached
 from tts_client import SegmentFailed, SegmentStream, TTSError, TTSSession
-from tts_protocol import ProtocolError, check_marks, check_speed, check_voice, samples_ms
-
-Mode = Literal["stream", "batch"]
-MODES: tuple[Mode, ...] = ("stream", "batch")
-MAX_PROMPT_CHARS = 4_000
-T = TypeVar("T")
-
-
-class BadRequest(ValueError):
-    """The request cannot start a turn; ``code`` is machine-readable."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-    def to_json(self) -> dict[str, Any]:
-        return {"error": {"code": self.code, "message": self.message}}
-
-
-@dataclass(frozen=True, slots=True)
-class TurnRequest:
-    """What the client asked for."""
-
-    prompt: str
-    mode: Mode = "stream"
-    voice: str | None = None
-    speed: float | None = None
-    marks: bool = False  # relay word timings (segment.marks events)
-
-
-def parse_request(payload: object) -> TurnRequest:
-    """Validate an invocation payload; raises ``BadRequest``.
-
-    ``voice`` and ``speed`` follow the TTS protocol's own rules (``tts_protocol``); whether the
-    voice exists on the TTS server is ``VoiceAgent.start``'s question.
-    """
-    if not isinstance(payload, dict):
-        raise BadRequest("invalid_request", "the body must be a JSON object")
-    prompt, mode = payload.get("prompt"), payload.get("mode", "stream")
-    if not isinstance(prompt, str) or not prompt.strip():
-        raise BadRequest("invalid_prompt", "'prompt' must be a non-empty string")
-    if len(prompt) > MAX_PROMPT_CHARS:
-        raise BadRequest("prompt_too_long", f"'prompt' is over {MAX_PROMPT_CHARS} characters")
-    if mode not in MODES:
-        raise BadRequest("invalid_mode", f"'mode' must be one of {', '.join(MODES)}")
-    voice = _checked("invalid_voice", check_voice, payload.get("voice"))
-    speed = _checked("invalid_speed", check_speed, payload.get("speed"))
-    marks = _checked("invalid_marks", check_marks, payload.get("marks"))
-    return TurnRequest(prompt=prompt, mode=mode, voice=voice, speed=speed, marks=marks)
-
-
-def _checked(code: str, check: Callable[[object], T], value: object) -> T:
-    """``check(value)``, the protocol's own rule, with its refusal as a ``BadRequest``."""
-    try:
-        return check(value)
-    except ProtocolError as exc:
-        raise BadRequest(code, exc.message) from exc
+from tts_protocol import samples_ms
 
 
 class TextModel(Protocol):
-    """What the pipeline needs of a strands ``Agent``."""
+    """What a turn needs of a strands ``Agent``."""
 
     def stream_async(self, prompt: str) -> AsyncIterator[dict[str, Any]]: ...
 
@@ -132,7 +86,7 @@ class Turn:
     def supersede(self) -> None:
         """A newer turn takes over: stop generating and speaking now."""
         if not self.finished.is_set():
-            self._events.put_nowait(events.error("superseded", "a newer turn started"))
+            self._events.put_nowait(ErrorEvent("superseded", "a newer turn started"))
         for task in self._tasks:
             task.cancel()
 
@@ -143,7 +97,7 @@ class Turn:
             self.id, self.conversation, request.mode, request.prompt
         )
         try:
-            yield events.turn_start(self.id, self.request.mode)
+            yield TurnStart(self.id, request.mode)
             self._tasks = [
                 telemetry.task(self._produce(), f"turn-{self.id[:8]}-llm", "llm.stream"),
                 telemetry.task(self._relay(), f"turn-{self.id[:8]}-audio", "audio.relay"),
@@ -156,7 +110,7 @@ class Turn:
                 else:
                     yield telemetry.saw(event)
             yield telemetry.saw(self._metrics())
-            yield telemetry.saw(events.turn_end())
+            yield telemetry.saw(TurnEnd())
         finally:
             # A task of its own: a cancelled caller (anyio cancels every later await in its
             # scope) must not cut the clean-up short, or segments would go on being spoken.
@@ -173,15 +127,14 @@ class Turn:
         self._telemetry.end()
         self.finished.set()
 
-    def _metrics(self) -> Event:
-        return {
-            "type": "metrics",
-            "ttft_ms": _ms(self.received_at, self._first_text),
-            "ttfa_ms": _ms(self.received_at, self._first_audio),
-            "total_ms": _ms(self.received_at, time.perf_counter()),
-            "segments": self._seq,
-            "audio_ms": samples_ms(self._audio_samples),
-        }
+    def _metrics(self) -> TurnMetrics:
+        return TurnMetrics(
+            ttft_ms=_ms(self.received_at, self._first_text),
+            ttfa_ms=_ms(self.received_at, self._first_audio),
+            total_ms=_ms(self.received_at, time.perf_counter()),
+            segments=self._seq,
+            audio_ms=samples_ms(self._audio_samples),
+        )
 
     # --- producer: LLM text → segments → TTS ---------------------------------------------
 
@@ -197,7 +150,7 @@ class Turn:
                     for text in self._segmenter.push(delta):
                         await self._speak(text)
             except Exception as exc:  # the LLM failed: speak what it said, report, end the turn
-                failed = events.error("llm_failed", f"{type(exc).__name__}: {exc}")
+                failed = ErrorEvent("llm_failed", f"{type(exc).__name__}: {exc}")
                 self._events.put_nowait(failed)
             if streaming:
                 for text in self._segmenter.flush():
@@ -214,12 +167,12 @@ class Turn:
             if isinstance(text, str) and text:
                 if self._first_text is None:
                     self._first_text = time.perf_counter()
-                self._events.put_nowait(events.text_delta(text))
+                self._events.put_nowait(TextDelta(text))
                 yield text
 
     async def _speak(self, text: str) -> None:
         seq, self._seq = self._seq, self._seq + 1
-        self._events.put_nowait(events.segment(seq, text))
+        self._events.put_nowait(Segment(seq, text))
         if self._tts_down:
             return self._segments.put_nowait((seq, None))
         self._telemetry.segment_sent(seq, text)
@@ -237,7 +190,7 @@ class Turn:
         if not self._tts_down:
             self._tts_down = True
             message = f"speech is unavailable ({type(exc).__name__}: {exc}); text continues"
-            self._events.put_nowait(events.error("tts_unavailable", message))
+            self._events.put_nowait(ErrorEvent("tts_unavailable", message))
 
     # --- relay: audio in segment order → events ----------------------------------------
 
@@ -247,25 +200,25 @@ class Turn:
                 seq, stream = item
                 samples = 0
                 if stream is None:  # every segment gets its segment.end, in order
-                    self._events.put_nowait(events.segment_end(seq, samples))
+                    self._events.put_nowait(SegmentEnd.after(seq, samples))
                     continue
                 try:
                     async for pcm in stream.with_marks():
                         if not isinstance(pcm, bytes):  # word timings, before their audio
-                            self._events.put_nowait(events.segment_marks(seq, pcm))
+                            self._events.put_nowait(SegmentMarks(seq, pcm))
                             continue
                         if self._first_audio is None:
                             self._first_audio = time.perf_counter()
                         samples += len(pcm) // 2
-                        for event in events.audio_deltas(seq, pcm):
+                        for event in audio_deltas(seq, pcm):
                             self._events.put_nowait(event)
                 except SegmentFailed as exc:  # this segment only; the next ones still play
-                    failed = events.error("synthesis_failed", f"segment {seq}: {exc}")
+                    failed = ErrorEvent("synthesis_failed", f"segment {seq}: {exc}")
                     self._events.put_nowait(failed)
                 except TTSError as exc:
                     self._tts_failed(exc)
                 self._audio_samples += samples
                 self._telemetry.segment_ended(seq, stream)
-                self._events.put_nowait(events.segment_end(seq, samples))
+                self._events.put_nowait(SegmentEnd.after(seq, samples))
         finally:
             self._events.put_nowait(None)

@@ -1,0 +1,38 @@
+"""The browser leg's constants, shared by the server, its clients and the page.
+
+The server (``agent.ws``, both front doors), the chat client (``agent.chat``), the benchmark
+(``bench.latency_targets``) and the page (``agent/web/``, through ``page_module``, which the dev
+server serves) all read them here. Standard library and ``tts_protocol`` only, so that a client
+importing them loads nothing of the server. Contract: docs/events.md.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+
+from tts_protocol import SAMPLE_RATE
+
+SESSION_HEADER = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id"  # a header, or a query parameter
+MAX_MESSAGE_BYTES = 32 * 1024  # a /ws message: AgentCore Runtime's WebSocket frame limit
+IDLE_CLOSE = 1000  # the close code of an idle socket: a normal closure, reason "idle_timeout"
+AUDIO_HEADER = struct.Struct(">I")  # a binary /ws frame: the segment's seq, big-endian; PCM follows
+PAGE_CONSTANTS = {"SESSION_HEADER": SESSION_HEADER, "SAMPLE_RATE": SAMPLE_RATE}
+
+
+def audio_frame(seq: int, pcm: bytes) -> bytes:
+    """One binary audio frame: the header naming segment ``seq``, then its PCM."""
+    return AUDIO_HEADER.pack(seq) + pcm
+
+
+def split_audio_frame(frame: bytes) -> tuple[int, bytes]:
+    """A binary audio frame's segment ``seq`` and its PCM."""
+    (seq,) = AUDIO_HEADER.unpack_from(frame)
+    return seq, frame[AUDIO_HEADER.size :]
+
+
+def page_module() -> str:
+    """``PAGE_CONSTANTS`` as an ES module, so the page does not write them again."""
+    return "".join(
+        f"export const {name} = {json.dumps(value)};\n" for name, value in PAGE_CONSTANTS.items()
+    )

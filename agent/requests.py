@@ -1,0 +1,138 @@
+"""What a client asks for, checked: a ``POST /invocations`` body or a ``/ws`` message.
+
+Every JSON the agent reads goes through ``decode_json``: a decoder failure of any kind,
+``RecursionError`` included, is the typed ``invalid_json``. ``parse_request`` makes a
+``TurnRequest`` of a decoded payload; ``check_options`` is the one check of the fields a prompt
+and a ``/ws`` ``config`` share. Any refusal is a ``BadRequest``; ``refusal`` is its HTTP answer.
+Limits: docs/agent.md, "Limits".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple, TypeVar
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from observability.request_body import read_bounded
+from tts_protocol import ProtocolError, check_marks, check_speed, check_voice
+
+Mode = Literal["stream", "batch"]
+MODES: tuple[Mode, ...] = ("stream", "batch")
+OPTION_FIELDS = ("voice", "speed", "mode", "marks")
+MAX_PROMPT_CHARS = 4_000
+MAX_BODY_BYTES = 64 * 1024  # a POST /invocations body; the longest prompt fits many times
+MAX_JSON_DEPTH = 32  # a request is flat; this keeps any later re-parse off the stack limit
+STATUS = {"body_too_large": 413}  # HTTP status of a refusal; any other is 400
+T = TypeVar("T")
+
+
+class BadRequest(ValueError):
+    """The request cannot start a turn; ``code`` is machine-readable."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+    def to_json(self) -> dict[str, Any]:
+        return {"error": {"code": self.code, "message": self.message}}
+
+
+class TurnOptions(NamedTuple):
+    """How a turn is spoken: the fields of a request besides its prompt."""
+
+    mode: Mode
+    voice: str | None
+    speed: float | None
+    marks: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRequest:
+    """What the client asked for."""
+
+    prompt: str
+    mode: Mode = "stream"
+    voice: str | None = None
+    speed: float | None = None
+    marks: bool = False  # relay word timings (segment.marks events)
+
+
+def parse_request(payload: object) -> TurnRequest:
+    """Validate an invocation payload; raises ``BadRequest``.
+
+    Whether the voice exists on the TTS server is ``VoiceAgent.start``'s question.
+    """
+    if not isinstance(payload, dict):
+        raise BadRequest("invalid_request", "the body must be a JSON object")
+    prompt = payload.get("prompt")
+    if not isinstance(prompt, str) or not prompt.strip():
+        raise BadRequest("invalid_prompt", "'prompt' must be a non-empty string")
+    if len(prompt) > MAX_PROMPT_CHARS:
+        raise BadRequest("prompt_too_long", f"'prompt' is over {MAX_PROMPT_CHARS} characters")
+    return TurnRequest(prompt, **check_options(payload)._asdict())
+
+
+def check_options(fields: Mapping[str, object]) -> TurnOptions:
+    """The options ``fields`` name (an absent one is its default); raises ``BadRequest``.
+
+    ``voice``, ``speed`` and ``marks`` follow the TTS protocol's own rules (``tts_protocol``),
+    so the agent refuses exactly what the TTS server would.
+    """
+    mode = fields.get("mode", "stream")
+    if mode not in MODES:
+        raise BadRequest("invalid_mode", f"'mode' must be one of {', '.join(MODES)}")
+    voice = _checked("invalid_voice", check_voice, fields.get("voice"))
+    speed = _checked("invalid_speed", check_speed, fields.get("speed"))
+    marks = _checked("invalid_marks", check_marks, fields.get("marks"))
+    return TurnOptions(mode, voice, speed, marks)
+
+
+def _checked(code: str, check: Callable[[object], T], value: object) -> T:
+    """``check(value)``, the protocol's own rule, with its refusal as a ``BadRequest``."""
+    try:
+        return check(value)
+    except ProtocolError as exc:
+        raise BadRequest(code, exc.message) from exc
+
+
+def decode_json(data: str | bytes, what: str) -> object:
+    """``data`` as JSON; raises ``BadRequest("invalid_json")`` for anything else."""
+    try:
+        value = json.loads(data)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError; nesting
+        reason = "it is nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+        raise BadRequest("invalid_json", f"{what} is not JSON: {reason}") from exc
+    if json_depth(value) > MAX_JSON_DEPTH:
+        raise BadRequest("invalid_json", f"{what} is nested over {MAX_JSON_DEPTH} levels deep")
+    return value
+
+
+def json_depth(value: object) -> int:
+    """How deeply arrays and objects nest in ``value`` (0 for a scalar), without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            deepest = max(deepest, depth)
+            stack.extend((child, depth + 1) for child in item)
+    return deepest
+
+
+async def read_body(request: Request) -> bytes:
+    """The request's body, read no further than ``MAX_BODY_BYTES``; raises ``BadRequest``."""
+    body = await read_bounded(request, MAX_BODY_BYTES)
+    if body is None:
+        raise BadRequest("body_too_large", f"the body is over {MAX_BODY_BYTES} bytes")
+    return body
+
+
+def refusal(exc: BadRequest) -> JSONResponse:
+    """The HTTP answer to a refused request: its typed error, 413 or 400."""
+    return JSONResponse(exc.to_json(), status_code=STATUS.get(exc.code, 400))

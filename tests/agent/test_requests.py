@@ -1,0 +1,78 @@
+"""The request parsers: a POST body's JSON and fields; the options a prompt and a config share."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agent.requests import (
+    MAX_JSON_DEPTH,
+    BadRequest,
+    TurnOptions,
+    TurnRequest,
+    check_options,
+    decode_json,
+    json_depth,
+    parse_request,
+)
+
+
+@pytest.mark.parametrize(
+    ("payload", "code"),
+    [
+        ([], "invalid_request"),
+        ({}, "invalid_prompt"),
+        ({"prompt": 3}, "invalid_prompt"),
+        ({"prompt": "  "}, "invalid_prompt"),
+        ({"prompt": "x" * 5000}, "prompt_too_long"),
+        ({"prompt": "hi", "mode": "fast"}, "invalid_mode"),
+        ({"prompt": "hi", "voice": 7}, "invalid_voice"),
+        ({"prompt": "hi", "speed": "1"}, "invalid_speed"),
+        ({"prompt": "hi", "speed": 9}, "invalid_speed"),
+        ({"prompt": "hi", "speed": float("nan")}, "invalid_speed"),
+    ],
+)
+def test_bad_requests_are_typed(payload: object, code: str) -> None:
+    with pytest.raises(BadRequest) as caught:
+        parse_request(payload)
+    assert caught.value.code == code
+
+
+def test_good_request() -> None:
+    assert parse_request({"prompt": "hi", "mode": "batch", "voice": "v", "speed": 1}) == (
+        TurnRequest("hi", "batch", "v", 1.0)
+    )
+
+
+def test_options_absent_are_their_defaults() -> None:
+    assert check_options({}) == TurnOptions("stream", None, None, False)
+    assert check_options({"mode": "batch", "speed": 2, "marks": True}) == TurnOptions(
+        "batch", None, 2.0, True
+    )
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"[" * 5000 + b"]" * 5000, "nested too deeply"),  # RecursionError in json.loads
+        (b"[" * (MAX_JSON_DEPTH + 1) + b"]" * (MAX_JSON_DEPTH + 1), f"over {MAX_JSON_DEPTH}"),
+        (b"1" * 5000, "digits"),  # over Python's int_max_str_digits: a ValueError
+        (b"\xff\xfe\x00", "not JSON"),
+        (b"{oops", "not JSON"),
+        (b"", "not JSON"),
+    ],
+)
+def test_every_decoder_failure_is_invalid_json(data: bytes, reason: str) -> None:
+    with pytest.raises(BadRequest) as refused:
+        decode_json(data, "the body")
+    assert refused.value.code == "invalid_json" and reason in refused.value.message
+
+
+def test_json_up_to_the_depth_limit_is_read() -> None:
+    nested: object = "deep"
+    for _ in range(MAX_JSON_DEPTH):
+        nested = {"a": [nested]} if len(str(nested)) % 2 else [nested]
+    assert json_depth(nested) == MAX_JSON_DEPTH
+    assert decode_json(json.dumps(nested), "the body") == nested
+    assert [json_depth(v) for v in (1, "x", [], {}, [[], {"a": [1]}])] == [0, 0, 1, 1, 3]

@@ -1,0 +1,1 @@
+"""``voice-agent``: the project's command line, outside the runtime packages (``cli.py``)."""
