@@ -3,6 +3,7 @@ a client sees it (``TurnRecord``)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 from collections.abc import Callable, Iterator
@@ -11,10 +12,9 @@ from contextlib import contextmanager
 import httpx
 
 from agent import devserver
+from agent.browser_leg import SESSION_HEADER
 from agent.config import AgentConfig
-from agent.events import audio_pcm
 from agent.service import VoiceAgent
-from agent.ws import SESSION_HEADER
 from bench.reliability_stats import TurnRecord
 from tts_client import SessionConfig
 from tts_server.app import create_app
@@ -90,7 +90,9 @@ async def run_turn(
                     if on_first_audio is not None:
                         on_first_audio()
                 if keep:
-                    record.audio.setdefault(event["seq"], bytearray()).extend(audio_pcm(event))
+                    record.audio.setdefault(event["seq"], bytearray()).extend(
+                        base64.b64decode(event["audio"])
+                    )
             elif kind == "error":
                 at = time.perf_counter() - started
                 record.errors.append((event["code"], event["message"], at))

@@ -38,7 +38,7 @@ if [ ! -f "$stamp" ]; then
     .venv312/bin/python -m pip install -q --upgrade pip &&
       .venv312/bin/python -m pip install -q -e ".[sagemaker,sagemaker-local]" awscrt \
         pytest pytest-asyncio pytest-timeout websockets httpx \
-        opentelemetry-api opentelemetry-sdk python-json-logger  # agent.pipeline telemetry
+        opentelemetry-api opentelemetry-sdk python-json-logger  # agent.turn telemetry
   } >.venv312/install.log 2>&1; then
     cat .venv312/install.log
     exit 1

@@ -7,9 +7,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from agent import cli
 from bench import audit
 from tts_client.acceptance import FAIL, PASS
+from voice_agent_cli import cli
 
 
 def fake_site(root: Path, versions: dict[str, str]) -> Path:

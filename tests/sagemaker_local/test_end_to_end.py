@@ -10,6 +10,7 @@ the emulator fails.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import socket
@@ -27,9 +28,9 @@ if sys.version_info < (3, 12):
 from websockets.asyncio.client import connect
 from websockets.asyncio.server import Request, Response, ServerConnection, serve
 
-from agent.events import audio_pcm
 from agent.local_tts import local_tts
-from agent.pipeline import Turn, TurnRequest
+from agent.requests import TurnRequest
+from agent.turn import Turn
 from sagemaker_local.emulator import SageMakerEmulator
 from tests.sagemaker_local.helpers import local_tls, transport_for
 from tts_client import SessionConfig, TTSSession
@@ -80,7 +81,7 @@ async def test_agent_turn_speaks_through_the_emulator(tts_server: str, tmp_path:
 
             llm = Sentences("Hello from the local endpoint.", "The stream is working.")
             turn = Turn(TurnRequest("Say hello"), llm, source)
-            events = [event async for event in turn.run()]
+            events = [event.to_dict() async for event in turn.run()]
         await transport.aclose()
 
     kinds = [event["type"] for event in events]
@@ -89,7 +90,7 @@ async def test_agent_turn_speaks_through_the_emulator(tts_server: str, tmp_path:
         "Hello from the local endpoint.",
         "The stream is working.",
     ]
-    pcm = b"".join(audio_pcm(e) for e in events if e["type"] == "audio.delta")
+    pcm = b"".join(base64.b64decode(e["audio"]) for e in events if e["type"] == "audio.delta")
     ends = [e for e in events if e["type"] == "segment.end"]
     audio_ms = sum(e["audio_ms"] for e in ends)
     assert len(ends) == 2 and audio_ms > 1000
