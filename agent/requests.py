@@ -18,7 +18,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from observability.request_body import read_bounded
-from tts_protocol import ProtocolError, check_marks, check_speed, check_voice
+from tts_protocol import (
+    DEFAULT_SPEED,
+    ProtocolError,
+    VoiceMix,
+    check_marks,
+    check_speed,
+    check_voice,
+)
 
 Mode = Literal["stream", "batch"]
 MODES: tuple[Mode, ...] = ("stream", "batch")
@@ -46,8 +53,8 @@ class TurnOptions(NamedTuple):
     """How a turn is spoken: the fields of a request besides its prompt."""
 
     mode: Mode
-    voice: str | None
-    speed: float | None
+    voice: VoiceMix | None  # parsed once, here; the session sends its canonical name
+    speed: float
     marks: bool
 
 
@@ -57,8 +64,8 @@ class TurnRequest:
 
     prompt: str
     mode: Mode = "stream"
-    voice: str | None = None
-    speed: float | None = None
+    voice: VoiceMix | None = None
+    speed: float = DEFAULT_SPEED
     marks: bool = False  # relay word timings (segment.marks events)
 
 

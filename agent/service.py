@@ -11,7 +11,7 @@ from agent.conversations import Conversations
 from agent.llm import SYSTEM_PROMPT, make_model
 from agent.requests import BadRequest, parse_request
 from agent.turn import Turn
-from tts_protocol.validation import parse_voice
+from tts_protocol import VoiceMix, voice_name
 
 DEFAULT_CONVERSATION = "default"
 
@@ -38,15 +38,16 @@ class VoiceAgent:
             await self._check_voice(target.key, request.voice)
         return await target.start_turn(request, received_at)
 
-    async def _check_voice(self, key: str, voice: str) -> None:
+    async def _check_voice(self, key: str, voice: VoiceMix) -> None:
         """Refuse a voice the conversation's TTS server does not have (its ``ready.voices``)."""
         try:
             ready = (await self.conversations.get(key).session()).ready
         except Exception:
             return  # speech is down: the turn reports it and still streams text
-        missing = [name for name, _ in parse_voice(voice) if name not in ready.voices]
+        missing = [name for name, _ in voice if name not in ready.voices]
         if missing:  # a blend (``a(0.7)+b(0.3)``) needs each of its voices
-            raise BadRequest("unknown_voice", f"unknown voice {voice!r}; try {ready.voices}")
+            message = f"unknown voice {voice_name(voice)!r}; try {ready.voices}"
+            raise BadRequest("unknown_voice", message)
 
     async def aclose(self) -> None:
         await self.conversations.aclose()

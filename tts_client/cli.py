@@ -23,7 +23,17 @@ from tts_client.session import TTSSession
 from tts_client.transports.base import Transport
 from tts_client.transports.sagemaker import SageMakerTransport
 from tts_client.transports.websocket import WebSocketTransport
-from tts_protocol import BYTES_PER_SAMPLE, wav_bytes
+from tts_protocol import (
+    BYTES_PER_SAMPLE,
+    DEFAULT_SPEED,
+    MAX_SPEED,
+    MIN_SPEED,
+    ProtocolError,
+    VoiceMix,
+    check_speed,
+    check_voice,
+    wav_bytes,
+)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -36,11 +46,34 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     target.add_argument("--url", help="WebSocket URL, e.g. ws://127.0.0.1:8080/ws")
     target.add_argument("--endpoint", help="SageMaker endpoint name (Python >= 3.12)")
     parser.add_argument("--region", help="AWS region for --endpoint (default: the AWS chain's)")
-    parser.add_argument("--voice", help="voice name (default: the server's)")
-    parser.add_argument("--speed", type=float, help="speaking rate, 0.5 to 2.0")
+    parser.add_argument("--voice", type=_voice, help="voice name or blend (default: the server's)")
+    parser.add_argument(
+        "--speed",
+        type=_speed,
+        default=DEFAULT_SPEED,
+        help=f"speaking rate, {MIN_SPEED:g} to {MAX_SPEED:g}",
+    )
     parser.add_argument("--output", type=Path, default=Path("out.wav"), help="WAV to write")
     parser.add_argument("text", nargs="?", help="text to speak; omit to read stdin lines")
     return parser.parse_args(argv)
+
+
+def _voice(text: str) -> VoiceMix | None:
+    """``--voice``, parsed once by the protocol's own rule."""
+    try:
+        return check_voice(text)
+    except ProtocolError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from exc
+
+
+def _speed(text: str) -> float:
+    """``--speed``, checked by the protocol's own rule."""
+    try:
+        return check_speed(float(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    except ProtocolError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from exc
 
 
 def transport_for(args: argparse.Namespace) -> Transport:
@@ -60,7 +93,7 @@ async def _lines(text: str | None) -> AsyncIterator[str]:
 
 
 async def speak_all(
-    session: TTSSession, lines: AsyncIterator[str], voice: str | None, speed: float | None
+    session: TTSSession, lines: AsyncIterator[str], voice: VoiceMix | None, speed: float
 ) -> bytes:
     """Send every line as it comes; collect the audio in order, printing each segment's times."""
     queue: asyncio.Queue[SegmentStream | None] = asyncio.Queue()

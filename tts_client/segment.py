@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from tts_client.errors import TTSError
-from tts_protocol import BYTES_PER_SAMPLE, End, Word
+from tts_protocol import BYTES_PER_SAMPLE, End, VoiceMix, Word
 
 Marked = tuple[Word, ...]  # word timings, ms from the start of the segment's audio
 
@@ -59,7 +59,7 @@ class SegmentStream:
     audio of a cancelled segment is discarded) and raises its error when it failed.
     """
 
-    def __init__(self, id: str, text: str, voice: str | None, speed: float | None) -> None:
+    def __init__(self, id: str, text: str, voice: VoiceMix | None, speed: float) -> None:
         self.id = id
         self.text = text
         self.voice = voice

@@ -30,6 +30,7 @@ from tts_client.segment import SegmentStatus, SegmentStream
 from tts_client.session_link import SessionLink
 from tts_client.transports.base import Frame, Transport
 from tts_protocol import (
+    DEFAULT_SPEED,
     Audio,
     ClientEvent,
     ClientMessage,
@@ -44,6 +45,7 @@ from tts_protocol import (
     SegmentMarked,
     ServerErrorReported,
     Speak,
+    VoiceMix,
     encode,
 )
 
@@ -117,7 +119,11 @@ class TTSSession:
     # --- public API ----------------------------------------------------------------------
 
     async def speak(
-        self, text: str, voice: str | None = None, speed: float | None = None, marks: bool = False
+        self,
+        text: str,
+        voice: VoiceMix | None = None,
+        speed: float = DEFAULT_SPEED,
+        marks: bool = False,
     ) -> SegmentStream:
         """Queue ``text`` and send it now (unless ``max_in_flight`` or a reconnect holds it)."""
         if self._stopping:

@@ -28,6 +28,7 @@ from tts_protocol.constants import (
     BYTES_PER_SAMPLE,
     CHANNELS,
     DEFAULT_MAX_TEXT_CHARS,
+    DEFAULT_SPEED,
     MAX_AUDIO_FRAME_BYTES,
     MAX_ID_CHARS,
     MAX_SPEED,
@@ -70,12 +71,15 @@ from tts_protocol.server import (
     ServerProtocol,
 )
 from tts_protocol.validation import (
+    VoiceMix,
     check_id,
     check_marks,
     check_speed,
     check_text,
     check_voice,
+    parse_voice,
     speak_fields,
+    voice_name,
 )
 
 __all__ = [
@@ -84,6 +88,7 @@ __all__ = [
     "CHANNELS",
     "DEFAULT_MAX_QUEUE",
     "DEFAULT_MAX_TEXT_CHARS",
+    "DEFAULT_SPEED",
     "MAX_AUDIO_FRAME_BYTES",
     "MAX_ID_CHARS",
     "MAX_SPEED",
@@ -128,6 +133,7 @@ __all__ = [
     "ServerProtocol",
     "Speak",
     "Start",
+    "VoiceMix",
     "Word",
     "check_id",
     "check_marks",
@@ -138,8 +144,10 @@ __all__ = [
     "decode_server",
     "encode",
     "parse_object",
+    "parse_voice",
     "samples_ms",
     "speak_fields",
     "split_audio",
+    "voice_name",
     "wav_bytes",
 ]

@@ -14,6 +14,7 @@ MAX_AUDIO_FRAME_BYTES = 32 * 1024
 # Limits of a `speak`.
 MIN_SPEED = 0.5
 MAX_SPEED = 2.0
+DEFAULT_SPEED = 1.0  # a `speak` without `speed`
 DEFAULT_MAX_TEXT_CHARS = 2_000
 MAX_ID_CHARS = 128
 

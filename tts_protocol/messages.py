@@ -17,11 +17,12 @@ from tts_protocol.constants import (
     AUDIO_FORMAT,
     CHANNELS,
     DEFAULT_MAX_TEXT_CHARS,
+    DEFAULT_SPEED,
     PROTOCOL_VERSION,
     SAMPLE_RATE,
 )
 from tts_protocol.errors import ErrorCode, ProtocolError
-from tts_protocol.validation import check_id, check_marks, speak_fields
+from tts_protocol.validation import VoiceMix, check_id, check_marks, speak_fields, voice_name
 
 # --- client -> server -------------------------------------------------------------------
 
@@ -35,8 +36,8 @@ class Speak:
 
     id: str
     text: str
-    voice: str | None = None
-    speed: float | None = None
+    voice: VoiceMix | None = None  # parsed once, by the decoder; None: the server's default
+    speed: float = DEFAULT_SPEED
     marks: bool = False
     type: str = field(default="speak", init=False)
 
@@ -141,10 +142,14 @@ Message = ClientMessage | ServerMessage
 def encode(message: Message) -> str:
     """Serialize a control message to compact JSON text."""
     payload = asdict(message)
+    if isinstance(message, Speak):
+        payload["voice"] = None if message.voice is None else voice_name(message.voice)
+        if message.speed == DEFAULT_SPEED:
+            del payload["speed"]  # the default goes unsaid, as a client that omits it does
+        if not message.marks:
+            del payload["marks"]  # the frame an older server knows
     if isinstance(message, Speak | Cancel):
         payload = {k: v for k, v in payload.items() if v is not None}
-    if isinstance(message, Speak) and not message.marks:
-        del payload["marks"]  # the frame an older server knows
     if isinstance(message, Ready):
         payload["voices"] = list(message.voices)
     return json.dumps(payload, separators=(",", ":"), ensure_ascii=False)

@@ -10,7 +10,13 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from tts_protocol.constants import DEFAULT_MAX_TEXT_CHARS, MAX_ID_CHARS, MAX_SPEED, MIN_SPEED
+from tts_protocol.constants import (
+    DEFAULT_MAX_TEXT_CHARS,
+    DEFAULT_SPEED,
+    MAX_ID_CHARS,
+    MAX_SPEED,
+    MIN_SPEED,
+)
 from tts_protocol.errors import ErrorCode, ProtocolError
 
 VoiceMix = tuple[tuple[str, float], ...]  # (voice name, share of the mix); shares sum to 1
@@ -44,13 +50,14 @@ def check_text(value: object, max_chars: int, id: str | None = None) -> str:
     return value
 
 
-def check_voice(value: object, id: str | None = None) -> str | None:
-    """A voice name or blend (None: the server's default); whether it exists is the server's."""
-    if value is not None and (not isinstance(value, str) or not value):
+def check_voice(value: object, id: str | None = None) -> VoiceMix | None:
+    """A voice name or blend, parsed (None: the server's default); whether it exists is the
+    server's. Later layers take the parsed mix: nothing parses a voice twice."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
         raise ProtocolError(ErrorCode.INVALID_MESSAGE, "'voice' must be a non-empty string", id)
-    if value is not None:
-        parse_voice(value, id)
-    return value
+    return parse_voice(value, id)
 
 
 def parse_voice(value: str, id: str | None = None) -> VoiceMix:
@@ -112,10 +119,10 @@ def _weight(text: str, bad: Callable[[str], ProtocolError]) -> float:
     return weight
 
 
-def check_speed(value: object, id: str | None = None) -> float | None:
-    """A speed factor in [``MIN_SPEED``, ``MAX_SPEED``] (None: 1.0)."""
+def check_speed(value: object, id: str | None = None) -> float:
+    """A speed factor in [``MIN_SPEED``, ``MAX_SPEED``]; None is ``DEFAULT_SPEED``."""
     if value is None:
-        return None
+        return DEFAULT_SPEED
     finite = not isinstance(value, float) or math.isfinite(value)  # an int is, however long
     if isinstance(value, bool) or not isinstance(value, int | float) or not finite:
         raise ProtocolError(ErrorCode.INVALID_MESSAGE, "'speed' must be a number", id)
@@ -137,7 +144,7 @@ def check_marks(value: object, id: str | None = None) -> bool:
 
 def speak_fields(
     obj: dict[str, Any], max_text_chars: int = DEFAULT_MAX_TEXT_CHARS
-) -> tuple[str, str, str | None, float | None]:
+) -> tuple[str, str, VoiceMix | None, float]:
     """The checked ``(id, text, voice, speed)`` of a decoded ``speak`` object."""
     id = check_id(obj.get("id"))
     if id is None:

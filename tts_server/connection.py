@@ -254,7 +254,7 @@ class SynthesisConnection:
         first_audio: float | None = None
         samples = 0
         await self.send(Start(id=speak.id))
-        chunks = self._engine.synthesize(speak.text, segment.voice, speak.speed or 1.0)
+        chunks = self._engine.synthesize(speak.text, segment.voice, speak.speed)
         async for chunk in chunks:
             if speak.marks and chunk.words:  # each piece's words, before its audio
                 words = [

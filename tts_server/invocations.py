@@ -79,7 +79,7 @@ async def invocations(request: Request) -> Response:
     pcm = bytearray()
     with slot:
         try:
-            chunks = engine.synthesize(speak.text, voice, speak.speed or 1.0)
+            chunks = engine.synthesize(speak.text, voice, speak.speed)
             async for chunk in service.measured(engine, chunks, timing):
                 pcm += to_pcm16(chunk.audio)
         except Exception as exc:

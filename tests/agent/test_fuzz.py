@@ -71,7 +71,7 @@ def parse_body(body: bytes) -> TurnRequest | None:
         return None
     assert request.prompt.strip() and len(request.prompt) <= MAX_PROMPT_CHARS
     assert request.mode in MODES and isinstance(request.marks, bool)
-    assert request.speed is None or MIN_SPEED <= request.speed <= MAX_SPEED
+    assert MIN_SPEED <= request.speed <= MAX_SPEED
     return request
 
 

@@ -41,12 +41,14 @@ def test_bad_requests_are_typed(payload: object, code: str) -> None:
 
 def test_good_request() -> None:
     assert parse_request({"prompt": "hi", "mode": "batch", "voice": "v", "speed": 1}) == (
-        TurnRequest("hi", "batch", "v", 1.0)
+        TurnRequest("hi", "batch", (("v", 1.0),), 1.0)  # the voice parsed, once, here
     )
+    blend = parse_request({"prompt": "hi", "voice": "b(1)+a(3)"})
+    assert blend.voice == (("a", 0.75), ("b", 0.25))
 
 
 def test_options_absent_are_their_defaults() -> None:
-    assert check_options({}) == TurnOptions("stream", None, None, False)
+    assert check_options({}) == TurnOptions("stream", None, 1.0, False)
     assert check_options({"mode": "batch", "speed": 2, "marks": True}) == TurnOptions(
         "batch", None, 2.0, True
     )

@@ -29,6 +29,7 @@ from tts_protocol import (
     Speak,
     decode_client,
     decode_server,
+    voice_name,
 )
 
 FUZZ = settings(max_examples=300, deadline=None)  # about a second each on one core
@@ -65,9 +66,8 @@ def check(frame: str | bytes) -> ClientMessage | None:
     if isinstance(message, Speak):
         assert 0 < len(message.id) <= MAX_ID_CHARS
         assert message.text.strip() and len(message.text) <= DEFAULT_MAX_TEXT_CHARS
-        assert message.voice is None or (isinstance(message.voice, str) and message.voice)
-        assert message.speed is None or MIN_SPEED <= message.speed <= MAX_SPEED
-        assert message.speed is None or math.isfinite(message.speed)
+        assert message.voice is None or voice_name(message.voice)  # parsed: a canonical name
+        assert MIN_SPEED <= message.speed <= MAX_SPEED and math.isfinite(message.speed)
         assert isinstance(message.marks, bool)
     else:
         assert isinstance(message, Cancel | Close)

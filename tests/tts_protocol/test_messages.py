@@ -27,7 +27,8 @@ from tts_protocol import (
 
 CLIENT_MESSAGES = [
     Speak(id="s1", text="Hello there."),
-    Speak(id="s2", text="Fast.", voice="jf_alpha", speed=1.5),
+    Speak(id="s2", text="Fast.", voice=(("jf_alpha", 1.0),), speed=1.5),
+    Speak(id="s4", text="Blended.", voice=(("af_heart", 0.7), ("am_adam", 0.3))),
     Speak(id="s3", text="Timed.", marks=True),
     Cancel(id="s1"),
     Cancel(),

@@ -28,6 +28,7 @@ from tts_protocol import (
 )
 
 CLOSE = encode(Close())
+VOICE = (("af_heart", 1.0),)  # a parsed voice, as the decoder hands it on
 SHUTTING_DOWN = "the server is shutting down; send it again on a new connection"
 
 
@@ -72,7 +73,7 @@ def test_a_speak_in_either_frame_type_is_handed_out_whole_and_queued_only_on_acc
     binary: bool,
 ) -> None:
     protocol = ServerProtocol()
-    message = Speak(id="s1", text="Either frame type.", voice="af_heart", speed=1.5, marks=True)
+    message = Speak(id="s1", text="Either frame type.", voice=VOICE, speed=1.5, marks=True)
     assert protocol.receive(frame(message, binary=binary)) == [QueueSegment(message)]
     assert protocol.queued == ()  # the server has not admitted it yet
     protocol.accept(message)
@@ -101,7 +102,7 @@ MALFORMED: list[tuple[str | bytes, ErrorCode, str | None]] = [
     (encode(Speak(id="e1", text="   ")), ErrorCode.EMPTY_TEXT, "e1"),
     (encode(Speak(id="l1", text="x" * 51)), ErrorCode.TEXT_TOO_LONG, "l1"),
     (encode(Speak(id="p1", text="Hi.", speed=4)), ErrorCode.INVALID_MESSAGE, "p1"),
-    (encode(Speak(id="v1", text="Hi.", voice="")), ErrorCode.INVALID_MESSAGE, "v1"),
+    ('{"type":"speak","id":"v1","text":"Hi.","voice":""}', ErrorCode.INVALID_MESSAGE, "v1"),
 ]
 
 

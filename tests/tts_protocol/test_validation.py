@@ -29,10 +29,14 @@ def _fails(check: object, *args: object) -> tuple[ErrorCode, str | None]:
     return caught.value.code, caught.value.id
 
 
-@pytest.mark.parametrize("speed", [MIN_SPEED, 1, 1.25, MAX_SPEED, None])
-def test_speeds_in_range_pass_as_floats(speed: float | None) -> None:
+@pytest.mark.parametrize("speed", [MIN_SPEED, 1, 1.25, MAX_SPEED])
+def test_speeds_in_range_pass_as_floats(speed: float) -> None:
     checked = check_speed(speed)
-    assert checked == speed and (checked is None or isinstance(checked, float))
+    assert checked == speed and isinstance(checked, float)
+
+
+def test_no_speed_is_the_default_speed() -> None:
+    assert check_speed(None) == 1.0 and isinstance(check_speed(None), float)
 
 
 @pytest.mark.parametrize(
@@ -48,7 +52,7 @@ def test_bad_voices_are_invalid_messages(voice: object) -> None:
 
 
 def test_voice_names_are_not_checked_for_existence_here() -> None:
-    assert check_voice("xx_nobody") == "xx_nobody"
+    assert check_voice("xx_nobody") == (("xx_nobody", 1.0),)
     assert check_voice(None) is None
 
 
@@ -71,9 +75,10 @@ def test_speak_fields_needs_an_id_first() -> None:
     assert speak_fields({"id": "a", "text": "hi", "voice": "v", "speed": 2}) == (
         "a",
         "hi",
-        "v",
+        (("v", 1.0),),
         2.0,
     )
+    assert speak_fields({"id": "a", "text": "hi"}) == ("a", "hi", None, 1.0)
 
 
 @pytest.mark.parametrize(
@@ -101,7 +106,7 @@ def test_blends_parse_to_sorted_shares_and_one_canonical_name(
     assert [n for n, _ in parsed] == [n for n, _ in mix]
     assert [s for _, s in parsed] == pytest.approx([s for _, s in mix])
     assert voice_name(parsed) == name
-    assert check_voice(voice) == voice
+    assert check_voice(voice) == parsed  # the validator hands on the parsed mix
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ import time
 import numpy as np
 import pytest
 
+from tts_protocol import check_voice
 from tts_server.engines import Engine, EngineError, Trim, UnknownVoice
 from tts_server.engines.g2p import NotInTable, PhonemeTable
 from tts_server.engines.onnx_engine import OnnxEngine, split_cores
@@ -18,7 +19,7 @@ SAMPLE_RATE = 24000
 async def _collect(
     engine: Engine, text: str, voice: str | None = None, speed: float = 1.0
 ) -> list[np.ndarray]:
-    chunks = engine.synthesize(text, engine.resolve_voice(voice), speed)
+    chunks = engine.synthesize(text, engine.resolve_voice(check_voice(voice)), speed)
     return [chunk.audio async for chunk in chunks]
 
 
@@ -68,7 +69,7 @@ async def test_long_text_streams_first_chunk_before_the_rest(engine: Engine) -> 
 
 def test_unknown_voice_is_typed(engine: Engine) -> None:
     with pytest.raises(UnknownVoice, match="jf_alpha"):
-        engine.resolve_voice("af_nope")
+        engine.resolve_voice(check_voice("af_nope"))
 
 
 def test_model_dir_without_files_says_what_it_needs(engine: Engine, tmp_path) -> None:

@@ -22,6 +22,7 @@ from tests.tts_server.tiny_kokoro import (
     tiny_config,
     write_model_dir,
 )
+from tts_protocol import check_voice
 from tts_server.engines.base import EngineError, Trim, UnknownVoice
 from tts_server.engines.g2p import EnglishG2P
 from tts_server.engines.scheduler import Piece
@@ -130,7 +131,7 @@ def test_weights_come_from_the_checkpoint(
 
 @pytest.mark.parametrize("voice", [None, "am_adam"])
 async def test_synthesizes_float32_audio(engine: TorchEngine, voice: str | None) -> None:
-    resolved = engine.resolve_voice(voice)
+    resolved = engine.resolve_voice(check_voice(voice))
     chunks = [chunk.audio async for chunk in engine.synthesize("Hello world.", resolved)]
     assert chunks
     for chunk in chunks:
@@ -175,7 +176,7 @@ def test_loads_keys_without_module_prefix(
 
 def test_unknown_voice(engine: TorchEngine) -> None:
     with pytest.raises(UnknownVoice, match="af_heart, am_adam"):
-        engine.resolve_voice("xx_nobody")
+        engine.resolve_voice(check_voice("xx_nobody"))
 
 
 def test_cuda_requested_without_cuda(

@@ -25,6 +25,7 @@ from tts_protocol import (
     SegmentErrorReported,
     ServerErrorReported,
     encode,
+    parse_voice,
     samples_ms,
 )
 
@@ -192,7 +193,7 @@ class Acceptance:
     async def _unknown_voice(self) -> str:
         tested = await self._connection()
         id = "acc-voice"
-        await tested.speak(id, SPEAK_TEXT, voice=UNKNOWN_VOICE, binary=True)
+        await tested.speak(id, SPEAK_TEXT, voice=parse_voice(UNKNOWN_VOICE), binary=True)
         unexpected = await tested.until_ended(id)
         reply = tested.terminals.get(id) or unexpected
         if not isinstance(reply, SegmentErrorReported) or reply.code != ErrorCode.UNKNOWN_VOICE:

@@ -20,6 +20,7 @@ from tts_protocol import (
     SegmentStarted,
     ServerErrorReported,
     Speak,
+    VoiceMix,
     encode,
 )
 
@@ -49,7 +50,7 @@ class ConnectionUnderTest:
         self.errors: list[ServerErrorReported] = []  # errors no segment owns
 
     async def speak(
-        self, id: str, text: str, voice: str | None = None, binary: bool = False
+        self, id: str, text: str, voice: VoiceMix | None = None, binary: bool = False
     ) -> float:
         """Send a ``speak`` in a binary or text frame; returns when it was sent."""
         self.protocol.speak(Speak(id=id, text=text, voice=voice))

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from tts_protocol import SAMPLE_RATE, ProtocolError
-from tts_protocol.validation import parse_voice, voice_name
+from tts_protocol import SAMPLE_RATE
+from tts_protocol.validation import VoiceMix, voice_name
 from tts_server.engines.g2p import MAX_PHONEMES, Phonemized, phonemize, split_spans
 from tts_server.engines.scheduler import BatchScheduler, Piece, SchedulerStats
 from tts_server.engines.timings import Chunk, Timed, word_times
@@ -143,28 +143,23 @@ class Engine(ABC):
         The scheduler calls it with one piece, or with several if the engine is ``batchable``.
         """
 
-    def resolve_voice(self, voice: str | None) -> str:
-        """The canonical name for ``voice``, a voice or a blend (the one voice check).
+    def resolve_voice(self, voice: VoiceMix | None) -> str:
+        """The canonical name of ``voice``, a parsed voice or blend (the one voice check).
 
-        ``None`` is the default voice. A blend (``a+b``, ``a(0.7)+b(0.3)``) resolves to its
-        canonical name and its table is mixed now, so a bad blend fails here, never mid-stream.
-        A malformed blend or a voice the engine lacks raises ``UnknownVoice`` naming it.
+        ``None`` is the default voice. A blend's table is mixed now, so a bad blend fails here,
+        never mid-stream. A voice the engine lacks raises ``UnknownVoice`` naming it.
         """
         if voice is None:
             return self.default_voice
-        try:
-            mix = parse_voice(voice)
-        except ProtocolError as exc:
-            raise UnknownVoice(exc.message) from exc
-        missing = ", ".join(repr(name) for name, _ in mix if name not in self._voices)
+        missing = ", ".join(repr(name) for name, _ in voice if name not in self._voices)
         if missing:
             raise UnknownVoice(f"unknown voice {missing}; available: {', '.join(self.voices)}")
-        name = voice_name(mix)
-        if len(mix) > 1:
+        name = voice_name(voice)
+        if len(voice) > 1:
             try:
-                self.style_table(name)
+                self._blends.mix(name, voice, self._voices)
             except BlendMismatch as exc:
-                raise UnknownVoice(f"voice {voice!r}: {exc}") from exc
+                raise UnknownVoice(f"voice {name!r}: {exc}") from exc
         return name
 
     def style_table(self, voice: str) -> Any:

@@ -50,14 +50,27 @@ class BlendCache:
             return len(self._tables)
 
     def table(self, name: str, tables: Mapping[str, Any]) -> Any:
-        """The style table of blend ``name`` (canonical), mixed from ``tables`` on a miss."""
-        with self._lock:
-            if name in self._tables:
-                self._tables.move_to_end(name)
-                return self._tables[name]
-        mixed = mix_tables(parse_voice(name), tables)
+        """The style table of blend ``name`` (canonical). ``resolve_voice`` mixed it already;
+        only a blend the cache dropped since is read back from its name and mixed again."""
+        cached = self._cached(name)
+        return cached if cached is not None else self.mix(name, parse_voice(name), tables)
+
+    def mix(self, name: str, mix: VoiceMix, tables: Mapping[str, Any]) -> Any:
+        """The style table of ``mix`` (named ``name``), mixed from ``tables`` unless cached."""
+        cached = self._cached(name)
+        if cached is not None:
+            return cached
+        mixed = mix_tables(mix, tables)
         with self._lock:
             self._tables[name] = mixed
             while len(self._tables) > self._size:
                 self._tables.popitem(last=False)
         return mixed
+
+    def _cached(self, name: str) -> Any:
+        """The cached table of ``name`` (now the most recently used), or None."""
+        with self._lock:
+            if name in self._tables:
+                self._tables.move_to_end(name)
+                return self._tables[name]
+        return None

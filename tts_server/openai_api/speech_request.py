@@ -11,7 +11,7 @@ from typing import Any, Literal
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from tts_protocol import MAX_SPEED, MIN_SPEED, ErrorCode
+from tts_protocol import MAX_SPEED, MIN_SPEED, ErrorCode, ProtocolError, parse_voice
 from tts_server.engines.base import Engine, UnknownVoice
 from tts_server.service import RETRY_AFTER_S, Refused
 
@@ -139,7 +139,9 @@ def resolve_voice(engine: Engine, voice: str | VoiceId) -> str:
     if name in OPENAI_VOICES and name not in engine.voices:
         name = openai_voice_map(engine)[name]
     try:
-        return engine.resolve_voice(name)
+        return engine.resolve_voice(parse_voice(name))
+    except ProtocolError as exc:  # a malformed blend
+        raise ApiError(400, exc.message, param="voice", code="unknown_voice") from exc
     except UnknownVoice as exc:
         raise ApiError(400, str(exc), param="voice", code="unknown_voice") from exc
 
