@@ -26,18 +26,23 @@ from tts_protocol import (
     ServerMessage,
     Speak,
     Start,
+    VoiceMix,
     decode_server,
     encode,
+    parse_voice,
+    validation,
+    voice_name,
 )
 from tts_server.admission import Admission
 from tts_server.connection import Ending, SynthesisConnection, frame_payload
-from tts_server.engines import Engine
+from tts_server.engines import Engine, voices
 from tts_server.engines.scheduler import Piece
 from tts_server.engines.timings import Timed
 from tts_server.metrics import TTSMetrics
 
 Event = ServerMessage | bytes
 Sendable = Speak | Cancel | Close | str | bytes
+UNKNOWN = (("af_unknown", 1.0),)  # a voice no engine has, parsed
 LONG_TEXT = " ".join(
     f"Paragraph {n} talks at length about rivers, mountains and the weather." for n in range(12)
 )
@@ -144,12 +149,12 @@ class RecordingEngine(Engine):
         self.inner = inner
         self.preferred_voice = inner.default_voice
         self._voices = dict.fromkeys(inner.voices)
-        self.checked: list[str | None] = []
+        self.checked: list[VoiceMix | None] = []
         self.spoken: list[str] = []
 
-    def resolve_voice(self, voice: str | None) -> str:
+    def resolve_voice(self, voice: VoiceMix | None) -> str:
         self.checked.append(voice)
-        return super().resolve_voice(voice)
+        return self.inner.resolve_voice(voice)  # the inner engine mixes (and caches) blends
 
     def _infer_batch(self, lane: int, pieces: Sequence[Piece]) -> list[Timed]:
         self.spoken += [piece.voice for piece in pieces]
@@ -365,7 +370,7 @@ async def test_malformed_frames_do_not_stop_the_connection(engine: Engine) -> No
 async def test_an_unknown_voice_is_refused_when_queued_before_any_start(peer: Peer) -> None:
     await peer.send(Speak(id="a", text=LONG_TEXT))
     await peer.until(lambda events: Start(id="a") in events)
-    await peer.send(Speak(id="v1", text="Hi.", voice="af_unknown"), binary=False)
+    await peer.send(Speak(id="v1", text="Hi.", voice=UNKNOWN), binary=False)
     error = peer.events[-1]  # answered at once, while "a" is still being spoken
     assert isinstance(error, Error) and (error.id, error.code) == ("v1", ErrorCode.UNKNOWN_VOICE)
     assert "af_unknown" in error.message and "jf_alpha" in error.message
@@ -381,10 +386,10 @@ async def test_refusals_come_in_order_the_connections_rules_the_voice_then_the_s
     admission = Admission(max_sessions=2, max_queued=1)
     first = Peer(engine, max_queue=1, admission=admission)  # no worker runs: segments wait
     await first.send(Speak(id="a", text="Queued."))
-    await first.send(Speak(id="a", text="Hi.", voice="af_unknown"))  # duplicate before the voice
-    await first.send(Speak(id="b", text="Hi.", voice="af_unknown"))  # queue_full before the voice
+    await first.send(Speak(id="a", text="Hi.", voice=UNKNOWN))  # duplicate before the voice
+    await first.send(Speak(id="b", text="Hi.", voice=UNKNOWN))  # queue_full before the voice
     second = Peer(engine, admission=admission)  # the server-wide queue is full now
-    await second.send(Speak(id="c", text="Hi.", voice="af_unknown"))  # the voice before busy
+    await second.send(Speak(id="c", text="Hi.", voice=UNKNOWN))  # the voice before busy
     await second.send(Speak(id="c", text="Hi."))  # the id was never taken: busy, not duplicate
     codes = [(e.id, e.code) for e in first.events + second.events if isinstance(e, Error)]
     assert codes == [
@@ -396,22 +401,35 @@ async def test_refusals_come_in_order_the_connections_rules_the_voice_then_the_s
     assert admission.queued == 1
 
 
-async def test_the_voice_is_checked_once_when_queued_and_spoken_as_resolved(
-    engine: Engine,
+async def test_the_voice_is_parsed_and_checked_once_when_queued_and_spoken_as_resolved(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     recording = RecordingEngine(engine)
     other = next(v for v in engine.voices if v != engine.default_voice)
+    blend = f"{engine.default_voice}(0.7)+{other}(0.3)"
+    parsed: list[str] = []
+
+    def counted(value: str, id: str | None = None) -> VoiceMix:
+        parsed.append(value)
+        return parse_voice(value, id)
+
+    for module in (validation, voices):  # the decoder's parse, and the blend cache's
+        monkeypatch.setattr(module, "parse_voice", counted)
     peer = Peer(recording)
     peer.start()
     try:
         await peer.send(Speak(id="default", text="Default voice."))
-        await peer.send(Speak(id="named", text="Named voice.", voice=other))
-        await peer.until_terminal("default", "named")
+        await peer.send(Speak(id="named", text="Named voice.", voice=((other, 1.0),)))
+        await peer.send(Speak(id="blend", text="Blended voice.", voice=parse_voice(blend)))
+        await peer.until_terminal("default", "named", "blend")
     finally:
         await peer.stop()
-    assert recording.checked == [None, other]  # once per segment, by the connection
-    assert (recording.spoken[0], recording.spoken[-1]) == (engine.default_voice, other)
-    assert [type(e) for e in controls(peer.events)] == [Start, End, Start, End]
+    assert parsed == [other, blend]  # once per segment that names a voice: in the decoder
+    mix = parse_voice(blend)
+    assert recording.checked == [None, ((other, 1.0),), mix]  # once, by the connection
+    assert recording.spoken[0] == engine.default_voice and other in recording.spoken
+    assert recording.spoken[-1] == voice_name(mix)
+    assert [type(e) for e in controls(peer.events)] == [Start, End, Start, End, Start, End]
 
 
 async def test_a_failing_synthesis_is_a_typed_error_and_the_next_segment_plays(
