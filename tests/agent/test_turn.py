@@ -116,7 +116,7 @@ async def test_batch_mode_waits_for_the_whole_reply(session: TTSSession) -> None
 async def test_voice_and_speed_reach_the_server(
     session: TTSSession, recorder: RecordingTransport
 ) -> None:
-    request = TurnRequest("Hi", voice="jm_kumo", speed=1.5)
+    request = TurnRequest("Hi", voice=(("jm_kumo", 1.0),), speed=1.5)
     await collect(Turn(request, demo_agent(sentences=1), source(session)))
     assert any('"voice":"jm_kumo"' in m and '"speed":1.5' in m for m in sent(recorder))
 

@@ -38,7 +38,7 @@ async def test_ready_info(ws_url: str) -> None:
 async def test_a_segment_keeps_what_was_asked_and_is_spoken_at_its_speed(
     ws_url: str, engine: Engine
 ) -> None:
-    voice = next(v for v in engine.voices if v != engine.default_voice)
+    voice = ((next(v for v in engine.voices if v != engine.default_voice), 1.0),)
     async with TTSSession(WebSocketTransport(ws_url), FAST) as session:
         normal = await session.speak("The same words, at two speeds.", voice)
         fast = await session.speak("The same words, at two speeds.", voice, speed=2.0)
@@ -125,7 +125,7 @@ async def test_cancel_all_mid_stream_then_speak_again(ws_url: str, engine: Engin
 
 async def test_segment_errors_surface_on_their_stream(ws_url: str) -> None:
     async with TTSSession(WebSocketTransport(ws_url), FAST) as session:
-        bad_voice = await session.speak("Hello.", voice="no_such_voice")
+        bad_voice = await session.speak("Hello.", voice=(("no_such_voice", 1.0),))
         empty = await session.speak("   ")
         good = await session.speak("Still fine.")
         with pytest.raises(SegmentFailed) as failed:

@@ -127,7 +127,7 @@ async def test_error_frames_and_http_errors_are_counted_by_code(
 ) -> None:
     async with await opened(server.ws_url) as socket:
         await socket.send("[" * 5000)
-        await socket.send(encode(Speak(id="v", text="Hi.", voice="zz_nobody")))
+        await socket.send(encode(Speak(id="v", text="Hi.", voice=(("zz_nobody", 1.0),))))
         codes = [decode_server(await socket.recv()).code for _ in range(2)]  # type: ignore[union-attr]
     assert codes == ["invalid_json", "unknown_voice"]
     assert (await client.post("/invocations", content=b"{nope")).status_code == 400

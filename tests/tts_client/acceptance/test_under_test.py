@@ -56,7 +56,7 @@ def open_tested(*frames: Frame) -> tuple[ConnectionUnderTest, ScriptedConnection
 async def test_a_speak_goes_out_in_the_frame_type_asked_for() -> None:
     tested, conn = open_tested()
     await tested.speak("b", "Hello.", binary=True)
-    await tested.speak("t", "Hello.", voice="af_heart")
+    await tested.speak("t", "Hello.", voice=(("af_heart", 1.0),))
     assert isinstance(conn.sent[0], bytes) and isinstance(conn.sent[1], str)
     assert decode_client(conn.sent[0]).id == "b"  # type: ignore[union-attr]
     assert decode_client(conn.sent[1]).voice == "af_heart"  # type: ignore[union-attr]
