@@ -39,7 +39,7 @@ async def test_a_voice_the_server_has_starts_a_turn_in_that_conversation(
     voice_agent: VoiceAgent,
 ) -> None:
     turn = await voice_agent.start({"prompt": "Hi", "voice": "jf_alpha"}, "c2")
-    assert turn.request.voice == "jf_alpha"
+    assert turn.request.voice == (("jf_alpha", 1.0),)  # parsed once, by the request
     assert voice_agent.conversations.get("c2").current is turn
     assert voice_agent.conversations.busy
     turn.supersede()
@@ -64,7 +64,7 @@ async def test_while_speech_is_down_any_voice_name_is_let_through() -> None:
     agent = VoiceAgent(AgentConfig(model="demo", tts_url=NOWHERE))
     try:
         turn = await agent.start({"prompt": "Hi", "voice": "xx_nobody"})
-        assert turn.request.voice == "xx_nobody"  # the turn itself reports tts_unavailable
+        assert turn.request.voice == (("xx_nobody", 1.0),)  # speech down: the turn reports it
         turn.supersede()
     finally:
         await agent.aclose()

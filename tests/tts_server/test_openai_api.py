@@ -21,7 +21,7 @@ import pytest
 from websockets.sync.client import connect
 
 from tests.conftest import start_server
-from tts_protocol import SAMPLE_RATE, End, Ready, Speak, decode_server, encode
+from tts_protocol import SAMPLE_RATE, End, Ready, Speak, decode_server, encode, parse_voice
 from tts_server.app import create_app
 from tts_server.engines import Engine, EngineError
 from tts_server.engines.scheduler import Piece
@@ -258,7 +258,7 @@ def test_a_blend_mixes_the_style_tables_in_the_speech_route(tones: openai.OpenAI
 def test_a_blend_mixes_the_style_tables_on_the_websocket(tone_server: ServerThread) -> None:
     with connect(tone_server.ws_url) as socket:
         assert isinstance(decode_server(socket.recv()), Ready)
-        socket.send(encode(Speak(id="b", text="Blended.", voice=BLEND)))
+        socket.send(encode(Speak(id="b", text="Blended.", voice=parse_voice(BLEND))))
         pcm = b""
         while not isinstance(frame := socket.recv(), str) or not isinstance(
             decode_server(frame), End

@@ -59,7 +59,7 @@ async def test_a_speak_goes_out_in_the_frame_type_asked_for() -> None:
     await tested.speak("t", "Hello.", voice=(("af_heart", 1.0),))
     assert isinstance(conn.sent[0], bytes) and isinstance(conn.sent[1], str)
     assert decode_client(conn.sent[0]).id == "b"  # type: ignore[union-attr]
-    assert decode_client(conn.sent[1]).voice == "af_heart"  # type: ignore[union-attr]
+    assert decode_client(conn.sent[1]).voice == (("af_heart", 1.0),)  # type: ignore[union-attr]
 
 
 async def test_audio_and_terminals_are_recorded_per_segment() -> None:
