@@ -38,7 +38,8 @@ if [ ! -f "$stamp" ]; then
     .venv312/bin/python -m pip install -q --upgrade pip &&
       .venv312/bin/python -m pip install -q -e ".[sagemaker,sagemaker-local]" awscrt \
         pytest pytest-asyncio pytest-timeout websockets httpx \
-        opentelemetry-api opentelemetry-sdk python-json-logger  # agent.turn telemetry
+        opentelemetry-api opentelemetry-sdk python-json-logger \
+        starlette  # agent.turn's telemetry; agent.requests reads bodies with Starlette
   } >.venv312/install.log 2>&1; then
     cat .venv312/install.log
     exit 1
