@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tts_protocol import ErrorCode
+from tts_protocol import ClientEvent, ConnectionFailed, ErrorCode
 
 
 class TTSError(Exception):
@@ -51,3 +51,10 @@ class SessionClosed(TTSError):
 
 class TransportUnavailable(TTSError):
     """A transport's optional dependency is missing (e.g. the SageMaker SDK on Python 3.11)."""
+
+
+def raise_if_failed(event: ClientEvent) -> None:
+    """Raise the protocol's ``ConnectionFailed`` as the client's typed error; other events pass."""
+    if isinstance(event, ConnectionFailed):
+        error = TTSProtocolError if event.violation else TTSConnectionError
+        raise (TTSBusy if event.busy else error)(event.reason)

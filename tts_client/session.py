@@ -25,6 +25,7 @@ from tts_client.errors import (
     TTSError,
     TTSProtocolError,
     TTSTimeout,
+    raise_if_failed,
 )
 from tts_client.segment import SegmentStatus, SegmentStream
 from tts_client.session_link import SessionLink
@@ -35,7 +36,6 @@ from tts_protocol import (
     ClientEvent,
     ClientMessage,
     ClientProtocol,
-    ConnectionFailed,
     ErrorCode,
     Ready,
     SegmentCancelled,
@@ -189,7 +189,7 @@ class TTSSession:
                 try:
                     self._protocol.connection_opened()
                     for event in self._protocol.receive(await conn.recv()):
-                        self._raise_if_failed(event)
+                        raise_if_failed(event)
                 except BaseException:
                     await conn.aclose()
                     raise
@@ -354,7 +354,7 @@ class TTSSession:
             elif isinstance(event, ServerErrorReported):
                 self._report(ServerError(event.code, event.message))
             else:
-                self._raise_if_failed(event)
+                raise_if_failed(event)
         if progress:
             self._outage.progressed()  # the connection works
             self._roll_over_if_idle(link)
@@ -388,13 +388,6 @@ class TTSSession:
         else:
             failure = SegmentFailed(event.code, event.message, event.segment_id)
             stream.finish(SegmentStatus.FAILED, failure)
-
-    @staticmethod
-    def _raise_if_failed(event: ClientEvent) -> None:
-        """Raise ``ConnectionFailed`` as the client's typed error; other events pass."""
-        if isinstance(event, ConnectionFailed):
-            error = TTSProtocolError if event.violation else TTSConnectionError
-            raise (TTSBusy if event.busy else error)(event.reason)
 
     def _report(self, error: TTSError) -> None:
         log.warning("%s: %s", self.transport.endpoint, error)
