@@ -24,7 +24,7 @@ from tts_protocol import (
     wav_bytes,
 )
 from tts_server.engines.base import UnknownVoice, to_pcm16
-from tts_server.service import MAX_BODY_BYTES, RETRY_AFTER_S, Refused, Timing, service_of
+from tts_server.service import MAX_BODY_BYTES, RETRY_AFTER_S, SynthesisRefused, Timing, service_of
 
 log = logging.getLogger("tts_server")
 FORMATS = ("wav", "pcm")
@@ -37,7 +37,7 @@ def _error(
     return JSONResponse(body, status_code=status, headers=headers)
 
 
-def _refusal(refused: Refused) -> JSONResponse:
+def _refusal(refused: SynthesisRefused) -> JSONResponse:
     """A 429 says when to try again; a 503 does not (the server may never be ready)."""
     headers = {"Retry-After": str(RETRY_AFTER_S)} if refused.status == 429 else None
     return _error(refused.status, refused.code, refused.message, headers)
@@ -55,7 +55,7 @@ async def invocations(request: Request) -> Response:
     service = service_of(request)
     try:
         engine = service.ready_engine()
-    except Refused as refused:
+    except SynthesisRefused as refused:
         return _refusal(refused)
     body = await read_bounded(request, MAX_BODY_BYTES)
     if body is None:
@@ -73,7 +73,7 @@ async def invocations(request: Request) -> Response:
         return _error(400, ErrorCode.UNKNOWN_VOICE, str(exc))
     try:
         slot = service.admit()
-    except Refused as refused:
+    except SynthesisRefused as refused:
         return _refusal(refused)
     timing = Timing()
     pcm = bytearray()

@@ -6,7 +6,7 @@ route asks it for the engine (``ready_engine``: refused 503 until the warm-up pa
 session slot (``admit``: refused 429 ``busy`` when full), and times its synthesis into the
 metrics (``measured``). POST ``/invocations`` and the OpenAI speech routes take all four
 steps; the WebSocket route the first two (its connection times each segment itself). Each
-answers a ``Refused`` in its own error shape.
+answers a ``SynthesisRefused`` in its own error shape.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ T = TypeVar("T")
 log = logging.getLogger("tts_server")
 
 
-class Refused(Exception):
+class SynthesisRefused(Exception):
     """A synthesis the server cannot take now: ``status`` 503 (not ready) or 429 (busy)."""
 
     def __init__(self, status: int, code: ErrorCode, message: str) -> None:
@@ -128,18 +128,19 @@ class SynthesisService:
         return self.engine if self.readiness.state is State.HEALTHY else None
 
     def ready_engine(self) -> Engine:
-        """The engine, or ``Refused`` 503: ``shutting_down`` while draining, else ``internal``."""
+        """The engine, or ``SynthesisRefused`` 503 (``shutting_down`` while draining, else
+        ``internal``)."""
         engine = self.engine_if_ready()
         if engine is None:
             code = ErrorCode.SHUTTING_DOWN if self.drain.started else ErrorCode.INTERNAL
-            raise Refused(503, code, f"not ready: {self.readiness.reason}")
+            raise SynthesisRefused(503, code, f"not ready: {self.readiness.reason}")
         return engine
 
     def admit(self) -> SessionSlot:
-        """A session slot for one synthesis, or ``Refused`` 429 ``busy`` when all are taken."""
+        """A session slot for one synthesis, or ``SynthesisRefused`` 429 ``busy`` when full."""
         if not self.admission.open_session():
             message = f"{self.admission.max_sessions} sessions are open; try again later"
-            raise Refused(429, ErrorCode.BUSY, message)
+            raise SynthesisRefused(429, ErrorCode.BUSY, message)
         return SessionSlot(self.admission)
 
     async def measured(

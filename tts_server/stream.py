@@ -17,7 +17,7 @@ from fastapi import WebSocket, WebSocketDisconnect
 from tts_protocol import Error, ErrorCode, Ready, encode
 from tts_server.connection import SERVICE_RESTART, Ending, SynthesisConnection, frame_payload
 from tts_server.engines.base import Engine
-from tts_server.service import Refused, SynthesisService, service_of
+from tts_server.service import SynthesisRefused, SynthesisService, service_of
 
 log = logging.getLogger("tts_server")
 
@@ -36,7 +36,7 @@ async def stream(websocket: WebSocket) -> None:
     try:
         engine = service.ready_engine()
         slot = service.admit()
-    except Refused as refused:
+    except SynthesisRefused as refused:
         service.metrics.error(refused.code)
         return await _refuse(websocket, refused.code, refused.message)
     with slot:

@@ -37,8 +37,8 @@ from tts_server.openai_api.speech_request import (
 )
 from tts_server.service import (
     MAX_BODY_BYTES,
-    Refused,
     SessionSlot,
+    SynthesisRefused,
     SynthesisService,
     Timing,
     service_of,
@@ -51,7 +51,7 @@ T = TypeVar("T")
 def _ready_engine(service: SynthesisService) -> Engine:
     try:
         return service.ready_engine()
-    except Refused as refused:
+    except SynthesisRefused as refused:
         raise ApiError.refused(refused) from None
 
 
@@ -61,7 +61,7 @@ async def _speech(request: Request, captioned: bool = False) -> Response:
     engine = _ready_engine(service)
     try:
         slot = service.admit()
-    except Refused as refused:
+    except SynthesisRefused as refused:
         raise ApiError.refused(refused) from None
     try:
         speech, voice, sentences = await _request(request, engine)

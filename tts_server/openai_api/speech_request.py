@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tts_protocol import MAX_SPEED, MIN_SPEED, ErrorCode, ProtocolError, parse_voice
 from tts_server.engines.base import Engine, UnknownVoice
-from tts_server.service import RETRY_AFTER_S, Refused
+from tts_server.service import RETRY_AFTER_S, SynthesisRefused
 
 MODELS = ("kokoro", "tts-1", "tts-1-hd", "gpt-4o-mini-tts", "gpt-4o-mini-tts-2025-12-15")
 OPENAI_VOICES = (
@@ -60,7 +60,7 @@ class ApiError(Exception):
         return {"error": {**error, "code": self.code}}
 
     @classmethod
-    def refused(cls, refused: Refused) -> ApiError:
+    def refused(cls, refused: SynthesisRefused) -> ApiError:
         """The server's refusal (503 not ready, 429 busy) in OpenAI's words."""
         code = "busy" if refused.code is ErrorCode.BUSY else "service_unavailable"
         return cls(refused.status, refused.message, kind="server_error", code=code)
