@@ -64,7 +64,7 @@ COPY agent ./agent
 COPY tts_client ./tts_client
 COPY tts_protocol ./tts_protocol
 COPY observability ./observability
-RUN pip install ".[agent,sagemaker,otlp]"
+RUN pip install ".[agent,listen,sagemaker,otlp]"
 RUN useradd --system --uid 10001 --home-dir /app agent
 USER agent
 EXPOSE 8080

@@ -29,6 +29,7 @@ from typing import Any
 
 from bedrock_agentcore.runtime import BedrockAgentCoreApp, PingStatus
 from bedrock_agentcore.runtime.context import RequestContext
+from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
@@ -37,11 +38,13 @@ from starlette.websockets import WebSocket
 
 from agent.config import AgentConfig
 from agent.events import Event
+from agent.listening.listener import listening_service
+from agent.listening.recognizer import Recognizer
 from agent.metrics import AgentMetrics
-from agent.requests import BadRequest, decode_json, read_body, refusal
+from agent.requests import BadRequest, decode_json, http_error, read_body, refusal
 from agent.service import DEFAULT_CONVERSATION, VoiceAgent
 from agent.sse import event_stream
-from agent.ws import TurnEvents, TurnStarter, VoiceSocket, conversation_of
+from agent.ws import TurnEvents, TurnStarter, conversation_of
 from observability import logs, tracing
 from observability.prometheus import METRICS_PATH, HttpErrors, exposition
 
@@ -129,13 +132,17 @@ def worker_turns(voice_agent: VoiceAgent, worker: asyncio.AbstractEventLoop) -> 
     return start
 
 
-def create_app(config: AgentConfig | None = None) -> BedrockAgentCoreApp:
-    """The AgentCore app around one ``VoiceAgent``."""
+def create_app(
+    config: AgentConfig | None = None, recognizer: Recognizer | None = None
+) -> BedrockAgentCoreApp:
+    """The AgentCore app around one ``VoiceAgent``; ``/ws`` listens with ``recognizer``
+    (default: the process's shared Whisper, ``agent.listening.whisper``)."""
     voice_agent = VoiceAgent(config)
+    listening = listening_service(voice_agent.config.listening, recognizer)
 
     async def preconnect() -> None:
         try:
-            await voice_agent.conversations.preconnect(DEFAULT_CONVERSATION)
+            await voice_agent.conversations.preconnect()
         except Exception as exc:  # speech may come up later; turns reconnect on demand
             log.warning("TTS pre-connect failed: %s", exc)
 
@@ -148,7 +155,12 @@ def create_app(config: AgentConfig | None = None) -> BedrockAgentCoreApp:
         await asyncio.wrap_future(closing)
 
     app = BedrockAgentCoreApp(lifespan=lifespan, middleware=[Middleware(CheckedBody)])
+    app.add_exception_handler(HTTPException, http_error)  # 404, 405: the typed error shape
+    for handler in list(app.logger.handlers):  # the SDK's own, besides the root's: lines twice
+        app.logger.removeHandler(handler)
+    app.logger.setLevel(logging.NOTSET)  # the root's level and format (observability.logs)
     metrics = AgentMetrics()
+    metrics.watch(listening.recognizer)
     app.add_route(METRICS_PATH, exposition(metrics.registry), methods=["GET"])
     app.add_middleware(HttpErrors, count=metrics.error)  # outermost: every refusal counted
 
@@ -164,9 +176,8 @@ def create_app(config: AgentConfig | None = None) -> BedrockAgentCoreApp:
     @app.websocket
     async def ws(websocket: WebSocket, context: RequestContext) -> None:
         conversation = context.session_id or conversation_of(websocket)
-        turns = metrics.observed(worker_turns(voice_agent, sdk_worker_loop(app)))
-        idle_s = voice_agent.config.ws_idle_s
-        await metrics.serve(VoiceSocket(websocket, turns, conversation, idle_s, metrics.error))
+        turns = worker_turns(voice_agent, sdk_worker_loop(app))
+        await metrics.serve(websocket, turns, conversation, voice_agent.config.ws_idle_s, listening)
 
     @app.ping
     def ping() -> PingStatus:

@@ -17,12 +17,26 @@ SESSION_HEADER = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id"  # a header, or a
 MAX_MESSAGE_BYTES = 32 * 1024  # a /ws message: AgentCore Runtime's WebSocket frame limit
 IDLE_CLOSE = 1000  # the close code of an idle socket: a normal closure, reason "idle_timeout"
 AUDIO_HEADER = struct.Struct(">I")  # a binary /ws frame: the segment's seq, big-endian; PCM follows
-PAGE_CONSTANTS = {"SESSION_HEADER": SESSION_HEADER, "SAMPLE_RATE": SAMPLE_RATE}
+# A client's microphone frame: these 4 bytes, then PCM s16le mono at MIC_SAMPLE_RATE. No JSON
+# text starts with a NUL byte, so a binary frame of JSON is never taken for audio.
+MIC_MAGIC = b"\x00MIC"
+MIC_SAMPLE_RATE = 16_000
+PAGE_CONSTANTS = {
+    "SESSION_HEADER": SESSION_HEADER,
+    "SAMPLE_RATE": SAMPLE_RATE,
+    "MIC_MAGIC": list(MIC_MAGIC),
+    "MIC_SAMPLE_RATE": MIC_SAMPLE_RATE,
+}
 
 
 def audio_frame(seq: int, pcm: bytes) -> bytes:
     """One binary audio frame: the header naming segment ``seq``, then its PCM."""
     return AUDIO_HEADER.pack(seq) + pcm
+
+
+def mic_frame(pcm: bytes) -> bytes:
+    """One binary microphone frame (client → server): ``MIC_MAGIC``, then its PCM."""
+    return MIC_MAGIC + pcm
 
 
 def split_audio_frame(frame: bytes) -> tuple[int, bytes]:

@@ -16,18 +16,22 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from fastapi import FastAPI, Request, WebSocket
-from fastapi.responses import FileResponse, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
 
 from agent.browser_leg import SESSION_HEADER, page_module
 from agent.config import AgentConfig
+from agent.listening.listener import listening_service
+from agent.listening.recognizer import Recognizer
 from agent.metrics import AgentMetrics
 from agent.origins import OriginGuard, check_host, check_origin
-from agent.requests import BadRequest, decode_json, read_body, refusal
+from agent.requests import BadRequest, decode_json, http_error, read_body, refusal
 from agent.service import DEFAULT_CONVERSATION, VoiceAgent
 from agent.sse import event_stream
-from agent.ws import VoiceSocket, conversation_of, local_turns
+from agent.ws import conversation_of, local_turns
 from observability.prometheus import METRICS_PATH, HttpErrors, exposition
 
 WEB = Path(__file__).parent / "web"
@@ -36,20 +40,34 @@ TRANSPORTS = ("websocket", "sse")  # what /config offers the browser, preferred 
 KEEPALIVE_S = 15
 
 
-def create_app(config: AgentConfig | None = None) -> FastAPI:
-    """The dev server around one ``VoiceAgent``."""
+async def invalid_request(_request: Request, exc: Exception) -> Response:
+    """FastAPI's validation error (422 ``{"detail": [...]}``) as the typed 400 of a bad request."""
+    errors = exc.errors() if isinstance(exc, RequestValidationError) else []
+    where = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors)
+    return JSONResponse(BadRequest("invalid_request", where).to_json(), status_code=400)
+
+
+def create_app(config: AgentConfig | None = None, recognizer: Recognizer | None = None) -> FastAPI:
+    """The dev server around one ``VoiceAgent``; ``/ws`` listens with ``recognizer``
+    (default: the process's shared Whisper, ``agent.listening.whisper``)."""
     voice_agent = VoiceAgent(config)
+    listening = listening_service(voice_agent.config.listening, recognizer)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         with contextlib.suppress(Exception):  # speech may come up later
-            await voice_agent.conversations.preconnect(DEFAULT_CONVERSATION)
+            await voice_agent.conversations.preconnect()
         yield
         await voice_agent.aclose()
 
-    app = FastAPI(title="kokoro-voice-agent (dev)", lifespan=lifespan)
+    app = FastAPI(
+        title="kokoro-voice-agent (dev)",
+        lifespan=lifespan,
+        exception_handlers={HTTPException: http_error, RequestValidationError: invalid_request},
+    )
     app.state.voice_agent = voice_agent
     metrics = AgentMetrics()
+    metrics.watch(listening.recognizer)
     app.add_route(METRICS_PATH, exposition(metrics.registry), include_in_schema=False)
 
     @app.post("/invocations")
@@ -64,26 +82,22 @@ def create_app(config: AgentConfig | None = None) -> FastAPI:
 
     @app.websocket("/ws")
     async def ws(websocket: WebSocket) -> None:
-        turns, conversation = metrics.observed(local_turns(voice_agent)), conversation_of(websocket)
-        idle_s = voice_agent.config.ws_idle_s
-        await metrics.serve(VoiceSocket(websocket, turns, conversation, idle_s, metrics.error))
+        turns, conversation = local_turns(voice_agent), conversation_of(websocket)
+        await metrics.serve(websocket, turns, conversation, voice_agent.config.ws_idle_s, listening)
 
     @app.get("/ping")
     async def ping() -> dict[str, str]:
         return {"status": "HealthyBusy" if voice_agent.conversations.busy else "Healthy"}
 
     @app.get("/config")
-    async def client_config(request: Request) -> dict[str, object]:
-        """What the voice chat offers: the model and the TTS voices ([] while speech is down).
-
-        Asking also warms up the conversation's TTS connection.
-        """
+    async def client_config() -> dict[str, object]:
+        """What the voice chat offers: the model and the TTS voices ([] while speech is down),
+        from the latest ``ready`` seen (the first ask opens a warm session to learn them)."""
         voices: list[str] = []
         default_voice: str | None = None
-        key = request.headers.get(SESSION_HEADER) or DEFAULT_CONVERSATION
         with contextlib.suppress(Exception):
-            session = await asyncio.wait_for(voice_agent.conversations.get(key).session(), 3)
-            voices, default_voice = list(session.ready.voices), session.ready.default_voice
+            ready = await asyncio.wait_for(voice_agent.conversations.pool.ready(), 3)
+            voices, default_voice = list(ready.voices), ready.default_voice
         model = voice_agent.config.model
         if model.startswith("openai:"):  # do not show the server's address
             model = "openai:" + model.rpartition("#")[2]

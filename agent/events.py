@@ -72,7 +72,11 @@ class SegmentMarks(Event):
     words: tuple[Word, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        words = [{"text": w.text, "start_ms": w.start_ms, "end_ms": w.end_ms} for w in self.words]
+        words = [
+            {"text": w.text, "start_ms": w.start_ms, "end_ms": w.end_ms}
+            | ({} if w.spoken is None else {"spoken": w.spoken})
+            for w in self.words
+        ]
         return {"type": self.type, "seq": self.seq, "words": words}
 
 
@@ -176,3 +180,59 @@ class Refused(ErrorEvent):
     """
 
     in_reply_to: str | None
+
+
+# --- listening (/ws): what the server heard ------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Listening(Event):
+    """The answer to ``listen`` and ``listen.stop``: how the socket listens now.
+
+    ``mode`` is None once listening stopped. ``at_ms`` positions in later events count the
+    audio received since this ``listen``.
+    """
+
+    type: ClassVar[str] = "listening"
+    mode: str | None
+    sample_rate: int
+    format: str
+    silence_ms: int
+    barge_in_ms: int
+    max_utterance_ms: int
+    max_frame_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class SpeechStart(Event):
+    """The user started speaking ``at_ms`` into the audio received since ``listen``."""
+
+    type: ClassVar[str] = "speech.start"
+    at_ms: float
+
+
+@dataclass(frozen=True, slots=True)
+class SpeechEnd(Event):
+    """The utterance ended: its speech stopped ``at_ms`` in; ``audio_ms`` of it is recognized.
+
+    ``reason``: ``silence`` (end of turn), ``talk.end`` (push-to-talk), ``max_length`` (cut at
+    the cap), and, with nothing recognized, ``too_short`` (speech under the barge-in threshold
+    while the agent spoke) or ``listen.stop``.
+    """
+
+    type: ClassVar[str] = "speech.end"
+    at_ms: float
+    audio_ms: float
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Transcript(Event):
+    """What was recognized of an utterance of ``audio_ms``, in ``asr_ms``; ``final``: not a
+    partial. A non-empty final text is the prompt of the turn that follows."""
+
+    type: ClassVar[str] = "transcript"
+    text: str
+    audio_ms: float
+    asr_ms: float
+    final: bool = True

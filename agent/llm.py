@@ -25,7 +25,9 @@ T = TypeVar("T")
 SYSTEM_PROMPT = (
     "You are a friendly voice assistant. Your replies are spoken aloud: answer in short, plain "
     "sentences, without markdown, lists, code, links or emoji. Keep answers brief unless asked "
-    "for detail."
+    "for detail. A note in square brackets at the end of one of your earlier replies means the "
+    "user interrupted you there and did not hear the rest: carry on from what they heard, and "
+    "never write such notes yourself."
 )
 
 # Sentences the demo model draws from, chosen deterministically from the prompt.

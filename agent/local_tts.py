@@ -1,10 +1,12 @@
 """The local TTS server as a child process, for ``voice-agent dev`` and ``voice-agent bench``.
 
-``local_tts`` reuses a healthy server on the port, else starts ``python -m tts_server`` there
-(with ``$TTS_SERVER_PYTHON``, default this interpreter) and waits until its ``/ping`` proves a
-real synthesis. ``local_sagemaker`` puts the local SageMaker emulator (``sagemaker_local``) in
-front of it, so the agent reaches speech through the real SageMaker SDK. Children die with
-their parent.
+``local_tts`` reuses a healthy server on the port, else checks the port is free (``PortInUse``
+if not: nothing is started) and starts ``python -m tts_server`` there (with
+``$TTS_SERVER_PYTHON``, default this interpreter; its engine and model directory as asked) and
+waits until its ``/ping`` proves a real synthesis. ``local_sagemaker`` puts the local SageMaker
+emulator (``sagemaker_local``) in front of it, so the agent reaches speech through the real
+SageMaker SDK. Children die with their parent. ``bind`` is the dev server's own listening
+socket, bound before anything is started or printed.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import importlib.util
+import logging
 import os
 import signal
 import socket
@@ -20,6 +23,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 
@@ -29,9 +33,35 @@ TTS_READY_LIMIT_S = 180.0
 EMULATOR_READY_LIMIT_S = 30.0
 PR_SET_PDEATHSIG = 1  # prctl option, <linux/prctl.h>
 
+log = logging.getLogger("agent.local_tts")
+
 
 class LocalTTSFailed(RuntimeError):
     """The local TTS server did not become healthy."""
+
+
+class PortInUse(OSError):
+    """``host:port`` cannot be bound: something else listens there."""
+
+    def __init__(self, host: str, port: int, flag: str, reason: str) -> None:
+        super().__init__(f"{host}:{port} is in use ({reason}); pick another port with {flag} PORT")
+        self.host, self.port, self.flag = host, port, flag
+
+
+def bind(host: str, port: int, flag: str) -> socket.socket:
+    """A socket listening on ``host:port`` as uvicorn would bind it; raises ``PortInUse``
+    naming ``flag``, the option that picks another port."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn: TIME_WAIT is free
+    try:
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise PortInUse(host, port, flag, exc.strerror or str(exc)) from exc
+    sock.set_inheritable(True)
+    return sock
 
 
 def _healthy(url: str) -> bool:
@@ -52,16 +82,36 @@ def _die_with_parent() -> None:
 
 
 @contextlib.contextmanager
-def local_tts(host: str, port: int, log_level: str | None = None) -> Iterator[str]:
-    """A healthy TTS server at ``host:port``: reuse a running one, else start a child process."""
+def local_tts(
+    host: str,
+    port: int,
+    log_level: str | None = None,
+    *,
+    engine: str | None = None,
+    model_dir: Path | None = None,
+    flag: str = "--tts-port",
+) -> Iterator[str]:
+    """A healthy TTS server at ``host:port``: reuse a running one, else start a child process
+    (``engine`` and ``model_dir``: the server's ``--engine`` and ``--model-dir``, its defaults
+    if None). Raises ``PortInUse`` (naming ``flag``) if something else holds the port."""
     http = f"http://{host}:{port}"
     ws = f"ws://{host}:{port}{STREAM_PATH}"
     if _healthy(http):
+        if engine or model_dir:
+            log.warning(
+                "a TTS server already answers on %s: it is used as it is, without --engine or "
+                "--model-dir (stop it, or pick another port with %s)",
+                http,
+                flag,
+            )
         yield ws
         return
+    bind(host, port, flag).close()  # free now; the child binds it a moment later
     python = os.environ.get("TTS_SERVER_PYTHON") or sys.executable
     command = [python, "-m", "tts_server", "--host", host, "--port", str(port)]
     command += ["--log-level", log_level] if log_level else []
+    command += ["--engine", engine] if engine else []
+    command += ["--model-dir", str(model_dir)] if model_dir else []
     with _child(command) as child:
         deadline = time.monotonic() + TTS_READY_LIMIT_S
         while not _healthy(http):
@@ -105,11 +155,20 @@ def sagemaker_local_problem() -> str | None:
 
 
 @contextlib.contextmanager
-def local_sagemaker(host: str, tts_port: int, port: int) -> Iterator[dict[str, str]]:
-    """The local TTS server behind the SageMaker emulator on ``port``; yields the client's env."""
+def local_sagemaker(
+    host: str,
+    tts_port: int,
+    port: int,
+    *,
+    engine: str | None = None,
+    model_dir: Path | None = None,
+) -> Iterator[dict[str, str]]:
+    """The local TTS server (``local_tts``) behind the SageMaker emulator on ``port``; yields the
+    client's env."""
     if problem := sagemaker_local_problem():
         raise SystemExit(f"voice-agent dev: {problem}")
-    with local_tts(host, tts_port), tempfile.TemporaryDirectory() as tls_dir:
+    speech = local_tts(host, tts_port, engine=engine, model_dir=model_dir)
+    with speech, tempfile.TemporaryDirectory() as tls_dir:
         command = [sys.executable, "-m", "sagemaker_local", "--container"]
         command += [f"http://{host}:{tts_port}", "--host", host, "--port", str(port)]
         with _child([*command, "--tls-dir", tls_dir]) as child:

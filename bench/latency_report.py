@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -173,8 +174,8 @@ def markdown(report: dict[str, Any]) -> str:
         f"## Concurrent conversations ({setup['concurrency_sentences']} sentences, stream)",
         "",
         "Each level starts that many turns at once, one per conversation (its own session "
-        "header, its own TTS connection). The TTS server synthesizes on one engine thread. "
-        "Underruns are summed over the turns.",
+        "header; each turn borrows a TTS connection of its own from the agent's pool). The TTS "
+        "server synthesizes on one engine thread. Underruns are summed over the turns.",
         "",
         "| turns | first audio p50 | p95 | total p50 | wall (s) | turns/s | audio s per s | "
         "underruns | underrun ms |",
@@ -254,9 +255,20 @@ def plot(report: dict[str, Any], path: Path) -> None:
 
 def write(report: dict[str, Any], out: Path) -> list[Path]:
     """``agent_latency.{json,md,png}`` in ``out``."""
+    return write_files(report, out, STEM, markdown, plot)
+
+
+def write_files(
+    report: dict[str, Any],
+    out: Path,
+    stem: str,
+    to_markdown: Callable[[dict[str, Any]], str],
+    to_plot: Callable[[dict[str, Any], Path], None],
+) -> list[Path]:
+    """``<stem>.{json,md,png}`` in ``out``: the report, its note and its plot."""
     out.mkdir(parents=True, exist_ok=True)
-    paths = [out / f"{STEM}.{ext}" for ext in ("json", "md", "png")]
+    paths = [out / f"{stem}.{ext}" for ext in ("json", "md", "png")]
     paths[0].write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
-    paths[1].write_text(markdown(report))
-    plot(report, paths[2])
+    paths[1].write_text(to_markdown(report))
+    to_plot(report, paths[2])
     return paths

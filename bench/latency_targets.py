@@ -19,7 +19,7 @@ from agent.events import AudioDelta, Event
 from agent.requests import Mode, TurnRequest
 from agent.turn import Turn
 from bench.latency_stats import Timed, audio_record, compact
-from tts_client import TTSSession
+from tts_client import SessionPool
 
 if TYPE_CHECKING:
     from agent.llm import DemoConfig
@@ -50,13 +50,10 @@ class Target(Protocol):
 
 
 class InProcessTarget:
-    """``Turn.run`` in this process on one warm TTS session, as a conversation runs it."""
+    """``Turn.run`` in this process, borrowing a warm TTS session, as a conversation runs it."""
 
-    def __init__(self, session: TTSSession) -> None:
-        self._session = session
-
-    async def _tts(self) -> TTSSession:
-        return self._session
+    def __init__(self, pool: SessionPool) -> None:
+        self._pool = pool
 
     async def turn(self, mode: Mode, conversation: str, demo: DemoConfig | None) -> list[Timed]:
         """A fresh strands agent with the demo model; times from just before ``Turn``."""
@@ -66,7 +63,7 @@ class InProcessTarget:
 
         llm = Agent(model=DemoModel(demo), system_prompt=SYSTEM_PROMPT, callback_handler=None)
         started = time.perf_counter()
-        turn = Turn(TurnRequest(PROMPT, mode), llm, self._tts, received_at=started)
+        turn = Turn(TurnRequest(PROMPT, mode), llm, self._pool, received_at=started)
         return [(_since(started), _record(event)) async for event in turn.run()]
 
 

@@ -3,15 +3,18 @@
     python -m bench.mutation_report --tier io [--mutants mutants] [--out docs/benchmarks]
     python -m bench.mutation_report --patterns io   # the mutmut names of a tier's mutants
 
-The modules that carry the contract come in two tiers (``TIERS``): ``contract``, the pure
-modules (wire messages, validation, PCM helpers, segmenter), whose tests are fast; and ``io``,
-the modules around sockets (the client state machine, the server connection and readiness, the
-client session and segment), whose tests run real servers. Reads the verdicts mutmut keeps
-beside each mutated file (``mutants/<module>.py.meta``), maps their exit codes to statuses with
-mutmut's own table, and writes ``docs/benchmarks/mutation_<tier>.{md,json}``: per module the
-mutants made, killed (a test failed or timed out), survived (tests ran and passed), not covered
-(no test ran the code) and the kill rate, killed / (killed + survived + not covered); and the
-names of every surviving mutant, so that ``docs/testing.md`` can judge each one.
+The modules come in four tiers (``TIERS``): ``contract``, the pure modules (wire messages,
+validation, PCM helpers, segmenter), whose tests are fast; ``io``, the modules around sockets
+(the client state machine, the server connection and readiness, the client session and
+segment), whose tests run real servers; ``edges``, the newer modules with in-process tests (the
+batch scheduler, audio encoding, the origin guard, the deploy plan and IAM policies); and
+``serving``, those behind the server's routes (admission, the OpenAI routes, the ``/ws`` leg).
+Reads the verdicts mutmut keeps beside each mutated file (``mutants/<module>.py.meta``), maps
+their exit codes to statuses with mutmut's own table, and writes
+``docs/benchmarks/mutation_<tier>.{md,json}``: per module the mutants made, killed (a test
+failed or timed out), survived (tests ran and passed), not covered (no test ran the code) and
+the kill rate, killed / (killed + survived + not covered); and the names of every surviving
+mutant, so that ``docs/testing.md`` can judge each one.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Run mutmut over one tier of the contract modules (``make mutate``), each group in a copy.
 
-    python -m bench.mutation_run io [--jobs 2]
+    python -m bench.mutation_run io [--jobs 2] [--group session]
 
 A group is modules and the tests that guard them. mutmut reads one ``[tool.mutmut]`` table and
 keeps its verdicts in ``mutants/``, so each group runs in its own copy of the checkout
@@ -8,7 +8,10 @@ keeps its verdicts in ``mutants/``, so each group runs in its own copy of the ch
 ``only_mutate`` and ``pytest_add_cli_args_test_selection``. The contract tier is one group: the
 pure modules against their unit tests. The io tier is a group per module against that module's
 own tests, so that a mutant costs seconds rather than the whole server-backed suite (mutmut
-runs every test that calls the mutated function; a surviving mutant runs them all).
+runs every test that calls the mutated function; a surviving mutant runs them all). The edges
+tier holds the newer modules whose tests need no server (the batch scheduler, the origin
+guard, the audio encoders, the deploy plan and IAM policies), the serving tier those behind
+the server's routes (admission, the OpenAI speech routes, the agent's ``/ws`` leg).
 """
 
 from __future__ import annotations
@@ -75,6 +78,82 @@ TIERS: dict[str, tuple[Group, ...]] = {
                 "tests/tts_client/test_resilience.py",
                 "tests/tts_client/test_pool.py",
             ),
+        ),
+    ),
+    # The newer modules with fast, in-process tests: each against the smallest test selection
+    # that covers it (the scheduler and origins without sockets, deploy against stubbed clients).
+    "edges": (
+        Group(
+            "scheduler",
+            ("tts_server/engines/scheduler.py",),
+            ("tests/tts_server/test_scheduler.py",),
+        ),
+        Group(
+            "audio_encoding",
+            ("tts_server/openai_api/audio_encoding.py",),
+            ("tests/tts_server/test_audio_encoding.py",),
+        ),
+        Group("origins", ("agent/origins.py",), ("tests/agent/test_origins.py",)),
+        Group("deploy", ("deploy/iam.py", "deploy/plan.py"), ("tests/deploy",)),
+        Group(
+            "normalize",
+            tuple(
+                f"tts_server/normalize/{name}.py"
+                for name in (
+                    "clock",
+                    "context",
+                    "normalizer",
+                    "numbers",
+                    "quantities",
+                    "units",
+                    "web",
+                    "words",
+                )
+            ),
+            ("tests/tts_server/test_normalize.py",),
+        ),
+        Group(
+            "listening",
+            (
+                "agent/listening/endpointer.py",
+                "agent/listening/playback.py",
+                "agent/listening/vad.py",
+            ),
+            (
+                "tests/agent/listening/test_endpointer.py",
+                "tests/agent/listening/test_playback.py",
+                "tests/agent/listening/test_vad.py",
+            ),
+        ),
+        Group("memory", ("agent/memory.py",), ("tests/agent/test_memory.py",)),
+    ),
+    # The newer modules behind the server's routes, whose tests run real servers.
+    "serving": (
+        Group(
+            "admission",
+            ("tts_server/admission.py",),
+            ("tests/tts_server/test_admission.py", "tests/tts_server/test_metrics.py"),
+        ),
+        Group(
+            "openai",
+            (
+                "tts_server/openai_api/bodies.py",
+                "tts_server/openai_api/routes.py",
+                "tts_server/openai_api/speech_request.py",
+            ),
+            (
+                "tests/tts_server/test_speech_request.py",
+                "tests/tts_server/test_openai_api.py",
+                "tests/tts_server/test_openai_voices.py",
+                "tests/tts_server/test_marks.py",  # the captioned route
+            ),
+        ),
+        Group(
+            "ws",
+            ("agent/ws.py", "agent/ws_messages.py"),
+            # In process, scripted turns, milliseconds a test; test_ws.py and the listening
+            # and memory socket tests run real servers for minutes a pass, too long per mutant.
+            ("tests/agent/test_ws_messages.py", "tests/agent/test_voice_socket.py"),
         ),
     ),
 }

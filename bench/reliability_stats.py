@@ -163,11 +163,12 @@ class FaultResult:
 
 def outcome(record: TurnRecord, reconnects: int, exact: bool) -> str:
     """``resumed``/``delayed`` (every segment byte-exact, with or without a reconnect), or the
-    typed error the turn reported (``tts_unavailable: TTSTimeout``), or what went wrong."""
+    typed error the turn ended on (``tts_unavailable: TTSTimeout``; a notice such as
+    ``tts_reconnecting`` may have come first), or what went wrong."""
     if not record.ended:
         return "no turn.end"
     if record.errors:
-        code, message, _ = record.errors[0]
+        code, message, _ = record.errors[-1]
         kind = ERROR_TYPE.search(message)
         return f"{code}: {kind.group(1) if kind else message}"
     if not exact:

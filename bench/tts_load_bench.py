@@ -99,7 +99,8 @@ async def _server_refusals(url: str) -> int:
     try:
         async with httpx.AsyncClient(timeout=5) as client:
             body = (await client.get(ping_url(url))).json()
-        return int(body.get("refused_sessions", 0)) + int(body.get("refused_segments", 0))
+        kinds = ("refused_connections", "refused_sessions", "refused_segments")
+        return sum(int(body.get(kind, 0)) for kind in kinds)
     except (httpx.HTTPError, ValueError):
         return 0
 

@@ -12,8 +12,10 @@ endpoint or moves the existing one to the new config with UpdateEndpoint, regist
 autoscaling, waits for InService and runs the acceptance test through the SageMaker SDK
 (Python >= 3.12). ``--dry-run`` prints the calls as JSON and calls nothing, not even a read:
 ``status`` and ``teardown`` show the reads they would make, and teardown's deletes with what
-those reads would fill in as placeholders. Exit status: 0 done, 1 AWS refused or the
-acceptance test failed, 2 the acceptance test cannot run here.
+those reads would fill in as placeholders. ``tts`` and ``agent`` check their flags first (an
+ECR image URI, an IAM role ARN, ``1 <= --min <= --max``, ...), a dry run included. Exit status:
+0 done, 1 AWS refused or the acceptance test failed, 2 the acceptance test cannot run here,
+3 invalid flags (nothing called).
 """
 
 from __future__ import annotations
@@ -43,6 +45,15 @@ from deploy.plan import (
 
 DEFAULT_REGION = "us-east-1"
 DEFAULT_AGENT_NAME = "kokoro_voice_agent"  # agentcore.yaml's agent name
+INVALID_FLAGS = 3  # the exit status when the flags are refused before any call
+
+
+def _refused(verb: str, problems: list[str]) -> int:
+    """Print each problem of ``deploy verb``'s flags; the exit status."""
+    print(f"deploy {verb}: invalid flags, nothing called:")
+    for problem in problems:
+        print(f"  {problem}")
+    return INVALID_FLAGS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -94,7 +105,10 @@ def boto3_clients(region: str) -> Any:
 def run(args: argparse.Namespace, executor: Executor | None = None) -> int:
     """Run one verb; see the module docstring for the exit status."""
     if args.verb == "iam":
-        print(json.dumps(policies(args), indent=2))
+        try:
+            print(json.dumps(policies(args), indent=2))
+        except ValueError as exc:
+            return _refused(args.verb, [str(exc)])
         return 0
     executor = executor or Executor(boto3_clients(args.region))
     try:
@@ -142,6 +156,8 @@ def deploy_tts(args: argparse.Namespace, executor: Executor) -> int:
         target_streams=args.target_streams,
         environment=container_environment(args.engine, args.device, args.max_sessions),
     )
+    if problems := spec.problems():
+        return _refused("tts", problems)
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     if args.dry_run:  # no call at all, not even a read: both branches of create-or-update
         _print_sections(
@@ -183,6 +199,8 @@ def deploy_agent(args: argparse.Namespace, executor: Executor) -> int:
         region=args.region,
         model=args.model,
     )
+    if problems := spec.problems():
+        return _refused("agent", problems)
     if args.dry_run:  # no call at all: the update names the runtime id it would look up
         _print_sections(
             if_absent=agent_calls(spec, None), if_present=agent_calls(spec, f"<id of {spec.name}>")

@@ -12,6 +12,9 @@ def _policy(*statements: Policy) -> Policy:
     return {"Version": "2012-10-17", "Statement": list(statements)}
 
 
+PROFILE_PREFIXES = ("us", "eu", "apac", "global")  # cross-region inference profiles
+
+
 def agent_policy(
     region: str, account: str, tts_endpoint: str, model_id: str, model_region: str | None = None
 ) -> Policy:
@@ -22,8 +25,13 @@ def agent_policy(
     """
     endpoint_arn = f"arn:aws:sagemaker:{region}:{account}:endpoint/{tts_endpoint.lower()}"
     model_arns = [f"arn:aws:bedrock:{model_region or region}::foundation-model/{model_id}"]
-    if model_id.split(".", 1)[0] in ("us", "eu", "apac", "global"):
-        base = model_id.split(".", 1)[1]
+    prefix, _, base = model_id.partition(".")
+    if prefix in PROFILE_PREFIXES:
+        if not base:
+            raise ValueError(
+                f"model {model_id!r} names an inference profile's region but no model "
+                "(e.g. us.anthropic.claude-haiku-4-5-20251001-v1:0)"
+            )
         model_arns = [
             f"arn:aws:bedrock:{region}:{account}:inference-profile/{model_id}",
             f"arn:aws:bedrock:*::foundation-model/{base}",

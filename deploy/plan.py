@@ -9,6 +9,7 @@ makes new ones named ``NAME-STAMP``; an existing endpoint is moved to the new co
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,27 @@ SCALE_OUT_COOLDOWN_S = 60
 SCALE_IN_COOLDOWN_S = 900  # streams live up to 30 min; sessions resume on another instance
 DEFAULT_MODEL = "bedrock:us.anthropic.claude-haiku-4-5-20251001-v1:0"
 DEFAULT_TARGET_STREAMS = 8.0  # per instance: below tts-server's TTS_MAX_SESSIONS default
+# The shapes AWS accepts, checked before anything is called (a dry run included): a private ECR
+# image (SageMaker and AgentCore pull from nowhere else), an IAM role, an S3 object.
+ECR_IMAGE = re.compile(
+    r"\d{12}\.dkr\.ecr\.[a-z0-9-]+\.amazonaws\.com(?:\.cn)?/[a-z0-9][a-z0-9._/-]*"
+    r"(?::[\w][\w.-]{0,127}|@sha256:[0-9a-f]{64})?"
+)
+ROLE_ARN = re.compile(r"arn:aws(?:-cn|-us-gov)?:iam::\d{12}:role/[\w+=,.@/-]{1,512}")
+S3_URI = re.compile(r"s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]/.+")
+ENDPOINT_NAME = re.compile(r"[a-zA-Z0-9](?:-*[a-zA-Z0-9]){0,62}")
+ECR_HINT = "ACCOUNT.dkr.ecr.REGION.amazonaws.com/REPOSITORY[:TAG]"
+ROLE_HINT = "arn:aws:iam::ACCOUNT:role/NAME"
+
+
+def image_and_role_problems(image: str, role_arn: str) -> list[str]:
+    """What is wrong with ``--image`` and ``--role``, in words (empty: nothing)."""
+    problems = []
+    if not ECR_IMAGE.fullmatch(image):
+        problems.append(f"--image {image!r} is not an ECR image URI ({ECR_HINT})")
+    if not ROLE_ARN.fullmatch(role_arn):
+        problems.append(f"--role {role_arn!r} is not an IAM role ARN ({ROLE_HINT})")
+    return problems
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +73,31 @@ class TTSSpec:
     max_instances: int = 4
     target_streams: float = DEFAULT_TARGET_STREAMS
     environment: Mapping[str, str] = field(default_factory=dict)
+
+    def problems(self) -> list[str]:
+        """What AWS would refuse in these flags, in words (empty: nothing), so that a dry run
+        fails where the real run would."""
+        problems = image_and_role_problems(self.image, self.role_arn)
+        if not ENDPOINT_NAME.fullmatch(self.name):
+            problems.append(
+                f"--name {self.name!r} is not an endpoint name (letters, digits and hyphens, "
+                "at most 63, starting with a letter or digit)"
+            )
+        if self.model_data is not None and not S3_URI.fullmatch(self.model_data):
+            problems.append(f"--model-data {self.model_data!r} is not s3://BUCKET/KEY")
+        if self.min_instances < 1:
+            problems.append(
+                f"--min {self.min_instances}: an endpoint runs at least 1 instance "
+                "(the initial count and the autoscaling floor)"
+            )
+        if self.max_instances < self.min_instances:
+            problems.append(
+                f"--max {self.max_instances} is below --min {self.min_instances}: "
+                "autoscaling needs min <= max"
+            )
+        if not self.target_streams > 0:
+            problems.append(f"--target-streams {self.target_streams:g} must be above 0")
+        return problems
 
     def versioned(self, stamp: str) -> str:
         """``NAME-STAMP``: the name of this deploy's model and endpoint config."""
@@ -149,6 +196,10 @@ class AgentSpec:
     model: str = DEFAULT_MODEL
     idle_timeout_s: int = 900
     max_lifetime_s: int = 28800
+
+    def problems(self) -> list[str]:
+        """What AWS would refuse in these flags, in words (empty: nothing)."""
+        return image_and_role_problems(self.image, self.role_arn)
 
     def environment(self) -> dict[str, str]:
         """What ``agent/config.py`` reads inside the runtime."""

@@ -4,14 +4,18 @@
 dev`` and the AgentCore app. ``LOG_FORMAT`` picks ``json`` (the images set it) or ``text`` (the
 default locally). Every record gets ``turn_id`` and ``session_id`` from context variables, bound
 with ``bind()`` by the code that runs a turn or a connection (asyncio tasks inherit them), and
-the current OpenTelemetry ``trace_id``/``span_id`` when a span is recording. Prompt text and
-audio are never logged at INFO; that rule is kept by the callers and tested.
+the current OpenTelemetry ``trace_id``/``span_id`` when a span is recording. Both formats carry
+the time, in UTC to the millisecond. Prompt text and audio are never logged at INFO; that rule
+is kept by the callers and tested. httpx's own line for every request our clients send (the
+dev server's ``/ping`` polls of its TTS child, each already logged by the server it reaches)
+is logged only from WARNING on.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import time
 from collections.abc import Mapping
 from contextvars import ContextVar
 from typing import Literal
@@ -22,9 +26,11 @@ from pythonjsonlogger.json import JsonFormatter
 
 LogFormat = Literal["json", "text"]
 FORMATS: tuple[LogFormat, ...] = ("json", "text")
-TEXT_FORMAT = "%(levelname)s %(name)s [%(session_id)s %(turn_id)s] %(message)s"
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s [%(session_id)s %(turn_id)s] %(message)s"
 JSON_FIELDS = ("levelname", "name", "message")
 UNLOGGED = ("color_message",)  # uvicorn's copy of its message with terminal colours
+# Client libraries that log every request at INFO: what they reach logs it (uvicorn's access log).
+QUIET_LOGGERS = ("httpx", "httpcore")
 
 _turn_id: ContextVar[str | None] = ContextVar("turn_id", default=None)
 _session_id: ContextVar[str | None] = ContextVar("session_id", default=None)
@@ -59,6 +65,14 @@ def log_format(env: Mapping[str, str] | None = None) -> LogFormat:
     return value  # type: ignore[return-value]  # checked just above
 
 
+class UtcFormatter(logging.Formatter):
+    """The text line, with its time as ISO 8601 in UTC to the millisecond."""
+
+    converter = time.gmtime
+    default_time_format = "%Y-%m-%dT%H:%M:%S"
+    default_msec_format = "%s.%03dZ"
+
+
 def formatter(fmt: LogFormat) -> logging.Formatter:
     """One JSON object per line, or the plain text line."""
     if fmt == "json":
@@ -69,7 +83,7 @@ def formatter(fmt: LogFormat) -> logging.Formatter:
             reserved_attrs=[*RESERVED_ATTRS, *UNLOGGED],
             json_ensure_ascii=False,
         )
-    return logging.Formatter(TEXT_FORMAT)
+    return UtcFormatter(TEXT_FORMAT)
 
 
 def configure(level: str | int = "INFO", fmt: LogFormat | None = None) -> logging.Handler:
@@ -82,4 +96,6 @@ def configure(level: str | int = "INFO", fmt: LogFormat | None = None) -> loggin
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level.upper() if isinstance(level, str) else level)
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(max(logging.WARNING, root.level))
     return handler

@@ -10,7 +10,7 @@ stamp=".venv/.installed-$(cat pyproject.toml scripts/bootstrap.sh | sha256sum | 
 if [ ! -f "$stamp" ]; then
   .venv/bin/python -m pip install -q --upgrade pip
   .venv/bin/python -m pip install -q "torch==2.13.0"
-  .venv/bin/python -m pip install -q -e ".[tts,agent,otlp,dev]"
+  .venv/bin/python -m pip install -q -e ".[tts,agent,listen,otlp,dev]"
   rm -f .venv/.installed-*
   touch "$stamp"
 fi

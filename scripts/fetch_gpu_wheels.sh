@@ -32,6 +32,7 @@ rm -rf "$dest" && mkdir -p "$dest"
 # shellcheck disable=SC2046  # one argument per pin
 download $(pins $resolved)          # with what they depend on
 download --no-deps $(pins kokoro)   # kokoro's declared dependencies include its G2P: not those
+download --no-deps $(pins num2words)  # the normalizer's number words (docopt is its CLI's only)
 rm -f "$dest"/numpy-*.whl           # the image has numpy (torch needs it)
 ls -l "$dest"
 du -cb "$dest"/*.whl | tail -1 | awk '{printf "total: %.2f MB in %d wheels\n", $1 / 1e6, n}' \

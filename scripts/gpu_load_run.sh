@@ -17,6 +17,7 @@ if [ -d "$wheels" ]; then
     # offline, from the carried wheels: what the machine already has stays as it is
     install=("$python" -m pip install --quiet --no-index --find-links "$wheels")
     "${install[@]}" --no-deps kokoro  # the model only: not its G2P's dependencies
+    "${install[@]}" --no-deps num2words  # the normalizer's number words (not its CLI's docopt)
     "${install[@]}" fastapi uvicorn websockets httpx transformers loguru attrs prometheus-client \
         opentelemetry-api opentelemetry-sdk python-json-logger
 fi

@@ -23,13 +23,13 @@ def engine() -> Engine:
 def wait_healthy(url: str, limit_s: float = 60.0) -> dict[str, object]:
     """Poll ``/ping`` until it answers 200; return its body."""
     deadline = time.monotonic() + limit_s
-    while True:
-        response = httpx.get(f"{url}/ping", timeout=5)
-        if response.status_code == 200:
-            return response.json()
+    response = httpx.get(f"{url}/ping", timeout=5)
+    while response.status_code != 200:
         if time.monotonic() > deadline:
-            raise TimeoutError(f"server never became healthy: {response.text}")
+            raise TimeoutError(f"not healthy within {limit_s} s: {response.text}")
         time.sleep(0.05)
+        response = httpx.get(f"{url}/ping", timeout=5)
+    return response.json()
 
 
 def start_server(engine: Engine, port: int = 0, **settings: object) -> ServerThread:

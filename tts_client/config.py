@@ -1,7 +1,8 @@
 """``SessionConfig``: the timeouts, reconnect policy and flow control of a ``TTSSession``.
 
 ``Outage`` applies the policy: how long a session has gone without progress, and the backoff
-before its next retry (a reconnect, or a segment the server refused as ``busy``).
+before its next retry: a reconnect (within ``reconnect_window``), or a connection or segment the
+server refused as ``busy`` (within ``busy_window``: a server at capacity is said so fast).
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ class SessionConfig:
 
     connect_timeout: float = 15.0  # transport connect plus the server's `ready`
     reply_timeout: float = 15.0  # longest silence allowed while segments are outstanding
-    reconnect_window: float = 30.0  # give up after this long without progress
+    reconnect_window: float = 30.0  # a lost connection: give up after this long without progress
+    busy_window: float = 3.0  # refused as busy (connect or segment): give up after this long
+    retry_notice_s: float = 1.0  # an outage still running after this long is told (on_retry)
     backoff_initial: float = 0.1
     backoff_max: float = 2.0
     max_in_flight: int = 16  # segments sent without a terminal reply; more wait client-side
@@ -35,20 +38,23 @@ class SessionConfig:
 
 @dataclass(slots=True)
 class Outage:
-    """Time without progress and the retries made in it, under ``config``'s policy."""
+    """Time without progress and the retries made in it, given up after ``window`` seconds."""
 
     config: SessionConfig
+    window: float
     since: float | None = None  # loop time of the first failure since the last progress
     retries: int = 0  # retries since the last progress
 
-    def record_failure(self, now: float) -> None:
-        """A failure at ``now``: it starts the outage if none runs."""
+    def record_failure(self, now: float) -> bool:
+        """A failure at ``now``: it starts the outage if none runs (then True: the first)."""
         if self.since is None:
             self.since = now
+            return True
+        return False
 
     def expired(self, now: float) -> bool:
-        """True once the running outage has lasted ``reconnect_window`` at ``now``."""
-        return self.since is not None and now - self.since >= self.config.reconnect_window
+        """True once the running outage has lasted ``window`` at ``now``."""
+        return self.since is not None and now - self.since >= self.window
 
     def next_delay(self) -> float:
         """Seconds to wait before the next retry (the backoff grows with each one)."""

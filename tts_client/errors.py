@@ -20,7 +20,8 @@ class TTSTimeout(TTSConnectionError):
 class TTSBusy(TTSConnectionError):
     """The server refused the connection because it is at capacity (``busy``, close 1013).
 
-    Retried with backoff like a lost connection, within ``SessionConfig.reconnect_window``.
+    Retried with backoff: within ``SessionConfig.busy_window`` when a session starts, like a
+    lost connection (``reconnect_window``) when it reconnects.
     """
 
 

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from tts_client.config import Outage, SessionConfig
@@ -27,6 +27,7 @@ from tts_client.errors import (
     TTSTimeout,
     raise_if_failed,
 )
+from tts_client.retry_notice import RetryNotice
 from tts_client.segment import SegmentStatus, SegmentStream
 from tts_client.session_link import SessionLink
 from tts_client.transports.base import Frame, Transport
@@ -67,7 +68,11 @@ class TTSSession:
         self._tasks: set[asyncio.Task[None]] = set()
         self._stopping = False  # no new segments
         self._closed = False
-        self._outage = Outage(self.config)  # reconnects and busy refusals without progress
+        self._outage = Outage(self.config, self.config.reconnect_window)  # reconnects
+        self._busy = Outage(self.config, self.config.busy_window)  # segments refused as busy
+        # told of an outage (busy, lost connection) that lasted ``retry_notice_s``, while retrying
+        self.on_retry: Callable[[TTSError], None] | None = None
+        self._notice = RetryNotice(transport.endpoint, self.config.retry_notice_s, self._notify)
         self._retry_pending = False  # a retry of deferred segments is scheduled
 
     @classmethod
@@ -78,17 +83,20 @@ class TTSSession:
         return session
 
     async def start(self) -> None:
-        """Open the first connection: one attempt, unless the server is busy (then retried)."""
+        """Open the first connection: one attempt, unless the server is busy (then retried
+        with a growing, jittered backoff for ``busy_window``)."""
         if self.connections or self._stopping:
             return
-        outage = Outage(self.config)
+        outage = Outage(self.config, self.config.busy_window)
         while True:
             try:
                 return await self._install(await self._open())
-            except TTSBusy:
+            except TTSBusy as busy:
                 now = asyncio.get_running_loop().time()
-                outage.record_failure(now)
+                if outage.record_failure(now):
+                    self._notice.started(busy)
                 if outage.expired(now):
+                    self._notice.cancel()  # it raises: no notice after that
                     raise
                 await asyncio.sleep(outage.next_delay())
 
@@ -199,6 +207,7 @@ class TTSSession:
         return SessionLink(conn, asyncio.get_running_loop().time())
 
     async def _install(self, link: SessionLink) -> None:
+        self._notice.cancel()
         self._link = link
         self._spawn(self._read(link))
         await self._flush()
@@ -228,9 +237,9 @@ class TTSSession:
             if error is not None:
                 now = asyncio.get_running_loop().time()
                 self._outage.record_failure(now)
+                self._notice.reconnecting(error, audio_owed=self._protocol.pending > 0)
                 if self._outage.expired(now):
                     return await self._fail(error)
-                log.warning("%s: %s; reconnecting", self.transport.endpoint, error)
                 await asyncio.sleep(self._outage.next_delay())
             try:
                 new = await self._open()
@@ -357,20 +366,23 @@ class TTSSession:
                 raise_if_failed(event)
         if progress:
             self._outage.progressed()  # the connection works
+            self._busy.progressed()
+            self._notice.progressed()
             self._roll_over_if_idle(link)
             await self._flush()
 
     def _defer(self, event: SegmentDeferred) -> None:
-        """The server was busy: send the segment again after a backoff, for ``reconnect_window``."""
+        """The server was busy: send the segment again after a backoff, for ``busy_window``."""
         now = asyncio.get_running_loop().time()
-        self._outage.record_failure(now)
-        if self._outage.expired(now):
+        failure = SegmentFailed(ErrorCode.BUSY, event.message, event.segment_id)
+        if self._busy.record_failure(now):
+            self._notice.started(failure)
+        if self._busy.expired(now):
             self._protocol.cancel(event.segment_id)  # held, so dropped without a frame
-            failure = SegmentFailed(ErrorCode.BUSY, event.message, event.segment_id)
             self._streams.pop(event.segment_id).finish(SegmentStatus.FAILED, failure)
         elif not self._retry_pending:
             self._retry_pending = True
-            self._spawn(self._retry_deferred(self._outage.next_delay()))
+            self._spawn(self._retry_deferred(self._busy.next_delay()))
 
     async def _retry_deferred(self, delay: float) -> None:
         """After ``delay``, send the segments the server refused as busy, in order."""
@@ -388,6 +400,10 @@ class TTSSession:
         else:
             failure = SegmentFailed(event.code, event.message, event.segment_id)
             stream.finish(SegmentStatus.FAILED, failure)
+
+    def _notify(self, error: TTSError) -> None:
+        if self.on_retry is not None and not self._stopping:
+            self.on_retry(error)
 
     def _report(self, error: TTSError) -> None:
         log.warning("%s: %s", self.transport.endpoint, error)

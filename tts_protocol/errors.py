@@ -16,6 +16,7 @@ class ErrorCode(StrEnum):
     QUEUE_FULL = "queue_full"
     BUSY = "busy"  # the server is at capacity: try again later (the client backs off)
     SYNTHESIS_FAILED = "synthesis_failed"
+    UNSUPPORTED_TEXT = "unsupported_text"  # letters the English G2P cannot speak (HTTP: 422)
     INTERNAL = "internal"
     BODY_TOO_LARGE = "body_too_large"  # HTTP only: a POST /invocations body over 64 KiB (413)
     # The server is draining before it exits: send again on a new connection (close 1012).

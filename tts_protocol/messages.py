@@ -22,7 +22,15 @@ from tts_protocol.constants import (
     SAMPLE_RATE,
 )
 from tts_protocol.errors import ErrorCode, ProtocolError
-from tts_protocol.validation import VoiceMix, check_id, check_marks, speak_fields, voice_name
+from tts_protocol.validation import (
+    VoiceMix,
+    check_fields,
+    check_id,
+    check_marks,
+    check_normalize,
+    speak_fields,
+    voice_name,
+)
 
 # --- client -> server -------------------------------------------------------------------
 
@@ -32,6 +40,7 @@ class Speak:
     """Synthesize ``text``; the reply is start, audio frames, then end (or cancelled/error).
 
     With ``marks``, ``marks`` messages with the words' timings come before their audio.
+    With ``normalize`` false the text is spoken as written (no numbers read out, ...).
     """
 
     id: str
@@ -39,6 +48,7 @@ class Speak:
     voice: VoiceMix | None = None  # parsed once, by the decoder; None: the server's default
     speed: float = DEFAULT_SPEED
     marks: bool = False
+    normalize: bool = True
     type: str = field(default="speak", init=False)
 
 
@@ -58,6 +68,10 @@ class Close:
 
 
 ClientMessage = Speak | Cancel | Close
+# The fields each client message may carry; any other is refused (``check_fields``).
+SPEAK_FIELDS = ("type", "id", "text", "voice", "speed", "marks", "normalize")
+CANCEL_FIELDS = ("type", "id")
+CLOSE_FIELDS = ("type",)
 
 
 # --- server -> client -------------------------------------------------------------------
@@ -86,11 +100,16 @@ class Start:
 
 @dataclass(frozen=True, slots=True)
 class Word:
-    """A word heard from ``start_ms`` to ``end_ms`` after the start of its segment's audio."""
+    """A word heard from ``start_ms`` to ``end_ms`` after the start of its segment's audio.
+
+    ``text`` is the word as written in the ``speak``; ``spoken`` the words said for it where
+    normalization read it out ("$5.99": "five dollars and ninety-nine cents"), else None.
+    """
 
     text: str
     start_ms: float
     end_ms: float
+    spoken: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +167,12 @@ def encode(message: Message) -> str:
             del payload["speed"]  # the default goes unsaid, as a client that omits it does
         if not message.marks:
             del payload["marks"]  # the frame an older server knows
+        if message.normalize:
+            del payload["normalize"]
+    if isinstance(message, Marks):
+        for word in payload["words"]:
+            if word["spoken"] is None:
+                del word["spoken"]  # the word is said as written
     if isinstance(message, Speak | Cancel):
         payload = {k: v for k, v in payload.items() if v is not None}
     if isinstance(message, Ready):
@@ -182,11 +207,15 @@ def decode_client(
     obj = parse_object(data)
     kind = obj.get("type")
     if kind == "speak":
+        check_fields(obj, SPEAK_FIELDS, "'speak'")
         id, text, voice, speed = speak_fields(obj, max_text_chars)
-        return Speak(id, text, voice, speed, check_marks(obj.get("marks"), id))
+        marks = check_marks(obj.get("marks"), id)
+        return Speak(id, text, voice, speed, marks, check_normalize(obj.get("normalize"), id))
     if kind == "cancel":
+        check_fields(obj, CANCEL_FIELDS, "'cancel'")
         return Cancel(id=check_id(obj.get("id")))
     if kind == "close":
+        check_fields(obj, CLOSE_FIELDS, "'close'")
         return Close()
     raise ProtocolError(
         ErrorCode.INVALID_MESSAGE,
@@ -228,7 +257,10 @@ def _words(items: list[Any]) -> tuple[Word, ...]:
         start, end = _finite(item, "start_ms"), _finite(item, "end_ms")
         if not 0 <= start <= end:
             raise ProtocolError(ErrorCode.INVALID_MESSAGE, "a mark needs 0 <= start_ms <= end_ms")
-        words.append(Word(_field(item, "text", str), start, end))
+        spoken = item.get("spoken")
+        if spoken is not None and not isinstance(spoken, str):
+            raise ProtocolError(ErrorCode.INVALID_MESSAGE, "a mark's 'spoken' must be a string")
+        words.append(Word(_field(item, "text", str), start, end, spoken))
     return tuple(words)
 
 

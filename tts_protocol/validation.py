@@ -142,6 +142,33 @@ def check_marks(value: object, id: str | None = None) -> bool:
     return value
 
 
+def check_normalize(value: object, id: str | None = None) -> bool:
+    """Whether the text is normalized before it is spoken: ``true`` (None: true) or ``false``."""
+    if value is None:
+        return True
+    if not isinstance(value, bool):
+        raise ProtocolError(ErrorCode.INVALID_MESSAGE, "'normalize' must be true or false", id)
+    return value
+
+
+def check_fields(obj: dict[str, Any], known: tuple[str, ...], what: str) -> None:
+    """Refuse a field ``obj`` (a ``what`` message or body) does not define, typo or not.
+
+    A misspelt optional field (``sped``) would otherwise be dropped silently, and a field of a
+    newer protocol would be ignored where its sender expects it to act. The error names the
+    segment when ``obj`` has a readable id.
+    """
+    unknown = [name for name in obj if name not in known]
+    if unknown:
+        segment = obj.get("id") if isinstance(obj.get("id"), str) else None
+        raise ProtocolError(
+            ErrorCode.INVALID_MESSAGE,
+            f"unrecognized field {', '.join(map(repr, unknown))} in {what}; "
+            f"the fields are {', '.join(known)}",
+            segment,
+        )
+
+
 def speak_fields(
     obj: dict[str, Any], max_text_chars: int = DEFAULT_MAX_TEXT_CHARS
 ) -> tuple[str, str, VoiceMix | None, float]:

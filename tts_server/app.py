@@ -19,7 +19,7 @@ from fastapi.responses import JSONResponse
 
 from observability.prometheus import METRICS_PATH, HttpErrors, exposition
 from tts_protocol import PING_PATH, WS_PATHS
-from tts_server import invocations, stream
+from tts_server import http_errors, invocations, stream
 from tts_server.engines import load_engine
 from tts_server.health import State
 from tts_server.openai_api import routes as openai_routes
@@ -54,6 +54,7 @@ def create_app(settings: Settings | None = None, loader: EngineLoader = load_eng
 
     app = FastAPI(title="Kokoro TTS server", lifespan=lifespan)
     app.state.service = service
+    http_errors.install(app)  # {"error": {...}} on every status, never FastAPI's {"detail"}
     app.add_route(METRICS_PATH, exposition(service.metrics.registry), include_in_schema=False)
     app.add_middleware(HttpErrors, count=service.metrics.error)  # every HTTP error, by its code
     app.add_api_route(PING_PATH, ping, methods=["GET"])

@@ -42,7 +42,8 @@ from tts_protocol import (
     split_audio,
 )
 from tts_server.admission import Admission
-from tts_server.engines.base import Engine, UnknownVoice, to_pcm16
+from tts_server.engines.base import NORMALIZED, Engine, UnknownVoice, to_pcm16
+from tts_server.engines.g2p import UnsupportedText, check_speakable
 from tts_server.metrics import TTSMetrics
 
 SendText = Callable[[str], Awaitable[None]]
@@ -113,7 +114,8 @@ class SynthesisConnection:
         self._send_text = send_text
         self._send_bytes = send_bytes
         self._protocol = ServerProtocol(max_queue, max_text_chars)
-        self._admission = admission or Admission.unlimited()  # the server-wide queue limit
+        self._admission = admission or Admission.unlimited()  # the server-wide limits
+        self._working = False  # counted as a session with work (segments queued or in synthesis)
         self._waiting: dict[str, _Segment] = {}  # the protocol's queue, with resolved voices
         self._wakeup = asyncio.Event()
         self._send_lock = asyncio.Lock()
@@ -186,21 +188,41 @@ class SynthesisConnection:
             self._current_task.cancel()  # `_report` sends its `cancelled`
 
     def _admit(self, speak: Speak) -> None:
-        """Admit a segment the protocol passed: its voice must exist, the server have room."""
+        """Admit a segment the protocol passed: its voice must exist, the server have room (a
+        session with work free, if this connection had none; a place in the queues)."""
         try:
             voice = self._engine.resolve_voice(speak.voice)
         except UnknownVoice as exc:
             raise ProtocolError(ErrorCode.UNKNOWN_VOICE, str(exc), speak.id) from exc
-        self._admission.queue_segment(speak.id)
+        try:
+            check_speakable(speak.text)
+        except UnsupportedText as exc:
+            raise ProtocolError(ErrorCode.UNSUPPORTED_TEXT, str(exc), speak.id) from exc
+        if not self._working:
+            if not self._admission.open_session():
+                raise ProtocolError(ErrorCode.BUSY, self._admission.sessions_full, speak.id)
+            self._working = True
+        try:
+            self._admission.queue_segment(speak.id)
+        except ProtocolError:
+            self._rest()
+            raise
         self._protocol.accept(speak)
         self._waiting[speak.id] = _Segment(speak, voice)
         self._wakeup.set()
+
+    def _rest(self) -> None:
+        """With nothing queued and nothing in synthesis, stop counting as a session with work."""
+        if self._working and not self._waiting and self._current_task is None:
+            self._working = False
+            self._admission.close_session()
 
     def _unqueue(self, ids: tuple[str, ...]) -> None:
         """Forget segments that left the protocol's queue without synthesis."""
         self._admission.leave_queue(len(ids))
         for segment_id in ids:
             del self._waiting[segment_id]
+        self._rest()
 
     async def run(self) -> None:
         """Synthesize queued segments strictly in arrival order until the connection ends."""
@@ -224,6 +246,7 @@ class SynthesisConnection:
                 self._admission.end_segment()
                 self._protocol.segment_ended()
                 self._current_task = None
+                self._rest()
 
     async def _idle(self) -> None:
         """Wait for a frame; none for ``idle_timeout_s`` ends the connection."""
@@ -254,11 +277,17 @@ class SynthesisConnection:
         first_audio: float | None = None
         samples = 0
         await self.send(Start(id=speak.id))
-        chunks = self._engine.synthesize(speak.text, segment.voice, speak.speed)
+        normalization = NORMALIZED if speak.normalize else None
+        chunks = self._engine.synthesize(speak.text, segment.voice, speak.speed, normalization)
         async for chunk in chunks:
             if speak.marks and chunk.words:  # each piece's words, before its audio
                 words = [
-                    Word(w.text, samples_ms(samples + w.start), samples_ms(samples + w.end))
+                    Word(
+                        w.text,
+                        samples_ms(samples + w.start),
+                        samples_ms(samples + w.end),
+                        w.spoken,
+                    )
                     for w in chunk.words
                 ]
                 await self.send(Marks(id=speak.id, words=tuple(words)))

@@ -4,7 +4,7 @@
 marks the server Draining: ``/ping`` answers 503 and a new WebSocket is refused with
 ``shutting_down`` and close 1012. Every open connection refuses new ``speak``s with
 ``shutting_down``, finishes the segments it already queued, then closes with 1012. It waits
-until no session is open (HTTP syntheses included) or ``limit_s`` has passed; uvicorn's own
+until no connection is open and no HTTP synthesis runs, or ``limit_s`` has passed; uvicorn's own
 shutdown then closes whatever is left with 1012, and the process exits. The listening socket
 stays open meanwhile, so that load balancers get the 503 and clients a typed refusal.
 """
@@ -49,15 +49,19 @@ class Drain:
         if not self.started:
             self.started = True
             self._readiness.drain()
-            log.info("draining %d session(s), up to %g s", self._admission.sessions, limit_s)
+            log.info("draining %s, up to %g s", self._open(), limit_s)
             for connection in list(self._connections):
                 connection.drain()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + limit_s
-        while self._admission.sessions:
+        while self._admission.connections or self._admission.sessions:
             if abandon() or loop.time() >= deadline:
-                log.warning("drain cut short: %d session(s) open", self._admission.sessions)
+                log.warning("drain cut short: %s", self._open())
                 return False
             await asyncio.sleep(POLL_S)
         log.info("drained")
         return True
+
+    def _open(self) -> str:
+        a = self._admission
+        return f"{a.connections} connection(s) open, {a.sessions} session(s) with work"

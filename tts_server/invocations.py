@@ -1,8 +1,8 @@
 """SageMaker's batch route, ``POST /invocations``: one ``speak``'s fields in, the whole audio out.
 
 The body is a ``speak`` without its id and type (``text``, and optionally ``voice``, ``speed``),
-plus ``format``: ``wav`` (default) or ``pcm`` (raw s16le). Errors are the protocol's
-``{"error": {"code", "message"}}``; the timings come back in ``X-*`` headers.
+plus ``format``: ``wav`` (default) or ``pcm`` (raw s16le); any other field is refused. Errors
+are the protocol's ``{"error": {"code", "message"}}``; the timings come back in ``X-*`` headers.
 """
 
 from __future__ import annotations
@@ -23,15 +23,18 @@ from tts_protocol import (
     speak_fields,
     wav_bytes,
 )
-from tts_server.engines.base import UnknownVoice, to_pcm16
+from tts_protocol.validation import check_fields, check_normalize
+from tts_server.engines.base import NORMALIZED, UnknownVoice, to_pcm16
+from tts_server.engines.g2p import UnsupportedText, check_speakable
 from tts_server.service import MAX_BODY_BYTES, RETRY_AFTER_S, SynthesisRefused, Timing, service_of
 
 log = logging.getLogger("tts_server")
 FORMATS = ("wav", "pcm")
+BODY_FIELDS = ("text", "voice", "speed", "format", "normalize")  # any other is refused, typo or not
 
 
 def _error(
-    status: int, code: ErrorCode, message: str, headers: dict[str, str] | None = None
+    status: int, code: ErrorCode | str, message: str, headers: dict[str, str] | None = None
 ) -> JSONResponse:
     body = {"error": {"code": code, "message": message}}
     return JSONResponse(body, status_code=status, headers=headers)
@@ -62,15 +65,20 @@ async def invocations(request: Request) -> Response:
         return _error(413, ErrorCode.BODY_TOO_LARGE, f"body exceeds {MAX_BODY_BYTES} bytes")
     try:
         obj = parse_object(body)
+        check_fields(obj, BODY_FIELDS, "the body")
         speak = Speak(*speak_fields({**obj, "id": "invocation"}, service.settings.max_text_chars))
+        normalization = NORMALIZED if check_normalize(obj.get("normalize")) else None
         fmt = obj.get("format", "wav")
         if fmt not in FORMATS:
             raise ProtocolError(ErrorCode.INVALID_MESSAGE, "'format' must be 'wav' or 'pcm'")
         voice = engine.resolve_voice(speak.voice)
+        check_speakable(speak.text)
     except ProtocolError as exc:
         return _error(400, exc.code, exc.message)
     except UnknownVoice as exc:
         return _error(400, ErrorCode.UNKNOWN_VOICE, str(exc))
+    except UnsupportedText as exc:
+        return _error(422, ErrorCode.UNSUPPORTED_TEXT, str(exc))
     try:
         slot = service.admit()
     except SynthesisRefused as refused:
@@ -79,7 +87,7 @@ async def invocations(request: Request) -> Response:
     pcm = bytearray()
     with slot:
         try:
-            chunks = engine.synthesize(speak.text, voice, speak.speed)
+            chunks = engine.synthesize(speak.text, voice, speak.speed, normalization)
             async for chunk in service.measured(engine, chunks, timing):
                 pcm += to_pcm16(chunk.audio)
         except Exception as exc:

@@ -119,16 +119,24 @@ class LiveCounts(Collector):
     def collect(self) -> Iterator[Metric]:
         a = self._admission
         for name, help_text, value in (
-            ("tts_sessions_open", "WebSocket sessions and HTTP syntheses open now.", a.sessions),
-            ("tts_sessions_max", "The server's limit on open sessions.", a.max_sessions),
+            ("tts_connections_open", "WebSockets open now, idle ones included.", a.connections),
+            ("tts_connections_max", "The server's limit on open WebSockets.", a.max_connections),
+            (
+                "tts_sessions_open",
+                "Sessions with work now: WebSockets with segments queued or in synthesis, "
+                "and HTTP syntheses.",
+                a.sessions,
+            ),
+            ("tts_sessions_max", "The server's limit on sessions with work.", a.max_sessions),
             ("tts_segments_queued", "Segments waiting in every connection's queue.", a.queued),
             ("tts_segments_queued_max", "The server's limit on queued segments.", a.max_queued),
             ("tts_segments_in_flight", "Segments being synthesized now.", a.in_flight),
         ):
             yield GaugeMetricFamily(name, help_text, value=value)
         refusals = CounterMetricFamily(
-            "tts_refusals", "Sessions and segments refused as busy.", labels=["kind"]
+            "tts_refusals", "Connections, sessions and segments refused as busy.", labels=["kind"]
         )
+        refusals.add_metric(["connection"], a.refused_connections)
         refusals.add_metric(["session"], a.refused_sessions)
         refusals.add_metric(["segment"], a.refused_segments)
         yield refusals

@@ -3,10 +3,11 @@
 One ``SynthesisService`` per app (``app.state.service``): the settings, the readiness, the
 engine once it is loaded, the server-wide ``Admission``, the ``Drain`` and the metrics. A
 route asks it for the engine (``ready_engine``: refused 503 until the warm-up passed), for a
-session slot (``admit``: refused 429 ``busy`` when full), and times its synthesis into the
-metrics (``measured``). POST ``/invocations`` and the OpenAI speech routes take all four
-steps; the WebSocket route the first two (its connection times each segment itself). Each
-answers a ``SynthesisRefused`` in its own error shape.
+slot (``admit``, a session of work for an HTTP synthesis; ``connect``, a WebSocket, which
+counts as a session only while it has work: ``connection.py``; each refused 429 ``busy`` when
+full), and times its synthesis into the metrics (``measured``). POST ``/invocations`` and the
+OpenAI speech routes take all four steps; the WebSocket route the first two (its connection
+times each segment itself). Each answers a ``SynthesisRefused`` in its own error shape.
 """
 
 from __future__ import annotations
@@ -48,20 +49,21 @@ class SynthesisRefused(Exception):
         self.message = message
 
 
-class SessionSlot:
-    """One admitted session: ``release`` (or leaving a ``with``) gives it back, only once."""
+class Slot:
+    """One admitted session or connection: ``release`` (or leaving a ``with``) gives it back,
+    only once."""
 
-    def __init__(self, admission: Admission) -> None:
-        self._admission = admission
+    def __init__(self, give_back: Callable[[], None]) -> None:
+        self._give_back = give_back
         self._held = True
 
     def release(self) -> None:
         """Give the slot back; later calls do nothing."""
         if self._held:
             self._held = False
-            self._admission.close_session()
+            self._give_back()
 
-    def __enter__(self) -> SessionSlot:
+    def __enter__(self) -> Slot:
         return self
 
     def __exit__(
@@ -104,7 +106,11 @@ class SynthesisService:
         self.readiness = Readiness()
         self.engine: Engine | None = None  # set by ``load``
         self.admission = Admission.for_server(
-            settings.engine, settings.device, settings.max_sessions, settings.max_queued
+            settings.engine,
+            settings.device,
+            settings.max_sessions,
+            settings.max_queued,
+            settings.max_connections,
         )
         self.drain = Drain(self.readiness, self.admission)  # run on SIGTERM (cli.py)
         self.metrics = TTSMetrics(self.admission, self.engine_if_ready)
@@ -136,12 +142,19 @@ class SynthesisService:
             raise SynthesisRefused(503, code, f"not ready: {self.readiness.reason}")
         return engine
 
-    def admit(self) -> SessionSlot:
+    def admit(self) -> Slot:
         """A session slot for one synthesis, or ``SynthesisRefused`` 429 ``busy`` when full."""
         if not self.admission.open_session():
-            message = f"{self.admission.max_sessions} sessions are open; try again later"
+            raise SynthesisRefused(429, ErrorCode.BUSY, self.admission.sessions_full)
+        return Slot(self.admission.close_session)
+
+    def connect(self) -> Slot:
+        """A WebSocket slot, or ``SynthesisRefused`` 429 ``busy`` when ``max_connections`` are
+        open."""
+        if not self.admission.open_connection():
+            message = f"{self.admission.max_connections} connections are open; try again later"
             raise SynthesisRefused(429, ErrorCode.BUSY, message)
-        return SessionSlot(self.admission)
+        return Slot(self.admission.close_connection)
 
     async def measured(
         self, engine: Engine, chunks: AsyncIterator[Chunk], timing: Timing

@@ -62,7 +62,18 @@ class Settings:
     model_dir: Path | None = field(
         default=None,
         metadata=_option(
-            f"model files (onnx: the embedded model; torch: {SAGEMAKER_MODEL_DIR})", Path
+            f"model files (onnx: the embedded model; torch: {SAGEMAKER_MODEL_DIR} if present, "
+            "else the embedded model's weights, imported once)",
+            Path,
+        ),
+    )
+    import_cache: Path | None = field(
+        default=None,
+        metadata=_option(
+            "torch only: where the weights imported from the embedded ONNX model are cached, "
+            "used without --model-dir and /opt/ml/model (default: ~/.cache/kokoro-voice-agent/"
+            "torch-import)",
+            Path,
         ),
     )
     device: DeviceName | None = field(
@@ -98,11 +109,17 @@ class Settings:
     )
     max_sessions: int | None = field(
         default=None,
-        metadata=_option("open sessions, server-wide (default: per engine and device)", int),
+        metadata=_option(
+            "sessions with work at once, server-wide (default: per engine and device)", int
+        ),
     )
     max_queued: int | None = field(
         default=None,
         metadata=_option("queued segments, server-wide (default: 4 per allowed session)", int),
+    )
+    max_connections: int | None = field(
+        default=None,
+        metadata=_option("open WebSockets, idle included (default: 16 per allowed session)", int),
     )
     drain_s: float = field(
         default=20.0,

@@ -1,8 +1,9 @@
 """The WebSocket route (``/invocations-bidirectional-stream`` and ``/ws``): protocol v1 sessions.
 
 A socket is refused with one ``error`` and a close while the server drains (1012), is not
-ready or is full (1013), before any ``ready``. An admitted socket holds a session slot until
-it ends; its frames go to a ``SynthesisConnection``.
+ready or has ``max_connections`` open (1013), before any ``ready``. An admitted socket holds a
+connection slot until it ends, and a session slot only while it has work; its frames go to a
+``SynthesisConnection``.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ async def stream(websocket: WebSocket) -> None:
         return await _refuse(websocket, ErrorCode.SHUTTING_DOWN, reason, SERVICE_RESTART)
     try:
         engine = service.ready_engine()
-        slot = service.admit()
+        slot = service.connect()
     except SynthesisRefused as refused:
         service.metrics.error(refused.code)
         return await _refuse(websocket, refused.code, refused.message)

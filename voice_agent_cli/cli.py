@@ -1,13 +1,16 @@
 """``voice-agent``: run the local stack, measure it, accept an endpoint, audit the environment.
 
     voice-agent dev [--host 127.0.0.1] [--port 8000] [--tts-url ws://...] [--model demo]
+                    [--tts-port 8080] [--engine onnx|torch] [--model-dir PATH]
                     [--allow-origin https://app.example.com ...]
     voice-agent bench [--quick] [--tts-url ws://...] [--agent-url URL | --agent-arn ARN]
     voice-agent acceptance (TTS-URL | --endpoint NAME --region R)
     voice-agent audit [--allow-offline] [--env PATH ...]
 
-Without ``--tts-url``, ``dev`` starts the local TTS server (``tts-server``, embedded CPU model)
-as a child process on ``--tts-port`` and waits until its ``/ping`` proves a real synthesis.
+Without ``--tts-url``, ``dev`` starts the local TTS server (``tts-server``, embedded CPU model,
+or ``--engine``/``--model-dir``) as a child process on ``--tts-port`` and waits until its
+``/ping`` proves a real synthesis. Both ports are bound before the URL is printed; a port in
+use, or a TTS server that does not come up, is one line on stderr and exit status 3.
 """
 
 from __future__ import annotations
@@ -19,13 +22,16 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
 import uvicorn
 
 from agent.config import AgentConfig
-from agent.local_tts import local_sagemaker, local_tts
+from agent.local_tts import LocalTTSFailed, PortInUse, bind, local_sagemaker, local_tts
 from observability import logs, tracing
 
+EXIT_NOT_STARTED = 3  # a port in use, or the TTS child never healthy (uvicorn's own code for it)
+ENGINES = ("onnx", "torch")  # tts-server's --engine choices (tts_server.settings.EngineName)
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")  # every interface: its names are the user's to list
 TOOLS: tuple[tuple[str, str, str], ...] = (  # command, its module (imported when chosen), help
     (
@@ -44,8 +50,17 @@ TOOLS: tuple[tuple[str, str, str], ...] = (  # command, its module (imported whe
 )
 
 
-def dev(args: argparse.Namespace) -> None:
+def dev(args: argparse.Namespace) -> int:
     """Start the dev server (and the local TTS server unless ``--tts-url`` is given)."""
+    try:
+        _dev(args)
+    except (PortInUse, LocalTTSFailed) as exc:
+        print(f"voice-agent dev: {exc}", file=sys.stderr, flush=True)
+        return EXIT_NOT_STARTED
+    return 0
+
+
+def _dev(args: argparse.Namespace) -> None:
     from agent.devserver import create_app
 
     logs.configure("INFO")  # LOG_FORMAT: text (the default here) or json
@@ -56,18 +71,22 @@ def dev(args: argparse.Namespace) -> None:
     if args.allow_origin:
         config = replace(config, allow_origins=tuple(args.allow_origin))
     config = replace(config, allow_hosts=served_hosts(config, args))
+    speech = {"engine": args.engine, "model_dir": args.model_dir}
     with contextlib.ExitStack() as stack:
+        listening = stack.enter_context(bind(args.host, args.port, "--port"))  # before all else
         tts_url = args.tts_url or os.environ.get("TTS_URL")
         if args.tts == "sagemaker-local":  # the production leg, locally: real SDK, emulator
-            os.environ.update(stack.enter_context(local_sagemaker(args.host, args.tts_port, 8443)))
+            emulator = local_sagemaker(args.host, args.tts_port, 8443, **speech)
+            os.environ.update(stack.enter_context(emulator))
             os.environ.setdefault("AWS_REGION", "us-east-1")
             from_env = AgentConfig.from_env()  # now naming the emulator's endpoint
             keep = {"model": config.model, "allow_origins": config.allow_origins}
             config = replace(from_env, **keep, allow_hosts=config.allow_hosts)
         elif not tts_url and not config.sagemaker_endpoint:
-            tts_url = stack.enter_context(local_tts(args.host, args.tts_port))
+            tts_url = stack.enter_context(local_tts(args.host, args.tts_port, **speech))
         if tts_url:
             config = replace(config, tts_url=tts_url)
+        app = create_app(config)
         print(
             f"\n  voice chat:  http://{args.host}:{args.port}/\n"
             f"  model:       {config.model}"
@@ -75,8 +94,12 @@ def dev(args: argparse.Namespace) -> None:
             f"  speech:      {config.sagemaker_endpoint or config.tts_url}\n",
             flush=True,
         )
-        app = create_app(config)
-        uvicorn.run(app, host=args.host, port=args.port, log_level="warning", log_config=None)
+        server = uvicorn.Server(
+            uvicorn.Config(app, host=args.host, log_level="warning", log_config=None)
+        )
+        server.run(sockets=[listening])
+        if not server.started:  # its start-up failed, and it said why
+            raise SystemExit(EXIT_NOT_STARTED)
 
 
 def served_hosts(config: AgentConfig, args: argparse.Namespace) -> tuple[str, ...]:
@@ -97,6 +120,17 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     dev_parser.add_argument("--port", type=int, default=8000)
     dev_parser.add_argument("--tts-url", help="use this TTS WebSocket instead of a local server")
     dev_parser.add_argument("--tts-port", type=int, default=8080, help="port of the local server")
+    dev_parser.add_argument(
+        "--engine",
+        choices=ENGINES,
+        help="the local TTS server's engine (its --engine; default onnx, the embedded model)",
+    )
+    dev_parser.add_argument(
+        "--model-dir",
+        type=Path,
+        metavar="PATH",
+        help="the local TTS server's model files (its --model-dir), e.g. Kokoro-82M's weights",
+    )
     dev_parser.add_argument("--model", help="demo | bedrock:<id> | openai:<base-url>#<model>")
     dev_parser.add_argument(
         "--allow-origin",
@@ -139,6 +173,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Parse the command line and run the chosen command."""
     argv = sys.argv[1:] if argv is None else list(argv)
     command = next((arg for arg in argv if not arg.startswith("-")), None)
-    args = build_parser(command).parse_args(argv)
+    parser = build_parser(command)
+    args = parser.parse_args(argv)
+    if args.command == "dev" and (args.engine or args.model_dir) and args.tts_url:
+        parser.error("--engine and --model-dir set up the local TTS server; not with --tts-url")
     if status := args.run(args):
         raise SystemExit(status)

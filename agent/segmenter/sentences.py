@@ -44,8 +44,10 @@ MAYBE_FINAL = _table(
     "mins hr hrs sec secs oz lb lbs sq avg misc govt intl a.m p.m ph.d m.d b.a m.a b.sc m.sc "
     "jan feb mar apr jun jul aug sep sept oct nov dec"
 )
-# Not final when a number follows ("No. 5", "Fig. 3", "pp. 10").
-BEFORE_NUMBER = _table("no nos nr vol vols fig figs eq eqs ch chap sec art op pp p pt ex")
+# Not final when a number follows ("No. 5", "Fig. 3", "pp. 10", "Apt. 4B", "ext. 204").
+BEFORE_NUMBER = _table(
+    "no nos nr vol vols fig figs eq eqs ch chap sec art op pp p pt ex apt ste ext rm bldg tel"
+)
 # Capitalised words that commonly open a sentence; they decide the MAYBE_FINAL cases.
 STARTERS = _table(
     "A An The This That These Those It Its I We You He She They There Here My Our Your His Her "

@@ -5,6 +5,7 @@
 import { AudioClock } from "./audio-clock.js";
 import { loadConfig } from "./config.js";
 import { Display } from "./display.js";
+import { Listening } from "./listen.js";
 import { PcmPlayer } from "./player.js";
 import { Settings } from "./settings.js";
 import { VoiceSocket } from "./socket.js";
@@ -57,6 +58,18 @@ const display = new Display({
 const audioClock = new AudioClock(player, chat, $("audio-note"));
 const socket = new VoiceSocket(chat);
 const turns = new Turns({ chat, player, settings, transcript, display, audioClock, socket });
+const listening = new Listening({
+  chat,
+  socket,
+  turns,
+  settings,
+  ui: {
+    modes: document.querySelectorAll('input[name="mic"]'),
+    talk: $("talk"),
+    level: $("mic-level"),
+    status: $("mic-status"),
+  },
+});
 
 form.addEventListener("submit", (event) => {
   event.preventDefault();
@@ -87,6 +100,7 @@ for (const button of document.querySelectorAll("[data-suggest]")) {
 }
 
 settings.listen();
+listening.listen();
 audioClock.listen();
 display.start();
 settings.restore();

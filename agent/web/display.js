@@ -89,7 +89,11 @@ export class Display {
     const tick = (now) => {
       requestAnimationFrame(tick);
       const turn = this.currentTurn();
-      if (!turn || !this.player.busy(turn.n)) return;
+      if (!turn) return;
+      if (!this.player.busy(turn.n)) {
+        if (this.chat.heard) this.setHeard(turn, null, null); // a gap: no word is being heard
+        return;
+      }
       const time = this.player.currentTime;
       const seq = segmentHeardAt(turn, time);
       const view = this.transcript.view(turn.n);

@@ -5,10 +5,27 @@
 // Frames belong to turns by their order: the server runs one turn at a time, and a `cancel` is
 // answered by `cancelled` once nothing more of that turn can come. Between the two, frames are
 // the cancelled turn's: they are dropped here and never reach the player.
+//
+// Listening (speaking instead of typing) rides the same socket: microphone frames go out as
+// binary frames (MIC magic + PCM), and the listening events (`listening`, `speech.start`,
+// `speech.end`, `transcript`, and their errors) are not a turn's: they go to `onListening`
+// whenever they come. A transcript starts a turn on the server; the page takes its frames with
+// `expect`. A barge-in by voice ends the running turn with a `cancelled` the page did not ask
+// for: its turn is over, and `onCancelled` is told.
 
 import { SESSION_HEADER } from "./browser-leg.js";
 
 const OPEN_TIMEOUT_MS = 5000;
+const LISTENING_EVENTS = new Set(["listening", "speech.start", "speech.end", "transcript"]);
+const LISTENING_MESSAGES = new Set(["listen", "listen.stop", "talk.start", "talk.end", "audio", "transcript"]);
+const LISTENING_ERRORS = new Set(["utterance_too_long", "asr_failed", "asr_busy"]);
+
+/** Is `event` about listening, not about the turn whose frames are coming? */
+function isListening(event) {
+  if (LISTENING_EVENTS.has(event.type)) return true;
+  if (event.type !== "error") return false;
+  return LISTENING_MESSAGES.has(event.in_reply_to) || LISTENING_ERRORS.has(event.code);
+}
 
 export class VoiceSocket {
   /**
@@ -16,6 +33,9 @@ export class VoiceSocket {
    */
   constructor(chat) {
     this.chat = chat;
+    this.onListening = () => {}; // (event) => void: a listening event
+    this.onCancelled = () => {}; // (turnId) => void: the server stopped the turn (barge-in by voice)
+    this.onClosed = () => {}; // () => void: the socket closed
     this.ws = null;
     this.opening = null;
     this.info = null; // the server's `ready` frame: sample_rate, audio_header_bytes, ...
@@ -64,6 +84,7 @@ export class VoiceSocket {
         const sink = this.sink;
         this.sink = null;
         sink?.reject(new Error("the WebSocket closed during the turn"));
+        if (wasOpen) this.onClosed();
       };
     });
   }
@@ -77,9 +98,43 @@ export class VoiceSocket {
    */
   turn(body, { onEvent, onAudio }) {
     return new Promise((resolve, reject) => {
-      this.sink = { onEvent, onAudio, resolve, reject };
+      this.sink = { onEvent, onAudio, resolve, reject, started: true };
       this.ws.send(JSON.stringify({ type: "prompt", ...body }));
     });
+  }
+
+  /**
+   * Tell the server where playback of a turn stopped (`heard`: {turn_id, seq, ms}), so that the
+   * conversation keeps only what was heard. Sent only on an open socket; never answered.
+   */
+  heard(report) {
+    if (this.ws !== null && this.info !== null) this.ws.send(JSON.stringify({ type: "heard", ...report }));
+  }
+
+  /**
+   * Route the frames of the turn the server starts from a transcript, from its `turn.start` to
+   * its last. Frames before that `turn.start` are the last of a turn it superseded: not its.
+   * @returns {Promise<void>} as `turn`'s
+   */
+  expect({ onEvent, onAudio }) {
+    this.sink?.resolve(); // a turn still waiting for frames is over: the new one supersedes it
+    return new Promise((resolve, reject) => {
+      this.sink = { onEvent, onAudio, resolve, reject, started: false };
+    });
+  }
+
+  /** Send a JSON message (listening's `listen`, `talk.start`, ...) on the open socket. */
+  send(message) {
+    if (this.ws === null || this.info === null) return false;
+    this.ws.send(JSON.stringify(message));
+    return true;
+  }
+
+  /** Send a binary frame (a microphone frame) on the open socket. */
+  sendBinary(frame) {
+    if (this.ws === null || this.info === null) return false;
+    this.ws.send(frame);
+    return true;
   }
 
   /** Barge-in: stop the current turn on the server; its frames until `cancelled` are dropped. */
@@ -96,6 +151,13 @@ export class VoiceSocket {
   receive(data) {
     const binary = data instanceof ArrayBuffer;
     const event = binary ? null : JSON.parse(data);
+    if (event !== null && isListening(event)) return this.onListening(event);
+    if (event?.type === "cancelled" && this.cancelling === 0) {
+      const sink = this.sink; // a barge-in by voice: the turn's one terminal event
+      this.sink = null;
+      sink?.resolve();
+      return this.onCancelled(event.turn_id);
+    }
     if (this.cancelling > 0) {
       if (event?.type === "cancelled") {
         this.cancelling -= 1;
@@ -107,6 +169,10 @@ export class VoiceSocket {
     }
     const sink = this.sink;
     if (sink === null) return;
+    if (!sink.started) {
+      if (event?.type !== "turn.start") return void (this.chat.socket.droppedFrames += 1);
+      sink.started = true;
+    }
     if (binary) {
       const seq = new DataView(data).getUint32(0);
       sink.onAudio(seq, new Uint8Array(data, this.info.audio_header_bytes), data.byteLength);

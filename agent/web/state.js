@@ -48,6 +48,7 @@ export function newTurn(n, prompt, options) {
     marks: options.marks, // asked for word timings (segment.marks events)
     transport: options.transport, // websocket | sse (the leg it ran on)
     fellBack: false, // chose websocket, but /ws did not open: ran on SSE
+    spoken: options.spoken === true, // the prompt is a transcript of the user's speech
     status: "streaming", // streaming | complete | stopped | interrupted | failed
     sentAt: performance.now(),
     text: "",
@@ -56,6 +57,7 @@ export function newTurn(n, prompt, options) {
     errors: [],
     server: null, // the metrics event
     stoppedAt: null, // audio clock (s) when its playback was cut, if it was
+    heard: null, // then, where: the `heard` report sent, {turn_id, seq, ms}
     latency: {
       ttftMs: null, // send -> first text.delta
       ttfaMs: null, // send -> first audio chunk scheduled
@@ -88,6 +90,26 @@ export function newSegment(seq, text, sentMs) {
     schedule: [], // its chunks on the audio clock: {offset (s of its audio before), startTime, duration}
     audioS: 0, // seconds of its audio scheduled so far
   };
+}
+
+/**
+ * Where playback of `turn` stands at audio-clock `time`: {seq, ms}, `ms` into segment `seq`'s
+ * audio (in a gap between chunks: the end of the chunk before). Null when a complete turn has
+ * played to its end: there is nothing to report.
+ */
+export function playbackPosition(turn, time) {
+  let position = null;
+  for (const segment of turn.segments) {
+    for (const chunk of segment.schedule) {
+      if (time < chunk.startTime) return position ?? { seq: segment.seq, ms: 0 };
+      if (time < chunk.startTime + chunk.duration) {
+        return { seq: segment.seq, ms: (chunk.offset + time - chunk.startTime) * 1000 };
+      }
+      position = { seq: segment.seq, ms: (chunk.offset + chunk.duration) * 1000 };
+    }
+  }
+  if (turn.status === "complete") return null;
+  return position ?? { seq: 0, ms: 0 };
 }
 
 /** Milliseconds since `turn`'s prompt was sent. */

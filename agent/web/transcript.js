@@ -3,6 +3,8 @@
 // a meta line under the reply (mode, voice, speed, first audio, how the turn ended).
 
 const ERROR_TITLES = {
+  tts_busy: "The speech server is busy, retrying",
+  tts_reconnecting: "Speech was interrupted, reconnecting",
   tts_unavailable: "Speech is unavailable",
   synthesis_failed: "A sentence could not be spoken",
   llm_failed: "The model failed",
@@ -57,10 +59,15 @@ export function wordHeardAt(turn, time) {
   return null;
 }
 
-/** Where the letters and digits of `word` first appear in `text` from `from`: [start, end) or null. */
+/**
+ * Where the letters and digits of `word` first appear in `text` from `from`: [start, end) or
+ * null. A mark's word is the text as written ("$5.99" while "five dollars and ninety-nine
+ * cents" is said), so a symbol it starts with ("$", "#", "@") is lit with it.
+ */
 function findWord(text, word, from) {
   const letters = [...word].filter((ch) => WORD.test(ch)).map((ch) => ch.toLowerCase());
   if (!letters.length) return null;
+  const lead = word.slice(0, word.search(WORD));
   for (let start = from; start < text.length; start++) {
     if (text[start].toLowerCase() !== letters[0]) continue;
     let i = start + 1;
@@ -71,7 +78,9 @@ function findWord(text, word, from) {
       else if (WORD.test(ch)) break;
       i++;
     }
-    if (k === letters.length) return [start, i];
+    if (k !== letters.length) continue;
+    const before = start - lead.length;
+    return lead && before >= from && text.slice(before, start) === lead ? [before, i] : [start, i];
   }
   return null;
 }
@@ -109,8 +118,8 @@ class TurnView {
     this.transcript = transcript;
     this.turn = turn;
     const user = document.createElement("li");
-    user.className = "msg user";
-    user.innerHTML = '<span class="who">You</span><p class="body"></p>';
+    user.className = turn.spoken ? "msg user spoken" : "msg user";
+    user.innerHTML = `<span class="who">${turn.spoken ? "You said" : "You"}</span><p class="body"></p>`;
     user.querySelector(".body").textContent = turn.prompt;
 
     const agent = document.createElement("li");

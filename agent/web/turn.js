@@ -3,12 +3,14 @@
 // with its text/event-stream read as it arrives (sse.js). Each event is applied to the turn's
 // record, its transcript view and the player. A turn cut short (barge-in, Stop) is cancelled
 // on its leg (a `cancel` message, or the request aborted), its audio silenced, and whatever
-// of it still comes dropped. The events: docs/events.md.
+// of it still comes dropped; where its playback stopped is reported (`heard`: a message on the
+// socket, and a field of the next prompt), so the conversation keeps only what was heard. The
+// events: docs/events.md.
 
 import { SESSION_HEADER } from "./browser-leg.js";
 import { base64ToBytes } from "./player.js";
 import { readEvents } from "./sse.js";
-import { newSegment, newTurn, recordScheduled, sinceSent } from "./state.js";
+import { newSegment, newTurn, playbackPosition, recordScheduled, sinceSent } from "./state.js";
 
 /** The body of a refused request (HTTP 400 `{"error": {"code", "message"}}`) as {code, message}. */
 async function requestError(response) {
@@ -44,6 +46,7 @@ export class Turns {
     this.socket = socket;
     this.current = null; // the turn being streamed or played (an entry of voiceChat.turns)
     this.requests = new Map(); // turn number -> AbortController
+    this.heard = null; // where playback of the last turn cut stopped, for the next prompt
   }
 
   /** Send `prompt` as a new turn; one still streaming or playing is interrupted (barge-in). */
@@ -51,8 +54,54 @@ export class Turns {
     prompt = String(prompt ?? "").trim();
     if (!prompt) return null;
     this.cut("interrupted"); // barge-in: the old turn stops now, its late chunks are dropped
+    const turn = this.begin(prompt, this.settings.values());
+    const controller = new AbortController();
+    this.requests.set(turn.n, controller);
+    try {
+      await this.stream(turn, controller.signal);
+    } catch (error) {
+      this.failed(turn, error);
+    } finally {
+      this.requests.delete(turn.n);
+    }
+    return turn;
+  }
+
+  /**
+   * The user said `text` (a `transcript`): the server has started its turn on the socket; take
+   * its frames. Any turn still current was stopped by the server already (`cancelled`, or
+   * superseded), so nothing is cancelled here; where its playback stopped went with `heard`.
+   */
+  async spoken(text) {
+    this.cut("interrupted", { cancel: false });
+    this.heard = null; // the server has it: sent as a message when playback stopped
+    const turn = this.begin(text, { ...this.settings.values(), transport: "websocket", spoken: true });
+    try {
+      await this.streamSocket(turn, { expect: true });
+    } catch (error) {
+      this.failed(turn, error);
+    }
+    return turn;
+  }
+
+  /** The user started speaking (`speech.start`, or a push-to-talk press): silence the reply. */
+  bargeIn({ cancel }) {
+    const turn = this.current;
+    if (turn === null) return;
+    if (turn.status === "streaming" || this.player.busy(turn.n)) this.cut("interrupted", { cancel });
+    this.display.render();
+  }
+
+  /** The server stopped turn `turnId` by itself (a barge-in by voice): it is over. */
+  serverCancelled(turnId) {
+    const turn = this.current;
+    if (turn !== null && (turnId === null || turn.id === turnId)) this.bargeIn({ cancel: false });
+  }
+
+  /** A new turn record, current, shown and about to play. */
+  begin(prompt, options) {
     this.player.ensure();
-    const turn = newTurn(this.chat.turns.length + 1, prompt, this.settings.values());
+    const turn = newTurn(this.chat.turns.length + 1, prompt, options);
     this.chat.turns.push(turn);
     this.current = turn;
     this.player.begin(turn.n);
@@ -60,20 +109,13 @@ export class Turns {
     this.transcript.add(turn);
     this.display.setState("streaming");
     this.display.render();
-
-    const controller = new AbortController();
-    this.requests.set(turn.n, controller);
-    try {
-      await this.stream(turn, controller.signal);
-    } catch (error) {
-      if (turn.status === "streaming") {
-        this.report(turn, error instanceof SyntaxError ? "protocol" : "network", error.message);
-        this.finish(turn, "failed");
-      }
-    } finally {
-      this.requests.delete(turn.n);
-    }
     return turn;
+  }
+
+  failed(turn, error) {
+    if (turn.status !== "streaming") return;
+    this.report(turn, error instanceof SyntaxError ? "protocol" : "network", error.message);
+    this.finish(turn, "failed");
   }
 
   /** Stop the current turn (the Stop button, Escape). */
@@ -111,13 +153,18 @@ export class Turns {
     const body = { prompt: turn.prompt, mode: turn.mode, speed: turn.speed };
     if (turn.voice) body.voice = turn.voice;
     if (turn.marks) body.marks = true;
+    if (this.heard) body.heard = this.heard;
+    this.heard = null;
     return body;
   }
 
-  /** Send the turn on the conversation's socket; apply its frames until its end. */
-  async streamSocket(turn) {
+  /**
+   * Send the turn on the conversation's socket (or, `expect`, take the frames of the turn the
+   * server started from speech); apply its frames until its end.
+   */
+  async streamSocket(turn, { expect = false } = {}) {
     const live = () => turn === this.current && turn.status === "streaming";
-    await this.socket.turn(this.body(turn), {
+    const handlers = {
       onEvent: (event, bytes) => {
         turn.latency.bytes += bytes;
         if (!live()) return;
@@ -130,7 +177,8 @@ export class Turns {
         this.playChunk(turn, seq, pcm, this.socket.info.sample_rate);
         this.display.render();
       },
-    });
+    };
+    await (expect ? this.socket.expect(handlers) : this.socket.turn(this.body(turn), handlers));
     this.ended(turn);
   }
 
@@ -272,14 +320,27 @@ export class Turns {
     this.display.render();
   }
 
-  /** Stop the current turn: cancel it on its leg, stop its audio, drop whatever still comes. */
-  cut(status) {
+  /** Report where `turn`'s playback stopped (its `stoppedAt`), unless it played to its end. */
+  reportHeard(turn) {
+    const position = turn.id === null ? null : playbackPosition(turn, turn.stoppedAt);
+    if (position === null) return;
+    this.heard = { turn_id: turn.id, seq: position.seq, ms: Math.round(position.ms * 10) / 10 };
+    turn.heard = this.heard;
+    if (turn.transport === "websocket") this.socket.heard(this.heard);
+  }
+
+  /**
+   * Stop the current turn: cancel it on its leg (on the socket, unless `cancel` is false: the
+   * server stopped it already), stop its audio, drop whatever still comes.
+   */
+  cut(status, { cancel = true } = {}) {
     const turn = this.current;
     if (turn === null) return;
     this.requests.get(turn.n)?.abort();
-    if (turn.transport === "websocket" && turn.status === "streaming") this.socket.cancel();
+    if (cancel && turn.transport === "websocket" && turn.status === "streaming") this.socket.cancel();
     turn.stoppedAt = this.player.currentTime;
     this.player.stop();
+    this.reportHeard(turn);
     this.display.setSpeaking(turn, null);
     if (turn.status === "streaming") this.finish(turn, status);
     this.current = null;

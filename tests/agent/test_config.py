@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from agent.config import DEFAULT_TTS_URL, AgentConfig
+from agent.listening.settings import ListeningConfig
 from tts_client import TransportUnavailable, WebSocketTransport
 
 
@@ -57,3 +58,51 @@ def test_environment_names_the_hosts_served_loopback_by_default() -> None:
 def test_a_bad_idle_time_fails_at_start_with_its_name(idle: str) -> None:
     with pytest.raises(ValueError, match="VOICE_AGENT_WS_IDLE_S must be a positive"):
         AgentConfig.from_env({"VOICE_AGENT_WS_IDLE_S": idle})
+
+
+def test_listening_defaults_and_the_environment_that_changes_them() -> None:
+    assert AgentConfig.from_env({}).listening == ListeningConfig()
+    defaults = ListeningConfig()
+    assert (defaults.silence_ms, defaults.barge_in_ms, defaults.max_utterance_s) == (500, 200, 20)
+    env = {
+        "VOICE_AGENT_VAD_THRESHOLD": "0.6",
+        "VOICE_AGENT_LISTEN_ONSET_MS": "96",
+        "VOICE_AGENT_LISTEN_SILENCE_MS": "700",
+        "VOICE_AGENT_BARGE_IN_MS": "300",
+        "VOICE_AGENT_LISTEN_PREROLL_MS": "256",
+        "VOICE_AGENT_LISTEN_MAX_S": "12.5",
+        "VOICE_AGENT_LISTEN_BURST_S": "1",
+        "VOICE_AGENT_ASR_MODEL": "/models/whisper-base",
+        "VOICE_AGENT_ASR_THREADS": "4",
+        "VOICE_AGENT_ASR_CONCURRENCY": "2",
+        "VOICE_AGENT_ASR_MAX_QUEUE": "3",
+    }
+    assert AgentConfig.from_env(env).listening == ListeningConfig(
+        vad_threshold=0.6,
+        onset_ms=96,
+        silence_ms=700,
+        barge_in_ms=300,
+        preroll_ms=256,
+        max_utterance_s=12.5,
+        burst_s=1.0,
+        asr_model="/models/whisper-base",
+        asr_threads=4,
+        asr_concurrency=2,
+        asr_max_queue=3,
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "says"),
+    [
+        ("VOICE_AGENT_LISTEN_SILENCE_MS", "soon", "must be a positive number"),
+        ("VOICE_AGENT_BARGE_IN_MS", "-5", "must be a positive number"),
+        ("VOICE_AGENT_LISTEN_MAX_S", "inf", "must be a positive number"),
+        ("VOICE_AGENT_VAD_THRESHOLD", "1.5", r"must be in \(0, 1\)"),
+    ],
+)
+def test_a_bad_listening_knob_fails_at_start_with_its_name(
+    name: str, value: str, says: str
+) -> None:
+    with pytest.raises(ValueError, match=f"{name} {says}"):
+        AgentConfig.from_env({name: value})

@@ -18,7 +18,10 @@ from agent.events import (
     SegmentEnd,
     SegmentMarks,
     SocketReady,
+    SpeechEnd,
+    SpeechStart,
     TextDelta,
+    Transcript,
     TurnCancelled,
     TurnEnd,
     TurnMetrics,
@@ -97,6 +100,11 @@ def test_the_json_of_each_event_is_the_contracts() -> None:
         '{"type":"segment.marks","seq":1,"words":[{"text":"Hi","start_ms":0.0,"end_ms":120.5},'
         '{"text":"there","start_ms":130.0,"end_ms":400.0}]}'
     )
+    normalized = SegmentMarks(1, (Word("$5", 0.0, 90.0, "five dollars"),))
+    assert normalized.to_json() == (
+        '{"type":"segment.marks","seq":1,"words":'
+        '[{"text":"$5","start_ms":0.0,"end_ms":90.0,"spoken":"five dollars"}]}'
+    )
     (audio,) = audio_deltas(4, b"\x01\x02")
     assert audio.pcm == b"\x01\x02"  # raw, for the WebSocket's binary frame
     assert audio.to_json() == '{"type":"audio.delta","seq":4,"audio":"AQI=","sample_rate":24000}'
@@ -133,3 +141,20 @@ def test_the_websocket_replies() -> None:
 def test_cancelled_names_the_turn_or_none() -> None:
     assert TurnCancelled("ab").to_dict() == {"type": "cancelled", "turn_id": "ab"}
     assert TurnCancelled(None).to_dict() == {"type": "cancelled", "turn_id": None}
+
+
+def test_listening_events_have_one_json_form() -> None:
+    assert json.loads(SpeechStart(320.0).to_json()) == {"type": "speech.start", "at_ms": 320.0}
+    assert json.loads(SpeechEnd(2784.0, 2688.0, "silence").to_json()) == {
+        "type": "speech.end",
+        "at_ms": 2784.0,
+        "audio_ms": 2688.0,
+        "reason": "silence",
+    }
+    assert json.loads(Transcript("Hi there.", 900.0, 310.5).to_json()) == {
+        "type": "transcript",
+        "text": "Hi there.",
+        "audio_ms": 900.0,
+        "asr_ms": 310.5,
+        "final": True,
+    }

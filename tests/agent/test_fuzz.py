@@ -27,12 +27,13 @@ from agent.requests import (
     decode_json,
     parse_request,
 )
-from agent.ws import parse_config, parse_message
+from agent.ws_messages import parse_config, parse_message
 from tests.tts_protocol.test_fuzz import FIELDS, JSON_VALUES
 from tts_protocol import MAX_SPEED, MIN_SPEED
 
 FUZZ = settings(max_examples=300, deadline=None)
 REQUEST_CODES = {
+    "invalid_utf8",
     "invalid_json",
     "invalid_request",
     "invalid_prompt",
@@ -41,9 +42,17 @@ REQUEST_CODES = {
     "invalid_voice",
     "invalid_speed",
     "invalid_marks",
+    "unknown_field",
 }
-MESSAGE_CODES = {"invalid_json", "message_too_large", "invalid_message", "unknown_type"}
-CONFIG_CODES = {"invalid_config", "invalid_voice", "invalid_speed", "invalid_marks", "invalid_mode"}
+MESSAGE_CODES = {
+    "invalid_utf8",
+    "invalid_json",
+    "message_too_large",
+    "invalid_message",
+    "unknown_type",
+    "unknown_field",
+}
+CONFIG_CODES = {"invalid_config", "unknown_field"}
 NOWHERE = "ws://127.0.0.1:9/invocations-bidirectional-stream"  # the discard port
 
 REQUESTS = st.fixed_dictionaries(

@@ -11,7 +11,7 @@ import pytest
 
 from agent.requests import BadRequest, TurnRequest, parse_request
 from agent.turn import Turn
-from agent.ws import parse_config
+from agent.ws_messages import parse_config
 from tests.agent.test_turn import collect, demo_agent, source
 from tts_client import TTSSession, WebSocketTransport
 from tts_server.testing.server_thread import ServerThread
@@ -54,4 +54,4 @@ def test_marks_is_a_boolean_in_requests_and_socket_config() -> None:
     assert parse_config({"type": "config", "marks": True}) == {"marks": True}
     with pytest.raises(BadRequest) as caught:
         parse_config({"type": "config", "marks": 1})
-    assert caught.value.code == "invalid_marks"
+    assert caught.value.code == "invalid_config" and "marks" in caught.value.message

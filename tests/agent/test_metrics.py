@@ -93,9 +93,11 @@ def test_refusals_over_http_and_websocket_are_counted_by_code(client: TestClient
 
 
 def until_text(socket: WebSocketTestSession, needle: str) -> None:
-    """Read the socket until a text frame containing ``needle``."""
-    while needle not in (socket.receive().get("text") or ""):
-        pass
+    """Read the socket until a text frame containing ``needle`` (within 10,000 frames)."""
+    for _ in range(10_000):
+        if needle in (socket.receive().get("text") or ""):
+            return
+    pytest.fail(f"no frame with {needle!r} in 10,000")
 
 
 def test_websocket_turns_count_completed_and_cancelled(client: TestClient) -> None:

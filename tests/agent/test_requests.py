@@ -7,7 +7,6 @@ import json
 import pytest
 
 from agent.requests import (
-    MAX_JSON_DEPTH,
     BadRequest,
     TurnOptions,
     TurnRequest,
@@ -31,6 +30,8 @@ from agent.requests import (
         ({"prompt": "hi", "speed": "1"}, "invalid_speed"),
         ({"prompt": "hi", "speed": 9}, "invalid_speed"),
         ({"prompt": "hi", "speed": float("nan")}, "invalid_speed"),
+        ({"prompt": "hi", "sped": 1.5}, "unknown_field"),
+        ({"prompt": "hi", "type": "prompt"}, "unknown_field"),  # a /ws message's, not a body's
     ],
 )
 def test_bad_requests_are_typed(payload: object, code: str) -> None:
@@ -58,9 +59,8 @@ def test_options_absent_are_their_defaults() -> None:
     ("data", "reason"),
     [
         (b"[" * 5000 + b"]" * 5000, "nested too deeply"),  # RecursionError in json.loads
-        (b"[" * (MAX_JSON_DEPTH + 1) + b"]" * (MAX_JSON_DEPTH + 1), f"over {MAX_JSON_DEPTH}"),
+        (b"[" * 33 + b"]" * 33, "over 32"),
         (b"1" * 5000, "digits"),  # over Python's int_max_str_digits: a ValueError
-        (b"\xff\xfe\x00", "not JSON"),
         (b"{oops", "not JSON"),
         (b"", "not JSON"),
     ],
@@ -71,10 +71,36 @@ def test_every_decoder_failure_is_invalid_json(data: bytes, reason: str) -> None
     assert refused.value.code == "invalid_json" and reason in refused.value.message
 
 
+def test_a_typo_is_refused_naming_the_field_and_the_fields_there_are() -> None:
+    with pytest.raises(BadRequest) as refused:
+        parse_request({"prompt": "hi", "sped": 1.5, "voise": "af"})
+    assert refused.value.code == "unknown_field"
+    assert refused.value.message == (
+        "unknown fields 'sped', 'voise'; the fields are prompt, voice, speed, mode, marks, heard"
+    )
+
+
+@pytest.mark.parametrize(
+    ("data", "where"),
+    [
+        (b"\xff\xfe\x00", "at byte 0"),
+        (b'{"prompt": "caf\xe9"}', "at byte 15"),  # Latin-1, not UTF-8
+        ("\ud800".encode(errors="surrogatepass"), "at byte 0"),  # a lone surrogate
+    ],
+)
+def test_bytes_that_are_not_utf8_are_invalid_utf8(data: bytes, where: str) -> None:
+    with pytest.raises(BadRequest) as refused:
+        decode_json(data, "the body")
+    assert refused.value.code == "invalid_utf8"
+    assert (
+        refused.value.message.startswith("the body is not UTF-8") and where in refused.value.message
+    )
+
+
 def test_json_up_to_the_depth_limit_is_read() -> None:
     nested: object = "deep"
-    for _ in range(MAX_JSON_DEPTH):
+    for _ in range(32):  # the limit
         nested = {"a": [nested]} if len(str(nested)) % 2 else [nested]
-    assert json_depth(nested) == MAX_JSON_DEPTH
+    assert json_depth(nested) == 32
     assert decode_json(json.dumps(nested), "the body") == nested
     assert [json_depth(v) for v in (1, "x", [], {}, [[], {"a": [1]}])] == [0, 0, 1, 1, 3]

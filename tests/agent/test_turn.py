@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import numpy as np
@@ -15,7 +15,7 @@ from agent.events import AUDIO_EVENT_BYTES, AudioDelta, Segment
 from agent.llm import DemoConfig, DemoModel
 from agent.requests import TurnRequest
 from agent.turn import Turn
-from tts_client import TTSSession, WebSocketTransport
+from tts_client import SessionPool, TTSError, TTSSession, WebSocketTransport
 from tts_client.testing.recording import RecordingTransport
 from tts_server.testing.server_thread import ServerThread
 
@@ -43,11 +43,23 @@ def sent(recorder: RecordingTransport) -> list[str]:
     return [frame for connection in recorder.sent for frame in connection]
 
 
-def source(session: TTSSession):
-    async def get() -> TTSSession:
-        return session
+class Lender:
+    """Lends one open session to each turn, as ``SessionPool`` would; records what came back."""
 
-    return get
+    def __init__(self, session: TTSSession) -> None:
+        self.session = session
+        self.returned: list[TTSSession] = []
+
+    async def borrow(self, on_retry: Callable[[TTSError], None] | None = None) -> TTSSession:
+        self.session.on_retry = on_retry
+        return self.session
+
+    def give_back(self, session: TTSSession) -> None:
+        self.returned.append(session)
+
+
+def source(session: TTSSession) -> Lender:
+    return Lender(session)
 
 
 async def collect(turn: Turn) -> list[Event]:
@@ -117,14 +129,14 @@ async def test_voice_and_speed_reach_the_server(
     session: TTSSession, recorder: RecordingTransport
 ) -> None:
     request = TurnRequest("Hi", voice=(("jm_kumo", 1.0),), speed=1.5)
-    await collect(Turn(request, demo_agent(sentences=1), source(session)))
+    lender = source(session)
+    await collect(Turn(request, demo_agent(sentences=1), lender))
     assert any('"voice":"jm_kumo"' in m and '"speed":1.5' in m for m in sent(recorder))
+    assert lender.returned == [session]  # given back at the end of the turn
 
 
 async def test_tts_down_still_streams_text_then_reports_and_ends() -> None:
-    async def unreachable() -> TTSSession:
-        return await TTSSession.connect(WebSocketTransport("ws://127.0.0.1:9/ws", open_timeout=2))
-
+    unreachable = SessionPool(WebSocketTransport("ws://127.0.0.1:9/ws", open_timeout=2))
     events = await collect(Turn(TurnRequest("Hello"), demo_agent(sentences=2), unreachable))
     kinds = types(events)
     assert kinds.count("text.delta") > 5 and "audio.delta" not in kinds
@@ -180,3 +192,25 @@ async def test_superseded_turn_stops_and_ends(session: TTSSession) -> None:
     kinds = types(collected)
     assert "superseded" in [e.get("code") for e in collected]
     assert kinds[-1] == "turn.end"
+
+
+class BrokenLender:
+    """A lender with a bug: borrowing raises something that is not a ``TTSError``."""
+
+    async def borrow(self, on_retry: object = None) -> TTSSession:
+        raise AttributeError("no such thing")
+
+    def give_back(self, session: TTSSession) -> None:
+        raise AssertionError("nothing was lent")
+
+
+async def test_a_bug_behind_the_session_is_told_and_logged_not_swallowed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    turn = Turn(TurnRequest("Hello"), demo_agent(sentences=1), BrokenLender())  # type: ignore[arg-type]
+    events = await collect(turn)
+    errors = [e for e in events if e["type"] == "error"]
+    assert [e["code"] for e in errors] == ["tts_unavailable"]
+    assert "AttributeError: no such thing" in errors[0]["message"]
+    assert types(events)[-1] == "turn.end" and "text.delta" in types(events)
+    assert any(r.levelname == "ERROR" and r.exc_info for r in caplog.records)

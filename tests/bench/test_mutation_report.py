@@ -83,3 +83,42 @@ def test_the_tiers_cover_the_eleven_contract_modules_and_pyproject_leaves_them_t
     assert config["only_mutate"] == ["tts_protocol/client.py"]
     assert config["pytest_add_cli_args_test_selection"] == ["tests/tts_protocol/test_client.py"]
     assert (copy / "tts_protocol" / "client.py").is_file()
+
+
+def test_the_newer_modules_are_in_the_edges_and_serving_tiers_with_their_tests() -> None:
+    assert set(TIERS["edges"]) == {
+        "tts_server/engines/scheduler.py",
+        "tts_server/openai_api/audio_encoding.py",
+        "agent/origins.py",
+        "deploy/iam.py",
+        "deploy/plan.py",
+        "tts_server/normalize/clock.py",
+        "tts_server/normalize/context.py",
+        "tts_server/normalize/normalizer.py",
+        "tts_server/normalize/numbers.py",
+        "tts_server/normalize/quantities.py",
+        "tts_server/normalize/units.py",
+        "tts_server/normalize/web.py",
+        "tts_server/normalize/words.py",
+        "agent/listening/endpointer.py",
+        "agent/listening/playback.py",
+        "agent/listening/vad.py",
+        "agent/memory.py",
+    }
+    assert set(TIERS["serving"]) == {
+        "tts_server/admission.py",
+        "tts_server/openai_api/bodies.py",
+        "tts_server/openai_api/routes.py",
+        "tts_server/openai_api/speech_request.py",
+        "agent/ws.py",
+        "agent/ws_messages.py",
+    }
+    root = Path(__file__).resolve().parents[2]
+    shared = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["mutmut"]
+    for tier in ("edges", "serving"):
+        for group in GROUPS[tier]:
+            assert all((root / module).is_file() for module in group.modules), group.name
+            assert all((root / tests).exists() for tests in group.tests), group.name
+            assert all(module.split("/")[0] in shared["source_paths"] for module in group.modules)
+    names = [g.name for tier in GROUPS.values() for g in tier]
+    assert len(names) == len(set(names))  # each group has its own copy under build/mutate/

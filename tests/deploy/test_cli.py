@@ -266,14 +266,50 @@ def test_teardown_removes_everything_by_name(aws: Stubbed) -> None:
 def test_iam_policies_name_only_the_endpoint_and_the_model(capsys: Any) -> None:
     assert run(parse("iam", "--account", "111122223333")) == 0
     policies = json.loads(capsys.readouterr().out)
-    statements = policies["agent_role"]["permissions"]["Statement"]
-    actions = {s["Action"] if isinstance(s["Action"], str) else tuple(s["Action"]): s["Resource"]
-               for s in statements}  # fmt: skip
-    assert actions["sagemaker:InvokeEndpointWithBidirectionalStream"] == ENDPOINT_ARN
-    assert all("*" not in str(r) or "foundation-model" in str(r) or "logs" in str(r)
-               for r in actions.values())  # fmt: skip
+    resources = {
+        role: {s["Sid"]: s["Resource"] for s in policies[role]["permissions"]["Statement"]}
+        for role in ("agent_role", "endpoint_role")
+    }
+    model = "anthropic.claude-haiku-4-5-20251001-v1:0"  # the default, a US inference profile
+    assert resources["agent_role"] == {
+        "SpeakThroughTheTTSEndpoint": ENDPOINT_ARN,
+        "StreamFromTheModel": [
+            f"arn:aws:bedrock:us-east-1:111122223333:inference-profile/us.{model}",
+            f"arn:aws:bedrock:*::foundation-model/{model}",
+        ],
+        "WriteLogs": (
+            "arn:aws:logs:us-east-1:111122223333:log-group:/aws/bedrock-agentcore/runtimes/*"
+        ),
+    }
+    assert resources["endpoint_role"] == {
+        "PullTheImage": "arn:aws:ecr:us-east-1:111122223333:repository/kokoro-tts",
+        "EcrLogin": "*",  # ecr:GetAuthorizationToken takes no resource
+        "WriteLogs": "arn:aws:logs:us-east-1:111122223333:log-group:/aws/sagemaker/Endpoints/*",
+    }
+    agent_trust = policies["agent_role"]["trust"]["Statement"][0]["Principal"]
+    assert agent_trust == {"Service": "bedrock-agentcore.amazonaws.com"}
     trust = policies["endpoint_role"]["trust"]["Statement"][0]["Principal"]
     assert trust == {"Service": "sagemaker.amazonaws.com"}
+
+
+def test_iam_policies_follow_the_model_endpoint_and_model_data_asked_for(capsys: Any) -> None:
+    argv = ["iam", "--account", "111122223333", "--region", "eu-west-1", "--tts-endpoint", "tts"]
+    argv += ["--model", "bedrock:amazon.nova-pro-v1:0", "--model-data", "s3://b/k/model.tar.gz"]
+    argv += ["--ecr-repository", "images"]
+    assert run(parse(*argv)) == 0
+    policies = json.loads(capsys.readouterr().out)
+    agent = {s["Sid"]: s["Resource"] for s in policies["agent_role"]["permissions"]["Statement"]}
+    assert agent["SpeakThroughTheTTSEndpoint"] == (
+        "arn:aws:sagemaker:eu-west-1:111122223333:endpoint/tts"
+    )
+    assert agent["StreamFromTheModel"] == [
+        "arn:aws:bedrock:eu-west-1::foundation-model/amazon.nova-pro-v1:0"
+    ]
+    endpoint = {
+        s["Sid"]: s["Resource"] for s in policies["endpoint_role"]["permissions"]["Statement"]
+    }
+    assert endpoint["ReadTheModelData"] == "arn:aws:s3:::b/k/model.tar.gz"
+    assert endpoint["PullTheImage"] == "arn:aws:ecr:eu-west-1:111122223333:repository/images"
 
 
 def valid_for_botocore(aws: Stubbed, calls: list[dict[str, Any]]) -> bool:
@@ -311,3 +347,32 @@ def test_status_and_teardown_dry_runs_call_nothing_not_even_a_read(
     assert plan["deletes"][-1]["params"] == {"agentRuntimeId": "<id of kokoro_voice_agent>"}
     assert valid_for_botocore(aws, plan["reads"] + plan["deletes"])
     aws.verify()
+
+
+def test_dry_run_refuses_an_image_and_a_role_aws_would_refuse(aws: Stubbed, capsys: Any) -> None:
+    assert run(parse("tts", "--image", "foo", "--role", "bar", "--dry-run"), aws.executor) == 3
+    out = capsys.readouterr().out
+    assert "--image 'foo' is not an ECR image URI" in out
+    assert "--role 'bar' is not an IAM role ARN" in out
+    assert "[" not in out.splitlines()[0] and '"operation"' not in out  # no plan printed
+
+
+def test_dry_run_refuses_capacity_bounds_out_of_order(aws: Stubbed, capsys: Any) -> None:
+    argv = ("tts", "--image", IMAGE, "--role", ROLE, "--min", "5", "--max", "2", "--dry-run")
+    assert run(parse(*argv), aws.executor) == 3
+    assert "--max 2 is below --min 5" in capsys.readouterr().out
+    assert run(parse(*argv[:5], "--min", "0", "--dry-run"), aws.executor) == 3
+    assert "--min 0: an endpoint runs at least 1 instance" in capsys.readouterr().out
+
+
+def test_agent_refuses_an_image_that_is_not_in_ecr(aws: Stubbed, capsys: Any) -> None:
+    argv = ("agent", "--image", "docker.io/me/agent:1", "--role", ROLE, "--tts-endpoint", "k")
+    assert run(parse(*argv, "--dry-run"), aws.executor) == 3
+    assert "not an ECR image URI" in capsys.readouterr().out
+
+
+def test_iam_refuses_a_model_that_is_only_a_profile_region(capsys: Any) -> None:
+    for model in ("bedrock:us", "bedrock:eu."):
+        assert run(parse("iam", "--account", "111122223333", "--model", model)) == 3
+        out = capsys.readouterr().out
+        assert "invalid flags, nothing called" in out and "names an inference profile" in out

@@ -111,6 +111,14 @@ def page(browser: Any) -> Iterator[Page]:
     """A fresh tab (its own conversation); fails the test on any script error on the page."""
     context = browser.new_context(viewport=DESKTOP)
     tab = context.new_page()
+    problems = script_errors(tab)
+    yield tab
+    context.close()
+    assert not problems, problems
+
+
+def script_errors(tab: Page) -> list[str]:
+    """A list that fills with every script error of ``tab`` (uncaught, or logged as an error)."""
     problems: list[str] = []
     tab.on("pageerror", lambda error: problems.append(f"page error: {error}"))
     tab.on(
@@ -119,9 +127,7 @@ def page(browser: Any) -> Iterator[Page]:
             problems.append(f"console: {message.text}") if message.type == "error" else None
         ),
     )
-    yield tab
-    context.close()
-    assert not problems, problems
+    return problems
 
 
 def prompt_bodies(page: Page) -> list[dict[str, Any]]:

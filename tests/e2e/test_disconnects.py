@@ -23,6 +23,7 @@ from agent import devserver
 from agent.browser_leg import SESSION_HEADER
 from agent.config import AgentConfig
 from agent.llm import DemoModel
+from agent.memory import INTERRUPTED_NOTE, NOTHING_HEARD_NOTE
 from agent.service import VoiceAgent
 from agent.turn import Turn
 from tests.conftest import start_server
@@ -137,5 +138,11 @@ async def test_synthesis_stops_within_one_segment_of_a_disconnect(
         assert "audio.delta" not in seen
     if stage == "before_first_token":
         assert fake.calls == before  # nothing was ever sent to speech
-    # the LLM was stopped too: the reply never reached the conversation's history
-    assert [m["role"] for m in conversation.agent.messages] == ["user"]  # type: ignore[attr-defined]
+    # the LLM was stopped too: the history keeps the prompt and what was sent as audio, cut
+    messages = conversation.agent.messages  # type: ignore[attr-defined]
+    assert [m["role"] for m in messages] == ["user", "assistant"]
+    [reply] = messages[1]["content"]
+    if stage == "before_first_token":
+        assert reply["text"] == NOTHING_HEARD_NOTE
+    else:
+        assert reply["text"].endswith(INTERRUPTED_NOTE) or reply["text"] == NOTHING_HEARD_NOTE

@@ -25,15 +25,17 @@ from tts_server.testing.server_thread import ServerThread
 
 pytest_plugins = ("tests.e2e.browser_helpers",)
 
-SAMPLE_JS = """() => {
+# Read in an animation frame callback, after the page's own frame loop has run in that frame, so
+# that a frame the browser delays under load delays the sample with it.
+SAMPLE_JS = """() => new Promise((resolve) => requestAnimationFrame(() => {
   const lit = document.querySelector(".word.heard");
-  return {
+  resolve({
     heard: voiceChat.heard && {...voiceChat.heard},
     now: voiceChat.audioTime(),
     dom: lit && {text: lit.textContent, index: Number(lit.dataset.index),
                  seq: Number(lit.closest(".seg").dataset.seq)},
-  };
-}"""
+  });
+}))"""
 
 
 def expected_word(segments: list[dict[str, Any]], at: float) -> tuple[int, int] | None:

@@ -16,9 +16,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import signal
-from collections.abc import AsyncIterator
 
-import pytest
 from strands import Agent
 
 from agent.events import AudioDelta
@@ -39,13 +37,9 @@ def demo_agent() -> Agent:
     return Agent(model=model, callback_handler=None)
 
 
-async def run_turn(
-    pool: SessionPool, transport: WebSocketTransport, on_audio: object
-) -> list[Event]:
+async def run_turn(pool: SessionPool, on_audio: object) -> list[Event]:
     """One demo turn; ``on_audio()`` is called at its first audio event."""
-    turn = Turn(
-        TurnRequest("Tell me about restarts"), demo_agent(), lambda: pool.session(transport)
-    )
+    turn = Turn(TurnRequest("Tell me about restarts"), demo_agent(), pool)
     events: list[Event] = []
     async for event in turn.run():
         if isinstance(event, AudioDelta) and not any(e["type"] == "audio.delta" for e in events):
@@ -58,10 +52,12 @@ def kinds(events: list[Event]) -> list[object]:
     return [e["type"] for e in events]
 
 
-async def assert_spoken_whole(events: list[Event]) -> None:
-    """Every segment's audio arrived once, whole, in order; the turn ended cleanly."""
+async def assert_spoken_whole(events: list[Event], notices: tuple[str, ...] = ()) -> None:
+    """Every segment's audio arrived once, whole, in order; the turn ended with no error but
+    ``notices`` (a restart that outlasts ``retry_notice_s`` is told as ``tts_reconnecting``)."""
     order = kinds(events)
-    assert order[-1] == "turn.end" and "error" not in order
+    assert order[-1] == "turn.end"
+    assert {e["code"] for e in events if e["type"] == "error"} <= set(notices)
     texts = {e["seq"]: str(e["text"]) for e in events if e["type"] == "segment"}
     deltas = [e for e in events if e["type"] == "audio.delta"]
     seqs = [e["seq"] for e in deltas]
@@ -71,21 +67,16 @@ async def assert_spoken_whole(events: list[Event]) -> None:
         assert pcm == await reference_pcm(FakeEngine(), text)
 
 
-@pytest.fixture
-async def pool() -> AsyncIterator[SessionPool]:
-    pool = SessionPool(SessionConfig(backoff_initial=0.05, backoff_max=0.2, reconnect_window=0.8))
-    yield pool
-    await pool.aclose()
+def pool_for(url: str, reconnect_window: float) -> SessionPool:
+    config = SessionConfig(backoff_initial=0.05, backoff_max=0.2, reconnect_window=reconnect_window)
+    return SessionPool(WebSocketTransport(url), config)
 
 
-async def test_sigterm_mid_turn_drains_and_the_session_moves_to_the_restarted_server(
-    pool: SessionPool,
-) -> None:
-    pool.config = SessionConfig(backoff_initial=0.05, backoff_max=0.2, reconnect_window=20)
+async def test_sigterm_mid_turn_drains_and_the_session_moves_to_the_restarted_server() -> None:
     old = ServerProcess("--drain-s", "10", infer_s=INFER_S).start()
     new = ServerProcess(infer_s=INFER_S, port=old.port)
-    transport = WebSocketTransport(old.ws_url)
-    session = await pool.session(transport)
+    pool = pool_for(old.ws_url, reconnect_window=20)
+    await pool.prewarm()
     restarted: list[asyncio.Future[object]] = []
 
     def restart() -> None:  # as an orchestrator does: SIGTERM, wait for the exit, start anew
@@ -95,33 +86,34 @@ async def test_sigterm_mid_turn_drains_and_the_session_moves_to_the_restarted_se
         )
 
     try:
-        events = await run_turn(pool, transport, restart)
-        await assert_spoken_whole(events)
+        events = await run_turn(pool, restart)
+        await assert_spoken_whole(events, notices=("tts_reconnecting",))
         assert old.wait(15) == -signal.SIGTERM
         await restarted[0]
-        events = await run_turn(pool, transport, lambda: None)  # the next turn, same session
+        events = await run_turn(pool, lambda: None)  # the next turn, same session
         await assert_spoken_whole(events)
-        assert await pool.session(transport) is session and session.connections == 2
+        [session] = [await pool.borrow()]
+        assert session.connections == 2 and pool.idle == 0  # the one warm session, reconnected
     finally:
+        await pool.aclose()
         old.kill()
         new.kill()
 
 
-async def test_sigkill_mid_turn_reports_tts_unavailable_and_the_next_turn_speaks(
-    pool: SessionPool,
-) -> None:
+async def test_sigkill_mid_turn_reports_tts_unavailable_and_the_next_turn_speaks() -> None:
     server = ServerProcess(infer_s=INFER_S).start()
-    transport = WebSocketTransport(server.ws_url)
-    await pool.session(transport)
+    pool = pool_for(server.ws_url, reconnect_window=0.8)
+    await pool.prewarm()
     try:
-        events = await run_turn(pool, transport, lambda: server.signal(signal.SIGKILL))
-        errors = [e for e in events if e["type"] == "error"]
+        events = await run_turn(pool, lambda: server.signal(signal.SIGKILL))
+        errors = [e for e in events if e["type"] == "error"]  # given up within 0.8 s
         assert [e["code"] for e in errors] == ["tts_unavailable"]
         order = kinds(events)
         assert order[-1] == "turn.end" and order.count("segment") == order.count("segment.end")
         assert order.count("segment") == 5 and order.count("text.delta") > 20  # the text went on
         server.kill()
         server = ServerProcess(infer_s=INFER_S, port=server.port).start()
-        await assert_spoken_whole(await run_turn(pool, transport, lambda: None))
+        await assert_spoken_whole(await run_turn(pool, lambda: None))
     finally:
+        await pool.aclose()
         server.kill()

@@ -125,10 +125,12 @@ def test_barge_in_over_the_websocket_silences_the_old_turn_within_one_frame(
     cut_short = [c for c in old if c["startTime"] + c["duration"] > first["stoppedAt"] + 0.1]
     assert cut_short, "barge-in came after turn 1's audio had all played: nothing to test"
 
-    # On the wire: prompt, cancel, prompt on one socket; the cancel was confirmed, and the
-    # frames of turn 1 still in flight were dropped, never played.
+    # On the wire: prompt, cancel, where playback stopped, prompt on one socket; the cancel was
+    # confirmed, and the frames of turn 1 still in flight were dropped, never played.
     assert (log.sockets, log.posts) == (1, 0)
-    assert [m["type"] for m in log.sent] == ["prompt", "cancel", "prompt"]
+    assert [m["type"] for m in log.sent] == ["prompt", "cancel", "heard", "prompt"]
+    assert log.sent[2] == {"type": "heard", **first["heard"]}
+    assert first["heard"]["turn_id"] == first["id"] and log.sent[3]["heard"] == first["heard"]
     sock = snapshot["socket"]
     assert (sock["opened"], sock["cancels"], sock["confirmed"]) == (1, 1, 1)
     kinds = [f if isinstance(f, int) else f["type"] for f in log.received]
@@ -157,7 +159,7 @@ def test_stop_over_the_websocket_cancels_the_turn_on_the_server(
     chunks = chunks_of(snapshot, 1)
     assert all(c["endedAt"] is not None for c in chunks), "audio still playing after Stop"
     assert all(c["endedAt"] <= stopped_at + ONE_FRAME_S for c in chunks)
-    assert [m["type"] for m in log.sent] == ["prompt", "cancel"]
+    assert [m["type"] for m in log.sent] == ["prompt", "cancel", "heard"]
     deadline = time.monotonic() + 10
     while httpx.get(f"{stack.http_url}/ping").json()["status"] != "Healthy":
         assert time.monotonic() < deadline, "the server is still busy with the stopped turn"

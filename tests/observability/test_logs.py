@@ -6,17 +6,28 @@ import asyncio
 import contextvars
 import json
 import logging
+import re
 
 import pytest
 from opentelemetry.sdk.trace import TracerProvider
 
 from observability.logs import ContextFilter, bind, configure, formatter, log_format
 
+TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z ")  # a text line's start, UTC
 
-def line(fmt: str, message: str = "hello %s", *args: object) -> str:
+
+def line(fmt: str, message: str = "hello %s", *args: object, created: float | None = None) -> str:
     record = logging.LogRecord("agent.turn", logging.INFO, __file__, 1, message, args, None)
+    if created is not None:  # the record's time, as LogRecord would have taken it
+        record.created, record.msecs = created, round(created % 1 * 1000)
     ContextFilter().filter(record)
     return formatter(fmt).format(record)  # type: ignore[arg-type]
+
+
+def untimed(text: str) -> str:
+    """A text line without its leading time, which must be there."""
+    assert TIME.match(text), text
+    return TIME.sub("", text, count=1)
 
 
 def test_a_json_line_is_one_object_with_the_ids_of_its_context() -> None:
@@ -37,8 +48,13 @@ async def test_tasks_inherit_the_ids_and_do_not_leak_them_back() -> None:
         bind(turn_id="t2", session_id="s2")
         return await asyncio.create_task(asyncio.to_thread(line, "text"))
 
-    assert await asyncio.create_task(turn()) == "INFO agent.turn [s2 t2] hello %s"
-    assert line("text") == "INFO agent.turn [None None] hello %s"
+    assert untimed(await asyncio.create_task(turn())) == "INFO agent.turn [s2 t2] hello %s"
+    assert untimed(line("text")) == "INFO agent.turn [None None] hello %s"
+
+
+def test_a_text_line_starts_with_its_time_in_utc_to_the_millisecond() -> None:
+    # 2024-03-09T16:00:00.250 UTC, whatever the machine's time zone
+    assert line("text", created=1710000000.25).startswith("2024-03-09T16:00:00.250Z INFO ")
 
 
 def test_the_current_span_is_on_the_line() -> None:
@@ -57,11 +73,13 @@ def test_log_format_is_text_unless_asked_and_refuses_the_unknown() -> None:
 
 
 def test_configure_replaces_the_root_handlers() -> None:
-    root = logging.getLogger()
-    before, level = list(root.handlers), root.level
+    root, httpx = logging.getLogger(), logging.getLogger("httpx")
+    before, level, httpx_level = list(root.handlers), root.level, httpx.level
     try:
         handler = configure("debug", "json")
         assert root.handlers == [handler] and root.level == logging.DEBUG
+        assert not logging.getLogger("httpx").isEnabledFor(logging.INFO)  # the server logs it
     finally:
         root.handlers[:] = before
         root.setLevel(level)
+        httpx.setLevel(httpx_level)

@@ -33,7 +33,7 @@ from agent.requests import TurnRequest
 from agent.turn import Turn
 from sagemaker_local.emulator import SageMakerEmulator
 from tests.sagemaker_local.helpers import local_tls, transport_for
-from tts_client import SessionConfig, TTSSession
+from tts_client import SessionConfig, SessionPool
 from tts_client.acceptance import FAIL, NA, PASS, Acceptance, SageMakerTarget
 from tts_protocol import BYTES_PER_SAMPLE, PING_PATH, samples_ms
 
@@ -73,15 +73,14 @@ class Sentences:
 async def test_agent_turn_speaks_through_the_emulator(tts_server: str, tmp_path: Path) -> None:
     async with SageMakerEmulator(tts_server, local_tls(tmp_path)) as emulator:
         transport = transport_for(emulator)
-        config = SessionConfig(connect_timeout=30, reply_timeout=60)
-        async with TTSSession(transport, config) as session:
-
-            async def source() -> TTSSession:
-                return session
-
+        pool = SessionPool(transport, SessionConfig(connect_timeout=30, reply_timeout=60))
+        try:
             llm = Sentences("Hello from the local endpoint.", "The stream is working.")
-            turn = Turn(TurnRequest("Say hello"), llm, source)
+            turn = Turn(TurnRequest("Say hello"), llm, pool)  # borrows, as a conversation does
             events = [event.to_dict() async for event in turn.run()]
+            assert pool.lent == set() and pool.idle == 1  # given back warm
+        finally:
+            await pool.aclose()
         await transport.aclose()
 
     kinds = [event["type"] for event in events]

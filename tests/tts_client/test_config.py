@@ -15,13 +15,13 @@ def test_backoff_doubles_up_to_the_cap_with_jitter() -> None:
 
 
 def test_an_outage_expires_after_the_window_and_progress_ends_it() -> None:
-    outage = Outage(SessionConfig(reconnect_window=10.0, backoff_initial=1.0, backoff_max=4.0))
+    outage = Outage(SessionConfig(backoff_initial=1.0, backoff_max=4.0), window=10.0)
     assert not outage.expired(100.0)  # no failure yet: no outage runs
-    outage.record_failure(100.0)  # the first failure starts the outage
+    assert outage.record_failure(100.0) is True  # the first failure starts the outage
     assert not outage.expired(100.0)
     delays = [outage.next_delay() for _ in range(4)]
     assert 0.5 <= delays[0] <= 1.0 and 2.0 <= delays[3] <= 4.0  # doubling, capped at 4
-    outage.record_failure(105.0)  # a later failure does not restart it
+    assert outage.record_failure(105.0) is False  # a later failure does not restart it
     assert not outage.expired(109.9) and outage.expired(110.0)
     outage.progressed()
     assert (outage.since, outage.retries) == (None, 0)

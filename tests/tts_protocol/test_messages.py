@@ -7,7 +7,6 @@ import json
 import pytest
 
 from tts_protocol import (
-    DEFAULT_MAX_TEXT_CHARS,
     Cancel,
     Cancelled,
     Close,
@@ -30,6 +29,7 @@ CLIENT_MESSAGES = [
     Speak(id="s2", text="Fast.", voice=(("jf_alpha", 1.0),), speed=1.5),
     Speak(id="s4", text="Blended.", voice=(("af_heart", 0.7), ("am_adam", 0.3))),
     Speak(id="s3", text="Timed.", marks=True),
+    Speak(id="s5", text="As written: $5.", normalize=False),
     Cancel(id="s1"),
     Cancel(),
     Close(),
@@ -39,6 +39,7 @@ SERVER_MESSAGES = [
     Start(id="s1"),
     Marks(id="s1", words=(Word("Hello", 80.0, 397.5), Word("wörld", 472.0, 940.0))),
     Marks(id="s1", words=()),
+    Marks(id="s2", words=(Word("$5", 0.0, 420.0, "five dollars"), Word("now", 430.0, 700.0))),
     End(id="s1", samples=24000, synth_ms=12.5),
     Cancelled(id="s1"),
     Error(id="s1", code=ErrorCode.UNKNOWN_VOICE, message="no such voice"),
@@ -212,10 +213,28 @@ def test_marks_encode_as_the_documented_json() -> None:
     }
 
 
+def test_a_mark_says_what_was_spoken_only_where_it_differs_from_the_text() -> None:
+    message = Marks(id="s1", words=(Word("$5", 0.0, 420.0, "five dollars"), Word("Hi", 1.0, 2.0)))
+    assert json.loads(encode(message))["words"] == [
+        {"text": "$5", "start_ms": 0.0, "end_ms": 420.0, "spoken": "five dollars"},
+        {"text": "Hi", "start_ms": 1.0, "end_ms": 2.0},
+    ]
+
+
+def test_normalize_is_sent_only_when_false_and_must_be_a_boolean() -> None:
+    assert "normalize" not in json.loads(encode(Speak(id="x", text="Hi.")))
+    assert json.loads(encode(Speak(id="x", text="Hi.", normalize=False)))["normalize"] is False
+    frame = json.dumps({"type": "speak", "id": "x", "text": "Hi.", "normalize": "no"})
+    with pytest.raises(ProtocolError) as caught:
+        decode_client(frame)
+    assert caught.value.code is ErrorCode.INVALID_MESSAGE and "'normalize'" in caught.value.message
+
+
 @pytest.mark.parametrize(
     "words",
     [
         "nope",
+        [{"text": "Hi", "start_ms": 0, "end_ms": 1, "spoken": 5}],
         ["Hi"],
         [{"text": "Hi", "start_ms": 5}],
         [{"text": 3, "start_ms": 0, "end_ms": 1}],
@@ -239,7 +258,7 @@ def test_malformed_marks_are_refused(words: object) -> None:
         ({"id": "", "text": "hi"}, "'id'"),
         ({"id": "s", "text": 3}, "'text'"),
         ({"id": "s", "text": "  "}, "'text'"),
-        ({"id": "s", "text": "x" * (DEFAULT_MAX_TEXT_CHARS + 1)}, "'text'"),
+        ({"id": "s", "text": "x" * 2001}, "'text'"),
         ({"id": "s", "text": "hi", "voice": ""}, "'voice'"),
         ({"id": "s", "text": "hi", "speed": "fast"}, "'speed'"),
         ({"id": "s", "text": "hi", "speed": 9}, "'speed'"),
@@ -261,3 +280,24 @@ def test_an_unknown_type_names_the_known_ones_and_only_a_string_id() -> None:
     with pytest.raises(ProtocolError) as caught:
         decode_server(json.dumps({"type": "end", "id": "s", "samples": -1, "synth_ms": 1}))
     assert "'samples'" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("frame", "field", "id"),
+    [
+        ({"type": "speak", "id": "s", "text": "hi", "sped": 1.5}, "'sped'", "s"),
+        ({"type": "speak", "id": "s", "text": "hi", "Voice": "af_x"}, "'Voice'", "s"),
+        ({"type": "cancel", "id": "s", "all": True}, "'all'", "s"),
+        ({"type": "close", "now": True}, "'now'", None),
+    ],
+)
+def test_an_unknown_field_is_refused_by_name(
+    frame: dict[str, object], field: str, id: str | None
+) -> None:
+    """A typo is not dropped silently: invalid_message names it, the known fields, the id."""
+    with pytest.raises(ProtocolError) as caught:
+        decode_client(json.dumps(frame))
+    error = caught.value
+    assert (error.code, error.id) == (ErrorCode.INVALID_MESSAGE, id)
+    assert f"unrecognized field {field}" in error.message
+    assert "the fields are type" in error.message

@@ -9,7 +9,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tts_protocol import (
-    MAX_ID_CHARS,
     MAX_SPEED,
     MIN_SPEED,
     ErrorCode,
@@ -39,9 +38,7 @@ def test_no_speed_is_the_default_speed() -> None:
     assert check_speed(None) == 1.0 and isinstance(check_speed(None), float)
 
 
-@pytest.mark.parametrize(
-    "speed", [MIN_SPEED - 0.01, MAX_SPEED + 0.01, math.nan, math.inf, True, "1", [1]]
-)
+@pytest.mark.parametrize("speed", [0.49, 2.01, 0.0, -1.0, math.nan, math.inf, True, "1", [1]])
 def test_bad_speeds_are_invalid_messages_naming_the_segment(speed: object) -> None:
     assert _fails(check_speed, speed, "seg") == (ErrorCode.INVALID_MESSAGE, "seg")
 
@@ -57,9 +54,9 @@ def test_voice_names_are_not_checked_for_existence_here() -> None:
 
 
 def test_ids_are_bounded_non_empty_strings() -> None:
-    assert check_id("a" * MAX_ID_CHARS) == "a" * MAX_ID_CHARS
+    assert check_id("a" * 128) == "a" * 128
     assert check_id(None) is None
-    for bad in ("", "a" * (MAX_ID_CHARS + 1), 7):
+    for bad in ("", "a" * 129, 7):
         assert _fails(check_id, bad) == (ErrorCode.INVALID_MESSAGE, None)
 
 
@@ -123,7 +120,7 @@ def test_blends_parse_to_sorted_shares_and_one_canonical_name(
         ("a(half)+b", "weight 'half' is not a number"),
         ("a+a", "'a' appears twice"),
         ("a(1)+b(0.00001)", "the share of 'b' is below 1/10000"),
-        ("+".join(f"v{i}" for i in range(MAX_BLEND_VOICES + 1)), f"at most {MAX_BLEND_VOICES}"),
+        ("+".join(f"v{i}" for i in range(9)), "at most 8"),
     ],
 )
 def test_malformed_blends_are_invalid_messages_naming_the_problem(voice: str, problem: str) -> None:

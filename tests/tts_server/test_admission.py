@@ -27,13 +27,7 @@ from tts_protocol import (
     decode_server,
     encode,
 )
-from tts_server.admission import (
-    CPU_MAX_SESSIONS,
-    GPU_MAX_SESSIONS,
-    QUEUED_PER_SESSION,
-    Admission,
-    default_max_sessions,
-)
+from tts_server.admission import Admission, default_max_sessions
 from tts_server.settings import parse_settings
 from tts_server.testing.fake_engine import FakeEngine
 from tts_server.testing.server_thread import ServerThread
@@ -42,51 +36,78 @@ from tts_server.testing.server_thread import ServerThread
 
 
 def test_defaults_depend_on_engine_and_device() -> None:
-    assert default_max_sessions("onnx", None) == CPU_MAX_SESSIONS
-    assert default_max_sessions("torch", "cpu") == CPU_MAX_SESSIONS
-    assert default_max_sessions("torch", "cuda") == GPU_MAX_SESSIONS
-    assert default_max_sessions("torch", None) == GPU_MAX_SESSIONS  # the GPU image's default
+    assert default_max_sessions("onnx", None) == 16
+    assert default_max_sessions("torch", "cpu") == 16
+    assert default_max_sessions("torch", "cuda") == 128
+    assert default_max_sessions("torch", None) == 128  # the GPU image's default
     admission = Admission.for_server("onnx", None, None, None)
-    assert admission.max_queued == QUEUED_PER_SESSION * CPU_MAX_SESSIONS
-    assert Admission.for_server("torch", "cuda", 3, 5).snapshot()["max_queued"] == 5
+    assert (admission.max_sessions, admission.max_queued, admission.max_connections) == (
+        16,
+        64,
+        256,
+    )
+    gpu = Admission.for_server("torch", "cuda", None, None)
+    assert (gpu.max_sessions, gpu.max_queued, gpu.max_connections) == (128, 512, 2048)
+    assert Admission.for_server("torch", "cuda", 3, 5, 7) == Admission(3, 5, 7)
 
 
 def test_limits_come_from_flags_or_environment() -> None:
-    settings = parse_settings(["--max-sessions", "7"], {"TTS_MAX_QUEUED": "9"})
-    assert (settings.max_sessions, settings.max_queued) == (7, 9)
+    settings = parse_settings(
+        ["--max-sessions", "7", "--max-connections", "70"], {"TTS_MAX_QUEUED": "9"}
+    )
+    assert (settings.max_sessions, settings.max_queued, settings.max_connections) == (7, 9, 70)
     assert parse_settings([], {}).max_sessions is None
+    assert parse_settings([], {}).max_connections is None
     assert parse_settings([], {"TTS_MAX_SESSIONS": "3"}).max_sessions == 3
-    with pytest.raises(ValueError, match="at least 1"):
-        Admission(0, 1)
+    assert parse_settings([], {"TTS_MAX_CONNECTIONS": "30"}).max_connections == 30
+    for limits in [(0, 1, 1), (1, 0, 1), (1, 1, 0)]:
+        with pytest.raises(ValueError) as refused:
+            Admission(*limits)
+        assert str(refused.value) == (
+            "max_sessions, max_queued and max_connections must be at least 1"
+        )
+    assert Admission.for_server("torch", "cpu", None, None).max_sessions == 16  # the device
 
 
-def test_sessions_are_counted_and_refused_beyond_the_limit() -> None:
-    admission = Admission(max_sessions=2, max_queued=10)
+def test_connections_and_sessions_are_counted_apart_and_refused_beyond_their_limits() -> None:
+    admission = Admission(max_sessions=2, max_queued=10, max_connections=3)
+    assert [admission.open_connection() for _ in range(5)] == [True, True, True, False, False]
     assert [admission.open_session() for _ in range(3)] == [True, True, False]
+    assert admission.sessions_full == "2 sessions are synthesizing; try again later"
     admission.close_session()
-    assert admission.open_session()
-    assert (admission.sessions, admission.refused_sessions) == (2, 1)
+    admission.close_connection()
+    assert admission.open_session() and admission.open_connection()
+    counts = admission.snapshot()
+    assert (counts["connections"], counts["sessions"]) == (3, 2)
+    assert (counts["refused_connections"], counts["refused_sessions"]) == (2, 1)
 
 
 def test_queued_segments_are_refused_as_busy_beyond_the_limit() -> None:
-    admission = Admission(max_sessions=1, max_queued=2)
+    admission = Admission(max_sessions=1, max_queued=2, max_connections=4)
     admission.queue_segment("a")
     admission.queue_segment("b")
-    with pytest.raises(ProtocolError) as refused:
-        admission.queue_segment("c")
+    for _ in range(2):
+        with pytest.raises(ProtocolError) as refused:
+            admission.queue_segment("c")
     assert (refused.value.code, refused.value.id) == (ErrorCode.BUSY, "c")
+    assert refused.value.message == "the server has 2 segments queued; try again later"
     admission.start_segment()  # "a" goes to synthesis: one place in the queue is free
     admission.queue_segment("c")
-    admission.leave_queue(2)
+    admission.leave_queue()  # one, by default
+    assert admission.queued == 1
+    admission.leave_queue(1)
     admission.end_segment()
     assert admission.snapshot() == {
         "max_sessions": 1,
         "max_queued": 2,
+        "max_connections": 4,
+        "connections": 0,
         "sessions": 0,
         "queued": 0,
         "in_flight": 0,
+        "refused_connections": 0,
         "refused_sessions": 0,
-        "refused_segments": 1,
+        "refused_segments": 2,
     }
 
 
@@ -104,7 +125,7 @@ def gate() -> Iterator[threading.Event]:
 
 @pytest.fixture
 def server(gate: threading.Event) -> Iterator[ServerThread]:
-    server = start_server(FakeEngine(gate), max_sessions=2, max_queued=3)
+    server = start_server(FakeEngine(gate), max_sessions=2, max_queued=3, max_connections=3)
     yield server
     gate.set()
     server.stop()
@@ -112,18 +133,21 @@ def server(gate: threading.Event) -> Iterator[ServerThread]:
 
 @pytest.fixture
 async def client(server: ServerThread) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=server.http_url, timeout=5) as http:
+    async with httpx.AsyncClient(base_url=server.http_url, timeout=30) as http:
         yield http
 
 
 async def ping_until(client: httpx.AsyncClient, **counts: int) -> dict[str, object]:
-    """Poll ``/ping`` until its counts are ``counts``; return the body."""
-    async with asyncio.timeout(10):
-        while True:
-            body = (await client.get("/ping")).json()
-            if all(body[key] == value for key, value in counts.items()):
-                return body
-            await asyncio.sleep(0.02)
+    """Poll ``/ping`` until its counts are ``counts`` (for at most 10 s); return the body."""
+    body: dict[str, object] = {}
+    try:
+        async with asyncio.timeout(10):
+            while not all(body.get(key) == value for key, value in counts.items()):
+                await asyncio.sleep(0.02)
+                body = (await client.get("/ping")).json()
+    except TimeoutError:
+        raise AssertionError(f"/ping never showed {counts} in 10 s; last {body}") from None
+    return body
 
 
 async def opened(url: str) -> ClientConnection:
@@ -132,23 +156,65 @@ async def opened(url: str) -> ClientConnection:
     return socket
 
 
-async def test_a_session_beyond_the_limit_is_refused_busy_with_1013(
+async def test_a_connection_beyond_the_limit_is_refused_busy_with_1013(
     server: ServerThread, client: httpx.AsyncClient
 ) -> None:
-    sockets = [await opened(server.ws_url) for _ in range(2)]
-    async with connect(server.ws_url) as third:
-        refusal = decode_server(await third.recv())
+    sockets = [await opened(server.ws_url) for _ in range(3)]
+    async with connect(server.ws_url) as fourth:
+        refusal = decode_server(await fourth.recv())
         with pytest.raises(ConnectionClosed) as closed:
-            await third.recv()
+            await fourth.recv()
     assert isinstance(refusal, Error) and refusal.id is None and refusal.code is ErrorCode.BUSY
+    assert refusal.message == "3 connections are open; try again later"
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 1013
-    await ping_until(client, sessions=2, refused_sessions=1)
+    await ping_until(client, connections=3, sessions=0, refused_connections=1)
     await sockets[0].close()
-    await ping_until(client, sessions=1)
+    await ping_until(client, connections=2)
     sockets[0] = await opened(server.ws_url)  # a place was freed: admitted again
     for socket in sockets:
         await socket.close()
-    await ping_until(client, sessions=0)
+    await ping_until(client, connections=0)
+
+
+async def test_idle_connections_hold_no_session_so_work_elsewhere_goes_on(
+    server: ServerThread, client: httpx.AsyncClient
+) -> None:
+    idle = [await opened(server.ws_url) for _ in range(3)]  # more than max_sessions (2)
+    await ping_until(client, connections=3, sessions=0)
+    speech = {"model": "kokoro", "input": "Hi.", "voice": "af_fake", "response_format": "pcm"}
+    for _ in range(3):  # the HTTP routes are not locked out by idle sockets
+        assert (await client.post("/v1/audio/speech", json=speech)).status_code == 200
+        assert (await client.post("/invocations", json={"text": "Hi."})).status_code == 200
+    for n, socket in enumerate(idle):  # one after another, each socket is spoken
+        await socket.send(encode(Speak(id=f"s{n}", text="My turn.")))
+        assert [m.id for m in await terminal_replies(socket, 1)] == [f"s{n}"]
+    await ping_until(client, connections=3, sessions=0, refused_sessions=0)
+    for socket in idle:
+        await socket.close()
+
+
+async def test_a_speak_beyond_the_sessions_with_work_is_busy_until_one_rests(
+    server: ServerThread, client: httpx.AsyncClient, gate: threading.Event
+) -> None:
+    gate.clear()  # the engine thread is held: each first segment stays in synthesis
+    sockets = [await opened(server.ws_url) for _ in range(3)]
+    for n, socket in enumerate(sockets[:2]):
+        await socket.send(encode(Speak(id=f"w{n}", text="Working.")))
+    await ping_until(client, sessions=2, in_flight=2)
+    await sockets[2].send(encode(Speak(id="late", text="No session free.")))
+    refusal = decode_server(await sockets[2].recv())
+    assert isinstance(refusal, Error) and (refusal.id, refusal.code) == ("late", ErrorCode.BUSY)
+    assert refusal.message == "2 sessions are synthesizing; try again later"
+    await sockets[0].send(encode(Speak(id="w0b", text="More of the same session.")))
+    await ping_until(client, sessions=2, queued=1, refused_sessions=1)  # a working one goes on
+    gate.set()
+    assert [m.id for m in await terminal_replies(sockets[0], 2)] == ["w0", "w0b"]
+    assert [m.id for m in await terminal_replies(sockets[1], 1)] == ["w1"]
+    await ping_until(client, sessions=0, connections=3)  # both rest: their sessions are free
+    await sockets[2].send(encode(Speak(id="late", text="Now there is room.")))
+    assert [m.id for m in await terminal_replies(sockets[2], 1)] == ["late"]
+    for socket in sockets:
+        await socket.close()
 
 
 async def test_a_speak_beyond_the_server_queue_is_busy_and_the_connection_stays(
@@ -172,6 +238,7 @@ async def test_a_speak_beyond_the_server_queue_is_busy_and_the_connection_stays(
     assert ping.status_code == 200
     assert ping.json() | {"warmup_ms": 0} == ping.json() | {
         "status": "Healthy",
+        "connections": 2,
         "sessions": 2,
         "queued": 3,
         "in_flight": 2,
@@ -226,6 +293,7 @@ async def test_http_synthesis_holds_a_session_and_is_refused_busy_when_full(
     held = asyncio.create_task(client.post("/invocations", json={"text": "Held."}))
     await ping_until(client, sessions=1, in_flight=0)
     socket = await opened(server.ws_url)
+    await socket.send(encode(Speak(id="ws", text="A socket with work.")))
     await ping_until(client, sessions=2)
     invocation = await client.post("/invocations", json={"text": "One too many."})
     assert invocation.status_code == 429 and invocation.headers["retry-after"] == "1"
@@ -235,9 +303,10 @@ async def test_http_synthesis_holds_a_session_and_is_refused_busy_when_full(
     assert (await ping_until(client, refused_sessions=2))["sessions"] == 2
     gate.set()
     assert (await held).status_code == 200
-    await ping_until(client, sessions=1)
+    assert [m.id for m in await terminal_replies(socket, 1)] == ["ws"]
+    await ping_until(client, sessions=0, connections=1)  # the socket rests, and stays open
     spoken = await client.post("/v1/audio/speech", json=speech)  # a slot is free again
     assert spoken.status_code == 200 and len(spoken.content) > 0
-    await ping_until(client, sessions=1)  # the stream ended: its slot is back
+    await ping_until(client, sessions=0)  # the stream ended: its slot is back
     await socket.close()
-    await ping_until(client, sessions=0)
+    await ping_until(client, connections=0)

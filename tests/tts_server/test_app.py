@@ -22,6 +22,7 @@ from tts_protocol import (
     Cancelled,
     End,
     Error,
+    ErrorCode,
     Ready,
     ServerMessage,
     Speak,
@@ -59,11 +60,15 @@ async def until_terminal(socket: ClientConnection, ids: set[str]) -> list[Event]
     """Read events until every id in ``ids`` got a terminal reply."""
     events: list[Event] = []
     pending = set(ids)
-    while pending:
-        event = await next_event(socket)
-        events.append(event)
-        if isinstance(event, End | Cancelled | Error) and event.id in pending:
-            pending.discard(event.id)
+    try:
+        async with asyncio.timeout(120):  # each segment is a sentence or two of speech
+            while pending:
+                event = await next_event(socket)
+                events.append(event)
+                if isinstance(event, End | Cancelled | Error) and event.id in pending:
+                    pending.discard(event.id)
+    except TimeoutError:
+        pytest.fail(f"no terminal reply for {sorted(pending)} within 120 s")
     return events
 
 
@@ -311,3 +316,66 @@ def test_no_handler_assumes_text_frames() -> None:
         str(p) for p in sources if re.search(r"receive_text\(|receive_json\(", p.read_text())
     ]
     assert sources and offenders == []
+
+
+# --- one error shape on every route --------------------------------------------------------
+
+
+def test_invocations_refuses_an_unknown_field_by_name(tts_server: ServerThread) -> None:
+    body = {"text": "Typed.", "sped": 1.5}
+    response = httpx.post(f"{tts_server.http_url}/invocations", json=body, timeout=30)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "invalid_message" and "'sped'" in error["message"]
+
+
+async def test_an_unknown_speak_field_is_an_error_for_that_segment(ws: ClientConnection) -> None:
+    await ws.send(json.dumps({"type": "speak", "id": "typo", "text": "Hi.", "sped": 2}))
+    error = await next_event(ws)
+    assert isinstance(error, Error) and (error.id, error.code) == ("typo", "invalid_message")
+    await ws.send(encode(Speak(id="next", text="Still here.")))  # the connection goes on
+    assert isinstance((await until_terminal(ws, {"next"}))[-1], End)
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "status", "code"),
+    [
+        ("GET", "/invocations", 405, "method_not_allowed"),
+        ("POST", "/ping", 405, "method_not_allowed"),
+        ("GET", "/nowhere", 404, "not_found"),
+        ("GET", "/v1/audio/speech", 405, "method_not_allowed"),
+        ("GET", "/v1/nowhere", 404, "not_found"),
+    ],
+)
+def test_framework_errors_have_the_project_error_shape(
+    tts_server: ServerThread, method: str, path: str, status: int, code: str
+) -> None:
+    """FastAPI's {"detail": ...} never leaks; /v1 answers in OpenAI's shape (same two fields)."""
+    response = httpx.request(method, f"{tts_server.http_url}{path}", timeout=30)
+    assert response.status_code == status
+    body = response.json()
+    assert "detail" not in body and body["error"]["code"] == code
+    assert path in body["error"]["message"]
+    if path.startswith("/v1/"):
+        assert body["error"]["type"] == "invalid_request_error"
+    if status == 405:
+        assert response.headers["allow"] in body["error"]["message"]
+
+
+def test_invocations_refuses_text_the_g2p_cannot_speak_with_422(tts_server: ServerThread) -> None:
+    body = {"text": "東京 means Tokyo."}
+    response = httpx.post(f"{tts_server.http_url}/invocations", json=body, timeout=30)
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert error["code"] == "unsupported_text" and "CJK letters (東京)" in error["message"]
+
+
+async def test_a_segment_the_g2p_cannot_speak_is_an_error_without_audio(
+    ws: ClientConnection,
+) -> None:
+    await ws.send(encode(Speak(id="ja", text="東京 means Tokyo.")))
+    events = await until_terminal(ws, {"ja"})
+    assert not [event for event in events if isinstance(event, bytes)]
+    assert isinstance(events[-1], Error) and events[-1].id == "ja"
+    assert events[-1].code is ErrorCode.UNSUPPORTED_TEXT and len(events) == 1  # before start
+    assert "cannot speak CJK letters" in events[-1].message

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 import struct
 
 import av
@@ -67,6 +68,19 @@ def test_opus_is_resampled_to_48_khz_in_ogg() -> None:
     assert rate == 48_000 and peak_hz(samples, rate) == pytest.approx(TONE_HZ, abs=2)
 
 
+def test_chunks_are_stamped_from_sample_zero_on_so_the_ogg_timeline_starts_at_the_preskip() -> None:
+    """The chunks' timestamps count their samples from 0: the first Opus packet then sits at
+    minus the encoder's pre-skip (OpusHead), each next one 20 ms (960 ticks at 48 kHz) on."""
+    data = b"".join(encode_all(AudioFormat.OPUS, [tone(0.4), tone(0.6, 9600)]))
+    with av.open(io.BytesIO(data)) as container:
+        stream = container.streams.audio[0]
+        (pre_skip,) = struct.unpack_from("<H", bytes(stream.codec_context.extradata), 10)
+        stamps = [packet.pts for packet in container.demux(stream) if packet.pts is not None]
+    assert pre_skip > 0
+    assert stamps[0] == -pre_skip
+    assert all(b - a == 960 for a, b in itertools.pairwise(stamps[:20]))
+
+
 def test_wav_has_a_44_byte_header_of_unknown_length_and_the_pcm_as_is() -> None:
     pcm = tone(0.5)
     data = b"".join(encode_all(AudioFormat.WAV, [pcm]))
@@ -96,9 +110,9 @@ def test_a_closed_encoder_refuses_more_audio_and_close_is_idempotent() -> None:
     encoder.encode(tone(0.1))
     encoder.close()
     encoder.close()
-    with pytest.raises(ValueError, match="closed"):
+    with pytest.raises(ValueError, match=r"^the encoder is closed$"):
         encoder.encode(tone(0.1))
-    with pytest.raises(ValueError, match="closed"):
+    with pytest.raises(ValueError, match=r"^the encoder is closed$"):
         encoder.finish()
 
 

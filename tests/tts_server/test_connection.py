@@ -383,7 +383,7 @@ async def test_an_unknown_voice_is_refused_when_queued_before_any_start(peer: Pe
 async def test_refusals_come_in_order_the_connections_rules_the_voice_then_the_server_queue(
     engine: Engine,
 ) -> None:
-    admission = Admission(max_sessions=2, max_queued=1)
+    admission = Admission(max_sessions=2, max_queued=1, max_connections=2)
     first = Peer(engine, max_queue=1, admission=admission)  # no worker runs: segments wait
     await first.send(Speak(id="a", text="Queued."))
     await first.send(Speak(id="a", text="Hi.", voice=UNKNOWN))  # duplicate before the voice

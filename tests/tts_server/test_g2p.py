@@ -15,9 +15,13 @@ from tts_server.engines.g2p import (
     G2PUnavailable,
     NotInTable,
     PhonemeTable,
+    UnsupportedText,
+    check_speakable,
     split_spans,
+    split_text,
 )
 from tts_server.settings import Settings
+from tts_server.testing.fake_engine import FakeEngine
 
 
 @pytest.fixture(scope="module")
@@ -123,3 +127,74 @@ def test_with_a_table_the_engine_loads_without_spacy(
 def test_a_bad_table_setting_fails_the_load(tmp_path: Path) -> None:
     with pytest.raises(EngineError, match="cannot read phoneme table"):
         load_g2p(Settings(phoneme_table=tmp_path / "missing.json"))
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("東京 is big.", "CJK letters (東京)"),
+        ("Привет, друг.", "Cyrillic letters (Приветду…)"),
+        ("Say ελλάδα and こんにちは.", "Greek, Hiragana letters"),
+        ("あいうえおかきくけこ", "(あいうえおかきく…)"),
+    ],
+)
+def test_letters_the_english_g2p_would_spell_out_are_refused_by_script(
+    text: str, says: str
+) -> None:
+    """eSpeak reads 東 as "Japanese letter ..." and Cyrillic letter by letter: never spoken."""
+    with pytest.raises(UnsupportedText) as caught:
+        check_speakable(text)
+    assert says in str(caught.value) and "only Latin-script text" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "text", ["Café, naïve façade; Straße, Ærø.", "3.50 $ 100% — ok?!", "Don\u02bct 🙂 worry."]
+)
+def test_latin_text_digits_symbols_and_modifier_letters_pass(text: str) -> None:
+    check_speakable(text)
+
+
+UNPUNCTUATED = " ".join(["the quick brown fox jumps over the lazy dog"] * 100)[:4096]
+
+
+def test_a_short_text_is_phonemized_whole() -> None:
+    text = "Dr. Smith paid $3.50. Then he left, quickly."  # 45 chars: one G2P call
+    assert split_text(text) == [text]
+
+
+def test_a_long_unpunctuated_text_is_cut_at_spaces_short_first_then_growing() -> None:
+    pieces = split_text(UNPUNCTUATED)
+    assert len(UNPUNCTUATED) == 4096
+    limits = [100, 150, 225] + [300] * (len(pieces) - 3)  # each at most 1.5 times the last
+    assert all(limit - 50 < len(p) <= limit for p, limit in zip(pieces[:-1], limits, strict=False))
+    assert " ".join(pieces).split() == UNPUNCTUATED.split()  # every word, none cut
+
+
+def test_a_long_text_is_cut_after_sentences_then_at_clause_marks() -> None:
+    clause = "a clause that goes on for a while about rivers and hills"  # 56 chars
+    text = f"Short one. {', '.join([clause] * 8)}. End."
+    pieces = split_text(text)
+    assert pieces[0] == "Short one." and pieces[-1] == "End."
+    assert pieces[1] == ", ".join([clause] * 2) + ","  # the last comma within 150 chars
+    assert pieces[2] == ", ".join([clause] * 3) + ","  # then within 225
+    assert " ".join(pieces).split() == text.split()
+
+
+async def test_the_first_chunk_comes_before_the_whole_text_is_phonemized() -> None:
+    """Lazy G2P: the first piece is phonemized and spoken before the rest reaches the G2P."""
+    engine = FakeEngine()
+    seen: list[str] = []
+
+    def counting(text: str) -> str:
+        seen.append(text)
+        return text
+
+    engine._g2p = counting
+    try:
+        chunks = engine.synthesize(UNPUNCTUATED, engine.default_voice)
+        await anext(chunks)
+        assert len(seen) == 1 and len(seen[0]) <= 100 and UNPUNCTUATED.startswith(seen[0])
+        rest = [chunk async for chunk in chunks]
+        assert len(seen) == 1 + len(rest) and " ".join(seen).split() == UNPUNCTUATED.split()
+    finally:
+        engine.close()

@@ -23,15 +23,25 @@ from tests.tts_server.test_connection import Peer, controls
 from tts_client import TTSSession, WebSocketTransport
 from tts_protocol import SAMPLE_RATE, End, Marks, Speak, Start, Word, samples_ms
 from tts_server.engines import Engine, EngineError
-from tts_server.engines.base import Trim
+from tts_server.engines.base import NORMALIZED, Trim
 from tts_server.engines.g2p import Phonemized, WordSpan
 from tts_server.engines.onnx_engine import duration_output, with_durations
 from tts_server.engines.timings import char_bounds, word_times
+from tts_server.normalize import Options
 from tts_server.testing.server_thread import ServerThread
 
 HELLO = "Hello world! How are you today?"
 MONEY = "Dr. Smith paid $3.50 at 5 p.m. for 12 apples, then left."
-MONEY_WORDS = ["Dr.", "Smith", "paid", "$3.50", "at", "5", "p.m.", "for", "12", "apples"]
+# As written: a normalized word ("$3.50", said in five words) is one timed entry.
+MONEY_WORDS = ["Dr.", "Smith", "paid", "$3.50", "at", "5 p.m.", "for", "12", "apples"]
+MONEY_SPOKEN = {
+    "Dr.": "Doctor",
+    "$3.50": "three dollars and fifty cents",
+    "5 p.m.": "five PM",
+    "12": "twelve",
+}
+# Without normalization, misaki's own tokens.
+MONEY_TOKENS = ["Dr.", "Smith", "paid", "$3.50", "at", "5", "p.m.", "for", "12", "apples"]
 LONG = "Rivers run south. Birds fly north."  # two model pieces
 
 
@@ -123,12 +133,14 @@ def test_the_edited_graph_outputs_durations_that_add_up_to_the_audio(engine: Eng
     assert audio.size == frames.sum() * 600  # 600 samples per frame at 24 kHz
 
 
-async def timed_words(engine: Engine, text: str) -> tuple[list[Word], float]:
+async def timed_words(
+    engine: Engine, text: str, normalization: Options | None = NORMALIZED
+) -> tuple[list[Word], float]:
     """The segment-relative words and audio length of ``text`` (as the connection offsets)."""
     words, samples = [], 0
-    async for chunk in engine.synthesize(text, engine.default_voice, 1.0):
+    async for chunk in engine.synthesize(text, engine.default_voice, 1.0, normalization):
         words += [
-            Word(w.text, samples_ms(samples + w.start), samples_ms(samples + w.end))
+            Word(w.text, samples_ms(samples + w.start), samples_ms(samples + w.end), w.spoken)
             for w in chunk.words
         ]
         samples += chunk.audio.size
@@ -142,6 +154,14 @@ async def test_a_known_sentence_has_one_timed_entry_per_spoken_word(engine: Engi
     assert words[0].start_ms < 300 and words[-1].end_ms > audio_ms - 300  # speech fills it
     money = words[3]
     assert money.end_ms - money.start_ms > 3 * (words[4].end_ms - words[4].start_ms)  # 5 words
+    assert {w.text: w.spoken for w in words if w.spoken} == MONEY_SPOKEN
+
+
+async def test_without_normalization_the_words_are_the_g2p_tokens(engine: Engine) -> None:
+    words, audio_ms = await timed_words(engine, MONEY, None)
+    assert spoken(words) == [*MONEY_TOKENS, "then", "left"]
+    assert all(w.spoken is None for w in words)
+    assert_timed(words, audio_ms)
 
 
 async def test_timings_of_later_pieces_are_offset_by_the_audio_before_them(engine: Engine) -> None:
@@ -249,3 +269,19 @@ def test_captioned_mp3_decodes_and_refuses_sse(tts_server: ServerThread) -> None
     assert refused.status_code == 400
     assert body[0]["error"]["code"] == "unsupported_value"
     assert body[0]["error"]["param"] == "stream_format"
+
+
+def test_captions_carry_what_was_said_and_time_every_piece_from_the_start(
+    tts_server: ServerThread,
+) -> None:
+    # three pieces: each later piece's words are offset by all the audio before it
+    _, lines = captioned(tts_server, response_format="pcm", input="It costs $5. It rains. It ends.")
+    pcm = b"".join(base64.b64decode(line["audio"]) for line in lines)
+    words = [Word(**w) for line in lines for w in line["words"]]
+    assert len([line for line in lines if line["words"]]) == 3
+    assert_timed(words, samples_ms(len(pcm) // 2))
+    [money] = [w for w in words if w.text == "$5"]
+    assert money.spoken == "five dollars"
+    assert all(w.spoken is None for w in words if w is not money)
+    raw = [w for line in lines for w in line["words"]]
+    assert all(("spoken" in w) == (w["text"] == "$5") for w in raw)  # only where it differs

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 
 import httpx
@@ -53,8 +54,13 @@ def gate() -> Iterator[threading.Event]:
 
 
 @pytest.fixture
-def server(gate: threading.Event) -> Iterator[ServerThread]:
-    server = start_server(FakeEngine(gate), max_sessions=1, max_queued=8)
+def engine(gate: threading.Event) -> FakeEngine:
+    return FakeEngine(gate)
+
+
+@pytest.fixture
+def server(engine: FakeEngine, gate: threading.Event) -> Iterator[ServerThread]:
+    server = start_server(engine, max_sessions=1, max_queued=8)
     yield server
     gate.set()
     server.stop()
@@ -62,7 +68,8 @@ def server(gate: threading.Event) -> Iterator[ServerThread]:
 
 @pytest.fixture
 async def client(server: ServerThread) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=server.http_url, timeout=5) as http:
+    # the first speech request loads spaCy's sentencizer: seconds on a loaded box
+    async with httpx.AsyncClient(base_url=server.http_url, timeout=30) as http:
         yield http
 
 
@@ -86,10 +93,11 @@ async def test_a_spoken_segment_is_timed_and_counted(
 ) -> None:
     async with await opened(server.ws_url) as socket:
         await socket.send(encode(Speak(id="s1", text="Hello there, how are you today?")))
-        while isinstance(frame := await socket.recv(), bytes) or not isinstance(
-            end := decode_server(frame), End
-        ):
-            pass
+        async with asyncio.timeout(30):
+            while isinstance(frame := await socket.recv(), bytes) or not isinstance(
+                end := decode_server(frame), End
+            ):
+                pass
     samples = await scrape(client)
     fake = {"engine": "fake"}
     for histogram in ("tts_queue_wait_seconds", "tts_first_audio_seconds"):
@@ -107,10 +115,49 @@ async def test_a_spoken_segment_is_timed_and_counted(
     assert value(samples, "tts_engine_ready") == 1
 
 
-async def test_a_speech_api_response_is_timed_as_one_synthesis(client: httpx.AsyncClient) -> None:
+HOLD_S = 0.3  # how long a timed test holds the engine thread before its first piece
+
+
+async def held_request(
+    client: httpx.AsyncClient, engine: FakeEngine, gate: threading.Event, path: str, body: object
+) -> tuple[httpx.Response, float]:
+    """POST ``body``, its first piece held ``HOLD_S`` on the engine; the response, wall time."""
+    calls = engine.calls
+
+    def hold() -> None:
+        deadline = time.monotonic() + 30
+        while engine.calls == calls and time.monotonic() < deadline:  # the piece reached it
+            time.sleep(0.001)
+        time.sleep(HOLD_S)
+        gate.set()
+
+    gate.clear()
+    holder = threading.Thread(target=hold)
+    started = time.perf_counter()
+    holder.start()
+    try:
+        response = await client.post(path, json=body)
+    finally:
+        holder.join()
+    return response, time.perf_counter() - started
+
+
+def assert_seconds(observed: float, wall_s: float) -> None:
+    """A duration observed in seconds: at least part of the hold, at most the wall time.
+
+    The engine held the first piece ``HOLD_S`` after the synthesis started, inside the request.
+    A value in milliseconds (hundreds for a 0.3 s hold) fails the upper bound, one in
+    kiloseconds the lower; 60 s is far beyond any of these requests.
+    """
+    assert HOLD_S <= observed <= wall_s < 60
+
+
+async def test_a_speech_api_response_is_timed_as_one_synthesis(
+    client: httpx.AsyncClient, engine: FakeEngine, gate: threading.Event
+) -> None:
     speech = {"model": "tts-1", "input": "One. And two.", "voice": "alloy"}
     speech["response_format"] = "pcm"
-    response = await client.post("/v1/audio/speech", json=speech)
+    response, wall_s = await held_request(client, engine, gate, "/v1/audio/speech", speech)
     assert response.status_code == 200 and response.content
     samples = await scrape(client)
     fake = {"engine": "fake"}
@@ -119,7 +166,30 @@ async def test_a_speech_api_response_is_timed_as_one_synthesis(client: httpx.Asy
     audio_s = len(response.content) / 2 / 24000  # pcm: 24 kHz s16le
     assert value(samples, "tts_audio_seconds_total", **fake) == pytest.approx(audio_s)
     first = value(samples, "tts_first_audio_seconds_sum", **fake)
-    assert 0 < first <= value(samples, "tts_synthesis_seconds_sum", **fake)
+    synthesis = value(samples, "tts_synthesis_seconds_sum", **fake)
+    assert_seconds(first, wall_s)
+    assert_seconds(synthesis, wall_s)
+    assert first <= synthesis
+
+
+async def test_an_invocation_is_timed_in_seconds_as_its_headers_say_in_ms(
+    client: httpx.AsyncClient, engine: FakeEngine, gate: threading.Event
+) -> None:
+    body = {"text": "One. And two.", "format": "pcm"}
+    response, wall_s = await held_request(client, engine, gate, "/invocations", body)
+    assert response.status_code == 200 and response.content
+    samples = await scrape(client)
+    fake = {"engine": "fake"}
+    assert value(samples, "tts_first_audio_seconds_count", **fake) == 1
+    assert value(samples, "tts_synthesis_seconds_count", **fake) == 1
+    first = value(samples, "tts_first_audio_seconds_sum", **fake)
+    synthesis = value(samples, "tts_synthesis_seconds_sum", **fake)
+    assert_seconds(first, wall_s)
+    assert_seconds(synthesis, wall_s)
+    assert first <= synthesis
+    # the headers report the same two timings in milliseconds, to a tenth
+    assert float(response.headers["x-first-audio-ms"]) == pytest.approx(first * 1000, abs=0.1)
+    assert float(response.headers["x-synthesis-ms"]) == pytest.approx(synthesis * 1000, abs=0.1)
 
 
 async def test_error_frames_and_http_errors_are_counted_by_code(
@@ -137,7 +207,7 @@ async def test_error_frames_and_http_errors_are_counted_by_code(
     samples = await scrape(client)
     assert value(samples, "tts_errors_total", code="invalid_json") == 2  # frame and body
     assert value(samples, "tts_errors_total", code="unknown_voice") >= 1
-    assert value(samples, "tts_errors_total", code="http_404") == 1
+    assert value(samples, "tts_errors_total", code="not_found") == 1  # the body's own code
     assert sum(v for (name, _), v in samples.items() if name == "tts_errors_total") == 5
 
 
@@ -153,9 +223,11 @@ async def test_gauges_are_read_live_and_refusals_counted(
         assert value(samples, "tts_segments_in_flight") == 1
         assert value(samples, "tts_segments_queued") == 1
         assert value(samples, "tts_sessions_max") == 1
-        async with connect(server.ws_url) as refused:  # over max_sessions: busy, 1013
-            assert isinstance(error := decode_server(await refused.recv()), Error)
-            assert error.code == "busy"
+        async with await opened(server.ws_url) as other:  # an idle socket is let in
+            assert value(await scrape(client), "tts_connections_open") == 2
+            await other.send(encode(Speak(id="c", text="Three.")))  # over max_sessions: busy
+            assert isinstance(error := decode_server(await other.recv()), Error)
+            assert (error.code, error.id) == ("busy", "c")
         gate.set()
         await until_sample(client, "tts_segments_queued", 0)
     samples = await until_sample(client, "tts_sessions_open", 0)

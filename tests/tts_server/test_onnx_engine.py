@@ -10,7 +10,7 @@ import pytest
 
 from tts_protocol import check_voice
 from tts_server.engines import Engine, EngineError, Trim, UnknownVoice
-from tts_server.engines.g2p import NotInTable, PhonemeTable
+from tts_server.engines.g2p import NotInTable, PhonemeTable, UnsupportedText
 from tts_server.engines.onnx_engine import OnnxEngine, split_cores
 
 SAMPLE_RATE = 24000
@@ -65,6 +65,12 @@ async def test_long_text_streams_first_chunk_before_the_rest(engine: Engine) -> 
         arrivals.append(time.perf_counter() - started)
     assert len(arrivals) >= 2
     assert arrivals[0] < 0.7 * arrivals[-1]
+
+
+async def test_text_the_g2p_cannot_speak_is_refused_before_any_audio(engine: Engine) -> None:
+    chunks = engine.synthesize("東京 is big.", engine.default_voice)
+    with pytest.raises(UnsupportedText, match="CJK"):
+        await anext(chunks)
 
 
 def test_unknown_voice_is_typed(engine: Engine) -> None:

@@ -10,7 +10,9 @@ from __future__ import annotations
 import base64
 import io
 import json
+import logging
 import threading
+import time
 from collections.abc import Iterator, Sequence
 
 import av
@@ -18,6 +20,8 @@ import httpx
 import numpy as np
 import openai
 import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
 from websockets.sync.client import connect
 
 from tests.conftest import start_server
@@ -27,8 +31,8 @@ from tts_server.engines import Engine, EngineError
 from tts_server.engines.scheduler import Piece
 from tts_server.engines.timings import Timed
 from tts_server.openai_api.audio_encoding import ENCODINGS, AudioFormat
+from tts_server.openai_api.routes import create_router
 from tts_server.openai_api.speech_request import MODELS, OPENAI_VOICES
-from tts_server.service import MAX_BODY_BYTES
 from tts_server.settings import Settings
 from tts_server.testing.server_thread import ServerThread
 
@@ -216,14 +220,26 @@ def test_a_failure_mid_stream_cuts_the_response_short(tones: openai.OpenAI) -> N
             b"".join(response.iter_bytes())
 
 
-def test_a_failure_mid_stream_is_an_error_event_in_sse(tones: openai.OpenAI) -> None:
-    with tones.audio.speech.with_streaming_response.create(
-        model="kokoro", voice="af_alloy", input="Fine. Then explode.", stream_format="sse"
-    ) as response:
+def test_a_failure_mid_stream_is_an_error_event_in_sse(
+    tones: openai.OpenAI, caplog: pytest.LogCaptureFixture
+) -> None:
+    with (
+        caplog.at_level(logging.ERROR, logger="tts_server.openai_api"),
+        tones.audio.speech.with_streaming_response.create(
+            model="kokoro", voice="af_alloy", input="Fine. Then explode.", stream_format="sse"
+        ) as response,
+    ):
         events = [json.loads(line[6:]) for line in response.iter_lines() if line]
     assert [e["type"] for e in events] == ["speech.audio.delta", "error"]
-    assert events[-1]["error"]["type"] == "server_error"
-    assert "the model blew up" in events[-1]["error"]["message"]
+    assert events[-1]["error"] == {
+        "message": "RuntimeError('the model blew up')",
+        "type": "server_error",
+        "param": None,
+        "code": None,
+    }
+    logged = [r for r in caplog.records if r.name == "tts_server.openai_api"]
+    assert [r.getMessage() for r in logged] == ["speech synthesis failed mid-stream"]
+    assert logged[0].exc_info is not None  # with its traceback
 
 
 # Voices: OpenAI's names, blends on every route.
@@ -281,6 +297,7 @@ def test_voices_lists_the_engine_voices_and_the_openai_names(tone_server: Server
     assert set(listing["openai_voices"]) == set(OPENAI_VOICES)
     assert listing["openai_voices"]["onyx"] == "am_onyx"
     assert listing["openai_voices"]["coral"] == "af_alloy"
+    assert listing["openai_voices"]["ash"] == "am_onyx"  # the male voice, not the default
 
 
 def test_models_lists_and_retrieves_the_accepted_names(tones: openai.OpenAI) -> None:
@@ -289,6 +306,20 @@ def test_models_lists_and_retrieves_the_accepted_names(tones: openai.OpenAI) -> 
     with pytest.raises(openai.NotFoundError) as caught:
         tones.models.retrieve("whisper-1")
     assert caught.value.code == "model_not_found"
+
+
+def test_a_model_card_is_openais_shape_stamped_with_the_routers_creation() -> None:
+    before = int(time.time())
+    app = FastAPI()
+    app.include_router(create_router())  # the models routes need no engine
+    with TestClient(app) as client:
+        listed = client.get("/v1/models").json()
+        one = client.get("/v1/models/kokoro").json()
+    assert listed["object"] == "list" and len(listed["data"]) == len(MODELS)
+    assert one == listed["data"][0]
+    created = one.pop("created")
+    assert one == {"id": "kokoro", "object": "model", "owned_by": "kokoro"}
+    assert isinstance(created, int) and before <= created <= time.time()
 
 
 # Errors in OpenAI's shape, through the client's exceptions.
@@ -302,6 +333,9 @@ def test_models_lists_and_retrieves_the_accepted_names(tones: openai.OpenAI) -> 
         ({"voice": "af_alloy+xx"}, BadRequest, "voice", "unknown_voice", "'xx'"),
         ({"voice": "af_alloy(0)+am_onyx"}, BadRequest, "voice", "unknown_voice", "'0'"),
         ({"speed": 3.0}, BadRequest, "speed", "unsupported_value", "0.5 to 2"),
+        ({"speed": 0.25}, BadRequest, "speed", "unsupported_value", "0.5 to 2"),
+        ({"speed": 0.4}, BadRequest, "speed", "unsupported_value", "0.5 to 2"),
+        ({"speed": 0.2}, BadRequest, "speed", "invalid_value", "0.25"),
         ({"speed": 4.5}, BadRequest, "speed", "invalid_value", "4"),
         (
             {"response_format": "ogg"},
@@ -320,6 +354,13 @@ def test_models_lists_and_retrieves_the_accepted_names(tones: openai.OpenAI) -> 
         ({"input": "x" * 4097}, BadRequest, "input", "string_above_max_length", "4096"),
         ({"input": "  "}, BadRequest, "input", "empty_text", "empty"),
         ({"input": "... !!!"}, BadRequest, "input", "empty_text", "nothing to speak"),
+        (
+            {"input": "東京 is big."},
+            openai.UnprocessableEntityError,
+            "input",
+            "unsupported_text",
+            "CJK letters (東京)",
+        ),
         (
             {"extra_body": {"lang": "en"}},
             openai.BadRequestError,
@@ -349,6 +390,41 @@ def test_bad_requests_are_openai_errors_naming_the_parameter(
     assert says in caught.value.message
 
 
+def test_kokoros_speed_range_is_spoken_at_both_ends(tones: openai.OpenAI) -> None:
+    for speed in (0.5, 2.0):
+        pcm, _ = speak(tones, "Hello.", speed=speed)
+        assert pcm
+
+
+def sessions_open(server: ServerThread) -> int:
+    return int(httpx.get(f"{server.http_url}/ping").json()["sessions"])
+
+
+def test_failed_requests_give_their_session_slot_back(
+    tones: openai.OpenAI, tone_server: ServerThread
+) -> None:
+    """More failed requests than the server admits sessions (16), then one that must succeed:
+    every failure path (a bad parameter, nothing to speak, a failing model) frees its slot."""
+    before = sessions_open(tone_server)
+    failures = [
+        ({"voice": "af_nobody"}, BadRequest),
+        ({"speed": 0.3}, BadRequest),
+        ({"input": "... !!!"}, BadRequest),
+        ({"input": "It will explode."}, openai.InternalServerError),
+    ]
+    for n in range(17):
+        params, error = failures[n % len(failures)]
+        request: dict[str, object] = {"input": "Hello.", **params}
+        with pytest.raises(error):
+            speak(tones, str(request.pop("input")), **request)
+    pcm, _ = speak(tones, "Still serving.")
+    assert pcm
+    deadline = time.monotonic() + 10
+    while (now := sessions_open(tone_server)) != before:  # a streamed body frees it as it ends
+        assert time.monotonic() < deadline, f"{now} sessions open, {before} before the requests"
+        time.sleep(0.02)
+
+
 def test_a_failure_in_the_first_sentence_is_a_500_server_error(tones: openai.OpenAI) -> None:
     with pytest.raises(openai.InternalServerError) as caught:
         speak(tones, "It will explode.")
@@ -358,7 +434,7 @@ def test_a_failure_in_the_first_sentence_is_a_500_server_error(tones: openai.Ope
 def test_bodies_over_the_limit_are_413_before_they_are_read(tone_server: ServerThread) -> None:
     response = httpx.post(
         f"{tone_server.http_url}/v1/audio/speech",
-        content=b"{" + b" " * MAX_BODY_BYTES + b"}",
+        content=b"{" + b" " * (64 * 1024) + b"}",  # the documented 64 KiB limit
         headers={"content-type": "application/json"},
     )
     assert response.status_code == 413
@@ -387,3 +463,60 @@ def test_a_server_without_an_engine_answers_503_with_retry_after() -> None:
         assert [m.id for m in client.models.list()] == list(MODELS)  # no engine needed
     finally:
         server.stop()
+
+
+def test_captioned_speech_names_its_voice_rate_and_audio_type_and_refuses_sse(
+    tone_server: ServerThread,
+) -> None:
+    url = f"{tone_server.http_url}/v1/audio/speech/captioned"
+    body = {"model": "kokoro", "voice": "alloy", "input": "Hello."}
+    response = httpx.post(url, json=body, timeout=60)
+    assert response.status_code == 200
+    headers = response.headers
+    assert (headers["x-voice"], headers["x-sample-rate"], headers["x-audio-type"]) == (
+        "af_alloy",
+        "24000",
+        "audio/mpeg",
+    )
+    refused = httpx.post(url, json={**body, "stream_format": "sse"}, timeout=60)
+    assert refused.status_code == 400
+    assert refused.json()["error"] == {
+        "message": "captioned speech streams NDJSON; 'stream_format' must be 'audio'",
+        "type": "invalid_request_error",
+        "param": "stream_format",
+        "code": "unsupported_value",
+    }
+
+
+def test_audio_and_sse_responses_name_their_voice_and_rate(tone_server: ServerThread) -> None:
+    url = f"{tone_server.http_url}/v1/audio/speech"
+    body = {"model": "kokoro", "voice": "alloy", "input": "Hello.", "response_format": "wav"}
+    for stream_format in ("audio", "sse"):
+        response = httpx.post(url, json={**body, "stream_format": stream_format}, timeout=60)
+        assert response.status_code == 200, stream_format
+        assert (response.headers["x-voice"], response.headers["x-sample-rate"]) == (
+            "af_alloy",
+            "24000",
+        )
+
+
+def test_a_failure_mid_caption_is_a_last_line_in_openais_shape(
+    tone_server: ServerThread, caplog: pytest.LogCaptureFixture
+) -> None:
+    url = f"{tone_server.http_url}/v1/audio/speech/captioned"
+    body = {"model": "kokoro", "voice": "alloy", "input": "Fine. Then explode."}
+    with caplog.at_level(logging.ERROR, logger="tts_server.openai_api"):
+        response = httpx.post(url, json=body, timeout=60)
+    lines = response.text.split("\n")
+    assert lines[-1] == "" and response.status_code == 200
+    assert json.loads(lines[-2]) == {
+        "error": {
+            "message": "RuntimeError('the model blew up')",
+            "type": "server_error",
+            "param": None,
+            "code": None,
+        }
+    }
+    assert "audio" in json.loads(lines[0])
+    logged = [r.getMessage() for r in caplog.records if r.name == "tts_server.openai_api"]
+    assert logged == ["captioned speech failed mid-stream"]

@@ -79,7 +79,7 @@ async def until(condition: object, limit_s: float = 10.0) -> None:
 async def test_a_draining_connection_finishes_its_queue_refuses_new_speaks_then_ends(
     gate: threading.Event,
 ) -> None:
-    recorder, admission = Recorder(), Admission(4, 16)
+    recorder, admission = Recorder(), Admission(4, 16, 4)
     drain = Drain(Readiness(), admission)
     connection = SynthesisConnection(
         FakeEngine(gate), recorder.text, recorder.audio, admission=admission
@@ -89,7 +89,7 @@ async def test_a_draining_connection_finishes_its_queue_refuses_new_speaks_then_
     await connection.feed(speak("a"))
     await connection.feed(speak("b"))
     await until(lambda: recorder.of(Start))  # "a" in synthesis (held by the gate), "b" queued
-    admission.sessions = 1  # what the route counts for this connection
+    admission.connections = 1  # what the route counts for this socket
     draining = asyncio.create_task(drain.run(limit_s=10))
     await until(lambda: drain.started)
     await connection.feed(speak("c"))
@@ -99,13 +99,13 @@ async def test_a_draining_connection_finishes_its_queue_refuses_new_speaks_then_
     await asyncio.wait_for(worker, 5)  # the queue is done: the worker returns
     assert [e.id for e in recorder.of(End)] == ["a", "b"]  # type: ignore[attr-defined]
     assert connection.ending == Ending(SERVICE_RESTART, "shutting_down: the server is restarting")
-    assert not draining.done()  # the drain waits for the session to close
-    admission.sessions = 0
+    assert not draining.done()  # the drain waits for the socket to close
+    admission.connections = 0
     assert await asyncio.wait_for(draining, 1) is True
 
 
 async def test_a_drain_past_its_deadline_reports_it_and_a_connection_added_late_drains() -> None:
-    readiness, admission = Readiness(), Admission(4, 16)
+    readiness, admission = Readiness(), Admission(4, 16, 4)
     drain = Drain(readiness, admission)
     admission.sessions = 1  # a session that never ends
     started = time.monotonic()
@@ -119,7 +119,7 @@ async def test_a_drain_past_its_deadline_reports_it_and_a_connection_added_late_
 
 
 async def test_a_second_ctrl_c_abandons_the_drain() -> None:
-    admission = Admission(4, 16)
+    admission = Admission(4, 16, 4)
     admission.sessions = 1
     assert await Drain(Readiness(), admission).run(limit_s=30, abandon=lambda: True) is False
 
@@ -182,7 +182,10 @@ async def test_sigterm_drains_the_queue_refuses_new_work_and_exits() -> None:
             assert isinstance(decode_server(str(await ws.recv())), Start)
             server.signal(signal.SIGTERM)
             ping = await http.get(server.http_url + PING_PATH)
+            deadline = time.monotonic() + 10
             while ping.status_code == 200:  # the signal is handled on uvicorn's next tick
+                assert time.monotonic() < deadline, "/ping still answers 200 10 s after SIGTERM"
+                await asyncio.sleep(0.01)
                 ping = await http.get(server.http_url + PING_PATH)
             assert ping.status_code == 503 and ping.json()["status"] == "Draining"
             async with connect(server.ws_url) as late:  # a new session: typed refusal, 1012

@@ -97,9 +97,10 @@ async def normal_turn(server: ServerProcess, segments: int = 5) -> float:
         for n in range(segments):
             await ws.send(encode(Speak(id=f"n{n}", text=SENTENCE)))
         ended = 0
-        while ended < segments:
-            frame = await ws.recv()
-            ended += isinstance(frame, str) and isinstance(decode_server(frame), End)
+        async with asyncio.timeout(60):  # a few seconds of speech per segment, at most
+            while ended < segments:
+                frame = await ws.recv()
+                ended += isinstance(frame, str) and isinstance(decode_server(frame), End)
     return time.monotonic() - started
 
 

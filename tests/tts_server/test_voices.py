@@ -13,7 +13,7 @@ from tts_server.engines import voices
 from tts_server.engines.base import Engine, UnknownVoice
 from tts_server.engines.scheduler import Piece
 from tts_server.engines.timings import Timed
-from tts_server.engines.voices import DEFAULT_CACHE_SIZE, BlendCache, BlendMismatch, mix_tables
+from tts_server.engines.voices import BlendCache, BlendMismatch, mix_tables
 
 SHAPE = (510, 1, 256)
 
@@ -53,9 +53,20 @@ def test_mix_works_on_torch_tensors_too() -> None:
     assert torch.allclose(mixed, torch.full(SHAPE, 0.25 * 1.0 + 0.75 * 10.0))
 
 
-def test_tables_of_different_shapes_do_not_blend() -> None:
-    with pytest.raises(BlendMismatch, match="different shapes"):
+def test_tables_of_different_shapes_do_not_blend_and_say_so_in_words() -> None:
+    with pytest.raises(BlendMismatch) as caught:
         mix_tables(parse_voice("a+b"), {"a": table(1.0), "b": table(1.0, (10, 1, 256))})
+    assert str(caught.value) == (
+        "cannot blend style tables of different shapes: a 510x1x256, b 10x1x256"
+    )
+
+
+def test_an_unknown_voice_lists_the_voices_as_words_not_a_python_tuple() -> None:
+    with pytest.raises(UnknownVoice) as caught:
+        TableEngine(TABLES).resolve_voice(parse_voice("af_nobody"))
+    assert str(caught.value) == (
+        "unknown voice 'af_nobody'; available: af_heart, am_michael, bf_emma"
+    )
 
 
 def test_the_cache_mixes_each_blend_once_and_drops_the_least_recently_used() -> None:
@@ -123,7 +134,7 @@ def test_a_resolved_blend_is_mixed_from_its_parsed_mix_without_parsing_again(
 def test_a_blend_the_cache_dropped_is_mixed_again_from_its_name() -> None:
     engine = TableEngine(TABLES)
     first = engine.resolve_voice(parse_voice("af_heart(0.7)+am_michael(0.3)"))
-    for weight in range(1, DEFAULT_CACHE_SIZE + 1):  # as many newer blends as the cache holds
+    for weight in range(1, 33):  # as many newer blends as the cache holds (32)
         engine.resolve_voice(parse_voice(f"af_heart({weight})+bf_emma(1)"))
     np.testing.assert_allclose(engine.style_table(first), table(1.6), rtol=1e-6)
 

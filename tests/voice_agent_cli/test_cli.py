@@ -1,19 +1,25 @@
-"""``voice-agent bench|acceptance|audit``: the parsers build; only the chosen tool is imported."""
+"""``voice-agent``: the parsers build; only the chosen tool is imported; ``dev`` binds its ports
+before it prints its URL and hands its engine flags to the TTS child."""
 
 from __future__ import annotations
 
 import json
 import re
+import socket
 import subprocess
 import sys
+import typing
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
+from agent import local_tts
 from agent.config import AgentConfig
 from bench import agent_latency, audit
 from tts_client import acceptance
+from tts_server.settings import EngineName
 from voice_agent_cli import cli
 
 RUNTIME = ("agent", "observability", "tts_client", "tts_protocol", "tts_server")
@@ -94,3 +100,142 @@ def test_the_dev_server_answers_to_loopback_names_its_host_and_those_allowed(
 ) -> None:
     args = cli.build_parser().parse_args(["dev", *flags])
     assert cli.served_hosts(AgentConfig(), args) == hosts
+
+
+# --- voice-agent dev: ports and the TTS child ------------------------------------------------
+
+NOWHERE = "ws://127.0.0.1:9/invocations-bidirectional-stream"  # the discard port
+
+
+@pytest.fixture(autouse=True)
+def quiet_setup(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``dev`` sets up the process's logging and tracing; not in the test process."""
+    monkeypatch.setattr(cli.logs, "configure", lambda *_args: None)
+    monkeypatch.setattr(cli.tracing, "configure", lambda *_args: None)
+
+
+@pytest.fixture
+def held_port() -> Iterator[int]:
+    """A loopback port another program listens on."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        yield holder.getsockname()[1]
+
+
+@pytest.fixture
+def bound_port() -> Iterator[int]:
+    """A loopback port bound by another program that does not listen (no health check waits)."""
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        yield holder.getsockname()[1]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class NoChild:
+    """``subprocess.Popen`` for the TTS child: records its command; the child exits at once."""
+
+    commands: typing.ClassVar[list[list[str]]] = []
+
+    def __init__(self, command: list[str], **_kwargs: object) -> None:
+        self.commands.append(command)
+
+    def poll(self) -> int:
+        return 1
+
+    def terminate(self) -> None:
+        pass
+
+    def wait(self, timeout: float) -> int:
+        return 1
+
+
+@pytest.fixture
+def no_child(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    NoChild.commands = []
+    monkeypatch.setattr(local_tts.subprocess, "Popen", NoChild)
+    return NoChild.commands
+
+
+def test_a_dev_port_in_use_is_one_line_and_exit_3_before_any_banner(
+    held_port: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["dev", "--port", str(held_port), "--tts-url", NOWHERE])
+    assert exited.value.code == 3
+    out, err = capsys.readouterr()
+    assert "voice chat" not in out
+    assert err == (
+        f"voice-agent dev: 127.0.0.1:{held_port} is in use (Address already in use); "
+        "pick another port with --port PORT\n"
+    )
+
+
+def test_a_tts_port_in_use_is_named_and_nothing_is_started(
+    bound_port: int, no_child: list[list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["dev", "--port", str(free_port()), "--tts-port", str(bound_port), "--model", "demo"]
+    with pytest.raises(SystemExit) as exited:
+        cli.main(argv)
+    assert exited.value.code == 3 and no_child == []
+    out, err = capsys.readouterr()
+    assert "voice chat" not in out
+    assert err == (
+        f"voice-agent dev: 127.0.0.1:{bound_port} is in use (Address already in use); "
+        "pick another port with --tts-port PORT\n"
+    )
+
+
+def test_engine_and_model_dir_reach_the_tts_childs_command_line(
+    no_child: list[list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    tts_port = free_port()
+    argv = ["dev", "--port", str(free_port()), "--tts-port", str(tts_port), "--model", "demo"]
+    with pytest.raises(SystemExit) as exited:
+        cli.main([*argv, "--engine", "torch", "--model-dir", "/models/Kokoro-82M"])
+    (command,) = no_child
+    assert command[1:] == [
+        "-m",
+        "tts_server",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(tts_port),
+        "--engine",
+        "torch",
+        "--model-dir",
+        "/models/Kokoro-82M",
+    ]
+    assert exited.value.code == 3  # the child exited at once: one line says so, no banner
+    out, err = capsys.readouterr()
+    assert "voice chat" not in out
+    assert (
+        err
+        == f"voice-agent dev: tts-server on http://127.0.0.1:{tts_port} did not become healthy\n"
+    )
+
+
+def test_without_engine_flags_the_child_gets_the_servers_defaults(
+    no_child: list[list[str]],
+) -> None:
+    argv = ["dev", "--port", str(free_port()), "--tts-port", str(free_port()), "--model", "demo"]
+    with pytest.raises(SystemExit):
+        cli.main(argv)
+    (command,) = no_child
+    assert "--engine" not in command and "--model-dir" not in command
+
+
+def test_the_engine_choices_are_the_servers() -> None:
+    assert typing.get_args(EngineName) == cli.ENGINES
+
+
+def test_engine_flags_with_a_tts_url_are_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["dev", "--tts-url", NOWHERE, "--engine", "torch"])
+    assert exited.value.code == 2
+    assert "--engine and --model-dir set up the local TTS server" in capsys.readouterr().err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import textwrap
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -30,6 +31,8 @@ from tts_protocol import (
 )
 
 PASS, FAIL, NA = "PASS", "FAIL", "n/a"
+LINE_WIDTH = 100  # a report line; a longer detail wraps under itself, never cut
+MAX_FRAME_CHARS = 200  # an unexpected frame is quoted up to here, cut between words
 TIMEOUT_S = 30.0
 MAX_IN_FLIGHT = 64  # the endpoint's flow control is under test, not the client's
 SPEAK_TEXT = "The acceptance test is speaking."
@@ -82,7 +85,13 @@ class Check:
     detail: str
 
     def line(self) -> str:
-        return f"{self.status:4}  {self.name:40} {self.detail}"
+        """``STATUS  name  detail``, the detail wrapped between words under itself."""
+        head = f"{self.status:4}  {self.name:40} "
+        width = max(LINE_WIDTH - len(head), 40)
+        parts = textwrap.wrap(
+            self.detail, width, break_long_words=False, break_on_hyphens=False
+        ) or [""]
+        return (head + f"\n{' ' * len(head)}".join(parts)).rstrip()
 
 
 class Acceptance:
@@ -148,7 +157,7 @@ class Acceptance:
             return Check(name, FAIL, f"{self.target.ping_url}: {type(exc).__name__}: {exc}")
         healthy = response.status_code == 200 and isinstance(body, dict)
         healthy = healthy and body.get("status") == "Healthy"
-        return Check(name, PASS if healthy else FAIL, f"{response.status_code} {body}"[:100])
+        return Check(name, PASS if healthy else FAIL, f"{response.status_code} {body}")
 
     async def _connection(self) -> ConnectionUnderTest:
         if self._tested is None:
@@ -164,7 +173,8 @@ class Acceptance:
             [event] = protocol.receive(frame)
             if isinstance(event, ConnectionFailed):
                 await conn.aclose()
-                raise Failed(f"the first frame is {frame[:120]!r}: {event.reason}")
+                quoted = textwrap.shorten(repr(frame), MAX_FRAME_CHARS, placeholder=" …")
+                raise Failed(f"the first frame is {quoted}: {event.reason}")
             self._tested = ConnectionUnderTest(conn, protocol, self.timeout_s)
         return self._tested
 
@@ -188,7 +198,7 @@ class Acceptance:
         error = tested.errors[before]
         if error.code != code:
             raise Failed(f"expected error {code}, got {describe(error)}")
-        return f"error {code}: {error.message[:60]}"
+        return f"error {code}: {error.message}"
 
     async def _unknown_voice(self) -> str:
         tested = await self._connection()
@@ -200,7 +210,7 @@ class Acceptance:
             raise Failed(
                 f"expected error {ErrorCode.UNKNOWN_VOICE} (id {id}), got {describe(reply)}"
             )
-        return f"error {reply.code}: {reply.message[:60]}"
+        return f"error {reply.code}: {reply.message}"
 
     async def _still_serving(self) -> str:
         tested = await self._connection()
@@ -275,7 +285,8 @@ def _budget(name: str, value_ms: float, limit_ms: float | None, detail: str) -> 
 def report(checks: list[Check], title: str) -> tuple[str, int]:
     """The printed report and the exit status (1 if any check failed)."""
     failed = [c for c in checks if c.status == FAIL]
-    counts = f"{len(checks) - len(failed)} passed, skipped or n/a, {len(failed)} failed"
+    tally = {status: sum(c.status == status for c in checks) for status in (PASS, NA, FAIL)}
+    counts = f"{tally[PASS]} passed, {tally[NA]} n/a, {tally[FAIL]} failed"
     lines = [c.line() for c in checks]
     lines.append(f"{title}: {'FAILED' if failed else 'passed'} ({counts})")
     return "\n".join(lines), 1 if failed else 0

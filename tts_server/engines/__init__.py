@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from tts_server.engines.base import Engine, EngineError, Trim, UnknownVoice
 from tts_server.engines.g2p import BadPhonemeTable, EnglishG2P, G2PUnavailable, PhonemeTable
-from tts_server.settings import SAGEMAKER_MODEL_DIR, Settings
+from tts_server.settings import Settings
 
 __all__ = ["Engine", "EngineError", "Trim", "UnknownVoice", "load_engine", "load_g2p"]
 log = logging.getLogger("tts_server")
@@ -42,11 +42,12 @@ def load_engine(settings: Settings) -> Engine:
     """Build the engine ``settings`` asks for (blocking: loads G2P and weights)."""
     g2p = load_g2p(settings)
     if settings.engine == "torch":
+        from tts_server.engines.imported_model import default_model_dir
         from tts_server.engines.torch_engine import TorchEngine
 
         return TorchEngine(
             g2p,
-            model_dir=settings.model_dir or SAGEMAKER_MODEL_DIR,
+            model_dir=settings.model_dir or default_model_dir(settings.import_cache),
             device=settings.device,
             max_batch=settings.max_batch,
             batch_wait_ms=settings.batch_wait_ms,

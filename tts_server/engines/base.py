@@ -2,11 +2,13 @@
 
 One public entry point, ``synthesize``, and one hook for an engine to provide, ``_infer_batch``.
 
-An engine turns text into phonemes (shared English G2P, on its own thread so that it overlaps
-inference), cuts them into model-sized pieces, and hands each piece to its ``BatchScheduler``:
-the pieces of every connection share one queue and run on the engine's worker lanes, batched
-where the engine can (``batchable``), so inference never blocks the event loop. Each sentence is
-its own piece, and its audio is yielded before the next one is submitted.
+An engine cuts text into sentence-sized pieces (a long run at clause marks or spaces, the first
+piece short), turns each into phonemes just before it is needed (shared English G2P, on its own
+thread so that it overlaps inference), cuts those into model-sized pieces, and hands each piece
+to its ``BatchScheduler``: the pieces of every connection share one queue and run on the
+engine's worker lanes, batched where the engine can (``batchable``), so inference never blocks
+the event loop. Each sentence is its own piece, and its audio is yielded before the next one is
+submitted.
 """
 
 from __future__ import annotations
@@ -22,12 +24,21 @@ import numpy as np
 
 from tts_protocol import SAMPLE_RATE
 from tts_protocol.validation import VoiceMix, voice_name
-from tts_server.engines.g2p import MAX_PHONEMES, Phonemized, phonemize, split_spans
+from tts_server.engines.g2p import (
+    MAX_PHONEMES,
+    Phonemized,
+    check_speakable,
+    phonemize,
+    split_spans,
+    split_text,
+)
 from tts_server.engines.scheduler import BatchScheduler, Piece, SchedulerStats
-from tts_server.engines.timings import Chunk, Timed, word_times
+from tts_server.engines.timings import Chunk, Timed, word_times, written_words
 from tts_server.engines.voices import BlendCache, BlendMismatch
+from tts_server.normalize import Normalized, Options, normalize
 from tts_server.settings import DEFAULT_BATCH_WAIT_MS
 
+NORMALIZED = Options()  # every reading on: the default of every route
 G2P = Callable[[str], str]  # text -> phonemes (EnglishG2P, or a PhonemeTable in front of it)
 
 
@@ -188,26 +199,40 @@ class Engine(ABC):
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._g2p_executor, phonemize, self._g2p, text)
 
-    async def synthesize(self, text: str, voice: str, speed: float = 1.0) -> AsyncIterator[Chunk]:
+    async def synthesize(
+        self,
+        text: str,
+        voice: str,
+        speed: float = 1.0,
+        normalization: Options | None = NORMALIZED,
+    ) -> AsyncIterator[Chunk]:
         """Trimmed float32 audio for ``text``, one chunk per model-sized piece, with its words.
 
-        ``voice`` is a name ``resolve_voice`` returned: it is not checked again. A chunk's
-        words are those whose phonemes start in it, in samples from the chunk's first (trimmed)
-        sample; without the model's durations there are none.
+        ``voice`` is a name ``resolve_voice`` returned: it is not checked again. The text is
+        normalized first (numbers, money, abbreviations... in words) with ``normalization``'s
+        switches; None speaks it as written. A chunk's words are those whose phonemes start
+        in it, in samples from the chunk's first (trimmed) sample, each naming the written
+        text it says; without the model's durations there are none. Text with letters the
+        English G2P cannot speak raises ``UnsupportedText`` before anything is synthesized.
         """
-        phonemized = await self.phonemize(text)
-        phonemes = phonemized.phonemes
-        for span in split_spans(phonemes, MAX_PHONEMES):
-            piece = Piece(phonemes[span[0] : span[1]], voice, speed)
-            timed: Timed = await self._scheduler.synthesize(piece)
-            audio = np.asarray(timed.audio, dtype=np.float32).ravel()
-            window = self._trim.window(audio)
-            trimmed = self._trim.cut(audio, window)
-            if not trimmed.size:
-                continue
-            words = (
-                ()
-                if timed.bounds is None
-                else word_times(phonemized.words, span, timed.bounds, window)
-            )
-            yield Chunk(trimmed, words)
+        check_speakable(text)
+        spoken = Normalized(text, text) if normalization is None else normalize(text, normalization)
+        cursor = 0
+        for part in split_text(spoken.text):  # each phonemized only when the one before is spoken
+            offset = spoken.text.find(part, cursor)
+            cursor = offset + len(part)
+            phonemized = await self.phonemize(part)
+            phonemes = phonemized.phonemes
+            named = written_words(phonemized.words, part, offset, spoken)
+            for span in split_spans(phonemes, MAX_PHONEMES):
+                piece = Piece(phonemes[span[0] : span[1]], voice, speed)
+                timed: Timed = await self._scheduler.synthesize(piece)
+                audio = np.asarray(timed.audio, dtype=np.float32).ravel()
+                window = self._trim.window(audio)
+                trimmed = self._trim.cut(audio, window)
+                if not trimmed.size:
+                    continue
+                words = (
+                    () if timed.bounds is None else word_times(named, span, timed.bounds, window)
+                )
+                yield Chunk(trimmed, words)

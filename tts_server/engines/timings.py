@@ -7,6 +7,10 @@ output. An engine turns its tokens' frames into per-character bounds of the piec
 string (``char_bounds``: a character outside the vocabulary is not a token and takes no
 time); the G2P says which characters each word became (``WordSpan``), and ``word_times`` reads
 each word's first and last sample off the bounds, after the same silence trimming as the audio.
+
+Where normalization changed the text, a word's time names the written text it says
+(``written_words``): the spoken words of one written word ("five dollars and ninety-nine
+cents" for "$5.99") become one ``WordTime`` from the first's start to the last's end.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tts_server.engines.g2p import WordSpan
+from tts_server.normalize import Normalized
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,11 +38,16 @@ class Timed:
 
 @dataclass(frozen=True, slots=True)
 class WordTime:
-    """A word of a chunk: ``text`` is heard in samples ``[start, end)`` of the chunk's audio."""
+    """A word of a chunk: ``text`` is heard in samples ``[start, end)`` of the chunk's audio.
+
+    ``text`` is the text as written; ``spoken`` the words said for it where they differ
+    ("$5.99" said as "five dollars and ninety-nine cents"), else None.
+    """
 
     text: str
     start: int
     end: int
+    spoken: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,13 +87,51 @@ def word_times(
     """
     start, end = piece
     first, stop = window
-    out = []
+    out: list[WordTime] = []
+    last_source: int | None = None
     for word in words:
         if not start <= word.start < end:
             continue
         a = int(bounds[word.start - start]) - first
         b = int(bounds[min(word.end, end) - start]) - first
         a, b = max(0, a), min(stop - first, b)
-        if b > a:
+        if b <= a:
+            continue
+        if word.source is not None and word.source == last_source and out:
+            merged = out[-1]
+            out[-1] = WordTime(merged.text, merged.start, b, f"{merged.spoken} {word.text}")
+            continue
+        if word.written is None:
             out.append(WordTime(word.text, a, b))
+        else:
+            out.append(WordTime(word.written, a, b, word.text))
+        last_source = word.source
+    return tuple(out)
+
+
+def written_words(
+    words: Sequence[WordSpan], part: str, offset: int, normalized: Normalized
+) -> tuple[WordSpan, ...]:
+    """``words`` (of ``part``, which starts at ``offset`` of ``normalized.text``) with the
+    written text each says where normalization changed it.
+
+    Each word is found in order in ``part``; one the G2P reworded cannot be found and keeps
+    its spoken text, as do the rest (no guessing at a misplaced written word).
+    """
+    if not normalized.replacements:
+        return tuple(words)
+    out = []
+    cursor = 0
+    for index, word in enumerate(words):
+        at = part.find(word.text, cursor)
+        if at < 0:
+            out.extend(words[index:])
+            break
+        cursor = at + len(word.text)
+        first, last, source = normalized.written_span(offset + at, offset + cursor)
+        if source is None:
+            out.append(word)
+            continue
+        written = normalized.written[first:last]
+        out.append(WordSpan(word.text, word.start, word.end, written, source))
     return tuple(out)

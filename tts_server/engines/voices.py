@@ -23,9 +23,10 @@ class BlendMismatch(ValueError):
 
 def mix_tables(mix: VoiceMix, tables: Mapping[str, Any]) -> Any:
     """``sum(share * table)`` over the mix; every name must be in ``tables``."""
-    shapes = {name: tuple(tables[name].shape) for name, _ in mix}
+    shapes = {name: "x".join(map(str, tables[name].shape)) for name, _ in mix}
     if len(set(shapes.values())) > 1:
-        raise BlendMismatch(f"cannot blend style tables of different shapes: {shapes}")
+        each = ", ".join(f"{name} {shape}" for name, shape in shapes.items())
+        raise BlendMismatch(f"cannot blend style tables of different shapes: {each}")
     total = None
     for name, share in mix:
         part = tables[name] * share

@@ -16,8 +16,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from tts_protocol import samples_ms
-from tts_server.engines.base import Engine, to_pcm16
+from tts_server.engines.base import NORMALIZED, Engine, to_pcm16
 from tts_server.engines.timings import Chunk
+from tts_server.normalize import Options
 from tts_server.openai_api.audio_encoding import StreamingEncoder
 
 log = logging.getLogger("tts_server.openai_api")
@@ -44,11 +45,15 @@ def split_sentences(text: str) -> list[str]:
 
 
 async def spoken(
-    engine: Engine, sentences: list[str], voice: str, speed: float
+    engine: Engine,
+    sentences: list[str],
+    voice: str,
+    speed: float,
+    normalization: Options | None = NORMALIZED,
 ) -> AsyncIterator[Chunk]:
     """Each sentence in turn through the engine: one stream of chunks for the whole input."""
     for sentence in sentences:
-        async for chunk in engine.synthesize(sentence, voice, speed):
+        async for chunk in engine.synthesize(sentence, voice, speed, normalization):
             yield chunk
 
 
@@ -58,7 +63,9 @@ async def pcm(chunks: AsyncIterator[Chunk]) -> AsyncIterator[bytes]:
         yield to_pcm16(chunk.audio)
 
 
-Words = list[dict[str, Any]]  # [{"text", "start_ms", "end_ms"}], ms from the response's start
+# [{"text", "start_ms", "end_ms", "spoken"?}], ms from the response's start; "spoken" where
+# the words said differ from the written text (as in the protocol's marks)
+Words = list[dict[str, Any]]
 
 
 async def timed_pcm(chunks: AsyncIterator[Chunk]) -> AsyncIterator[tuple[bytes, Words]]:
@@ -71,6 +78,7 @@ async def timed_pcm(chunks: AsyncIterator[Chunk]) -> AsyncIterator[tuple[bytes, 
                 "start_ms": samples_ms(samples + w.start),
                 "end_ms": samples_ms(samples + w.end),
             }
+            | ({} if w.spoken is None else {"spoken": w.spoken})
             for w in chunk.words
         ]
         samples += chunk.audio.size

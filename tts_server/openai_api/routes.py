@@ -37,7 +37,7 @@ from tts_server.openai_api.speech_request import (
 )
 from tts_server.service import (
     MAX_BODY_BYTES,
-    SessionSlot,
+    Slot,
     SynthesisRefused,
     SynthesisService,
     Timing,
@@ -66,7 +66,11 @@ async def _speech(request: Request, captioned: bool = False) -> Response:
     try:
         speech, voice, sentences = await _request(request, engine)
         chunks = service.measured(
-            engine, bodies.spoken(engine, sentences, voice, speech.speed), Timing()
+            engine,
+            bodies.spoken(
+                engine, sentences, voice, speech.speed, speech.normalization_options.options()
+            ),
+            Timing(),
         )
         if captioned:
             return await _captions(speech, voice, chunks, slot)
@@ -100,7 +104,7 @@ async def _first(stream: AsyncIterator[T]) -> T:
 
 
 async def _captions(
-    speech: SpeechRequest, voice: str, chunks: AsyncIterator[Chunk], slot: SessionSlot
+    speech: SpeechRequest, voice: str, chunks: AsyncIterator[Chunk], slot: Slot
 ) -> Response:
     if speech.stream_format != "audio":
         raise ApiError(
@@ -119,7 +123,7 @@ async def _captions(
 
 
 async def _audio(
-    speech: SpeechRequest, voice: str, chunks: AsyncIterator[Chunk], slot: SessionSlot
+    speech: SpeechRequest, voice: str, chunks: AsyncIterator[Chunk], slot: Slot
 ) -> Response:
     pcm = bodies.pcm(chunks)
     first = await _first(pcm)
@@ -160,7 +164,7 @@ def create_router() -> APIRouter:
             {
                 "voices": list(engine.voices),
                 "default_voice": engine.default_voice,
-                "openai_voices": openai_voice_map(engine),
+                "openai_voices": openai_voice_map(engine.voices, engine.default_voice),
                 "sample_rate": SAMPLE_RATE,
             }
         )

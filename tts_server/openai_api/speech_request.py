@@ -6,6 +6,8 @@ Errors use OpenAI's JSON shape ``{"error": {"message", "type", "param", "code"}}
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from fastapi.responses import JSONResponse
@@ -13,24 +15,32 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tts_protocol import MAX_SPEED, MIN_SPEED, ErrorCode, ProtocolError, parse_voice
 from tts_server.engines.base import Engine, UnknownVoice
+from tts_server.engines.g2p import UnsupportedText, check_speakable
+from tts_server.normalize import Options
 from tts_server.service import RETRY_AFTER_S, SynthesisRefused
 
 MODELS = ("kokoro", "tts-1", "tts-1-hd", "gpt-4o-mini-tts", "gpt-4o-mini-tts-2025-12-15")
-OPENAI_VOICES = (
-    "alloy",
-    "ash",
-    "ballad",
-    "cedar",
-    "coral",
-    "echo",
-    "fable",
-    "marin",
-    "nova",
-    "onyx",
-    "sage",
-    "shimmer",
-    "verse",
-)
+# OpenAI's voices by gender: as Kokoro's packs of the same name have it (af_alloy, am_echo,
+# bm_fable, ...), else as OpenAI's voice is heard.
+OPENAI_VOICE_GENDERS = {
+    "alloy": "f",
+    "ash": "m",
+    "ballad": "m",
+    "cedar": "m",
+    "coral": "f",
+    "echo": "m",
+    "fable": "m",
+    "marin": "f",
+    "nova": "f",
+    "onyx": "m",
+    "sage": "f",
+    "shimmer": "f",
+    "verse": "m",
+}
+OPENAI_VOICES = tuple(OPENAI_VOICE_GENDERS)
+# A Kokoro voice name says its language and gender: "af_heart" is American English, female.
+_KOKORO_NAME = re.compile(r"([a-z])([fm])_")
+_ENGLISH = ("a", "b")  # American, then British
 MAX_INPUT_CHARS = 4096  # OpenAI's limit
 OPENAI_MIN_SPEED, OPENAI_MAX_SPEED = 0.25, 4.0
 
@@ -79,8 +89,39 @@ class VoiceId(BaseModel):
     id: str
 
 
+class NormalizationOptions(BaseModel):
+    """Kokoro-FastAPI's ``normalization_options``: which readings the normalizer makes.
+
+    Every field defaults to true (Kokoro-FastAPI's ``unit_normalization`` defaults to false;
+    here units are read only after a number, so they are on as well).
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    normalize: bool = True
+    unit_normalization: bool = True
+    url_normalization: bool = True
+    email_normalization: bool = True
+    phone_normalization: bool = True
+    replace_remaining_symbols: bool = True
+    optional_pluralization_normalization: bool = True
+
+    def options(self) -> Options | None:
+        """The engine's switches; None when normalization is off."""
+        if not self.normalize:
+            return None
+        return Options(
+            urls=self.url_normalization,
+            emails=self.email_normalization,
+            phones=self.phone_normalization,
+            units=self.unit_normalization,
+            symbols=self.replace_remaining_symbols,
+            plurals=self.optional_pluralization_normalization,
+        )
+
+
 class SpeechRequest(BaseModel):
-    """The body of ``POST /v1/audio/speech``, as OpenAI defines it."""
+    """The body of ``POST /v1/audio/speech``, as OpenAI defines it (with Kokoro-FastAPI's
+    ``normalization_options``)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
     model: str
@@ -90,6 +131,7 @@ class SpeechRequest(BaseModel):
     response_format: Literal["mp3", "opus", "aac", "flac", "wav", "pcm"] = "mp3"
     speed: float = Field(default=1.0, ge=OPENAI_MIN_SPEED, le=OPENAI_MAX_SPEED)
     stream_format: Literal["audio", "sse"] = "audio"
+    normalization_options: NormalizationOptions = Field(default_factory=NormalizationOptions)
 
 
 def _validation_error(exc: ValidationError) -> ApiError:
@@ -124,12 +166,26 @@ def parse_speech(body: bytes) -> SpeechRequest:
     return speech
 
 
-def openai_voice_map(engine: Engine) -> dict[str, str]:
-    """OpenAI's voice names to the engine's: ``alloy`` → ``af_alloy`` if present, else default."""
+def nearest_voice(voices: Sequence[str], default: str, gender: str) -> str:
+    """The voice nearest to one of ``gender``: the same gender first, then English (American,
+    then British), then the default voice, then by name."""
+
+    def rank(voice: str) -> tuple[bool, int, bool, str]:
+        kokoro = _KOKORO_NAME.match(voice)
+        language, sex = kokoro.groups() if kokoro else ("", "")
+        english = _ENGLISH.index(language) if language in _ENGLISH else len(_ENGLISH)
+        return sex != gender, english, voice != default, voice
+
+    return min(voices, key=rank)
+
+
+def openai_voice_map(voices: Sequence[str], default: str) -> dict[str, str]:
+    """OpenAI's voice names to the engine's: ``alloy`` → ``af_alloy`` where the engine has it,
+    else the nearest voice of the same gender (``onyx`` → ``am_adam``, or ``jm_kumo``)."""
     mapping: dict[str, str] = {}
-    for name in OPENAI_VOICES:
-        matches = [voice for voice in engine.voices if voice.split("_", 1)[-1] == name]
-        mapping[name] = matches[0] if len(matches) == 1 else engine.default_voice
+    for name, gender in OPENAI_VOICE_GENDERS.items():
+        named = [voice for voice in voices if voice.split("_", 1)[-1] == name]
+        mapping[name] = nearest_voice(named or voices, default, gender)
     return mapping
 
 
@@ -137,7 +193,7 @@ def resolve_voice(engine: Engine, voice: str | VoiceId) -> str:
     """The engine's name for ``voice``; an OpenAI name the engine lacks maps to one it has."""
     name = voice.id if isinstance(voice, VoiceId) else voice
     if name in OPENAI_VOICES and name not in engine.voices:
-        name = openai_voice_map(engine)[name]
+        name = openai_voice_map(engine.voices, engine.default_voice)[name]
     try:
         return engine.resolve_voice(parse_voice(name))
     except ProtocolError as exc:  # a malformed blend
@@ -147,7 +203,8 @@ def resolve_voice(engine: Engine, voice: str | VoiceId) -> str:
 
 
 def _check(request: SpeechRequest) -> None:
-    """What Kokoro adds to OpenAI's schema: a known model, some input, Kokoro's speeds."""
+    """What Kokoro adds to OpenAI's schema: a known model, some input it can speak, Kokoro's
+    speeds."""
     if request.model not in MODELS:
         raise ApiError(
             404,
@@ -164,6 +221,10 @@ def _check(request: SpeechRequest) -> None:
             param="input",
             code="string_above_max_length",
         )
+    try:
+        check_speakable(request.input)
+    except UnsupportedText as exc:
+        raise ApiError(422, str(exc), param="input", code=ErrorCode.UNSUPPORTED_TEXT) from exc
     if not MIN_SPEED <= request.speed <= MAX_SPEED:
         raise ApiError(
             400,

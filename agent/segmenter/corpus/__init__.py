@@ -20,6 +20,7 @@ from agent.segmenter.corpus.cases import (
     NUMBERS,
     REFERENCES,
     SENTENCE_ENDS,
+    SPOKEN_FORMS,
     Case,
     llm_tokens,
 )
@@ -31,6 +32,7 @@ CASES: list[Case] = [
     *SENTENCE_ENDS,
     *BREAKS,
     *ABBREVIATIONS,
+    *SPOKEN_FORMS,
     *INITIALS,
     *NUMBERS,
     *LIST_MARKERS,

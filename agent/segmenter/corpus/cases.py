@@ -153,6 +153,32 @@ ABBREVIATIONS = group(
     **PLAIN,
 )
 
+# What the TTS server's normalizer reads (prices, times, addresses, abbreviations): one
+# segment must hold each whole, so the reading is never cut in two.
+SPOKEN_FORMS = group(
+    "spoken forms",
+    ("It costs $5.99 at the store. Come early.", "It costs $5.99 at the store.", "Come early."),
+    ("Open 9:30 a.m. to 5 p.m. daily.", "Open 9:30 a.m. to 5 p.m. daily."),
+    ("We open at 9 A.M. Monday to Friday.", "We open at 9 A.M. Monday to Friday."),
+    ("Meet at 10:30 A.M. Sharp.", "Meet at 10:30 A.M. Sharp."),
+    ("It is at 1600 Pennsylvania Ave. NW today.", "It is at 1600 Pennsylvania Ave. NW today."),
+    ("Go up Mt. Everest with a guide.", "Go up Mt. Everest with a guide."),
+    ("He lives in Ft. Worth now.", "He lives in Ft. Worth now."),
+    ("We are in Ste. 200 on Elm Rd. It is here.", "We are in Ste. 200 on Elm Rd.", "It is here."),
+    ("She lives in Apt. 4B upstairs.", "She lives in Apt. 4B upstairs."),
+    ("Call ext. 204 for sales.", "Call ext. 204 for sales."),
+    ("Call 555-123-4567 today. We answer.", "Call 555-123-4567 today.", "We answer."),
+    ("Write to bob.smith@example.com. We reply.", "Write to bob.smith@example.com.", "We reply."),
+    ("See www.example.com/help for more.", "See www.example.com/help for more."),
+    ("It costs approx. $1.2M per year.", "It costs approx. $1.2M per year."),
+    ("The file is 4.5 GB. Download it.", "The file is 4.5 GB.", "Download it."),
+    ("We met on Mar. 5, 2024 in Paris.", "We met on Mar. 5, 2024 in Paris."),
+    ("Doors open Fri. at noon.", "Doors open Fri. at noon."),
+    # "Dr." never ends a sentence (Doctor Smith would be cut): Drive is read whole, too.
+    ("He lives on Elm Dr. The house is blue.", "He lives on Elm Dr. The house is blue."),
+    **PLAIN,
+)
+
 INITIALS = group(
     "initials",
     ("J. R. R. Tolkien wrote it.", "J. R. R. Tolkien wrote it."),

@@ -6,6 +6,6 @@ packages and PyAV (the speech API's codecs). See scripts/fetch_gpu_wheels.sh.
 
 import sys
 
-ABSENT = ("spacy", "phonemizer", "espeakng_loader", "misaki", "num2words", "av", "onnxruntime")
+ABSENT = ("spacy", "phonemizer", "espeakng_loader", "misaki", "docopt", "av", "onnxruntime")
 for name in ABSENT:
     sys.modules[name] = None  # type: ignore[assignment]  # `import name` raises ModuleNotFoundError

@@ -1,0 +1,124 @@
+"""Utterances from speech probabilities: onset, pre-roll, end of turn after silence, a cap.
+
+``Endpointer`` is told each 32 ms window of audio with its speech probability (``vad``) and
+says where an utterance starts and ends; it holds no more than one utterance (at most the cap)
+and the pre-roll, however long the input, so a socket's memory is bounded. A window at or over
+the threshold is speech; speech goes on while the probability stays over a lower release
+threshold (hysteresis, as Silero's own iterator does), and ends after ``silence_ms`` under it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass
+
+from agent.listening.settings import WINDOW_BYTES, WINDOW_MS, ListeningConfig
+
+RELEASE_BELOW = 0.15  # speech goes on down to this much under the threshold
+TAIL_MS = 256  # silence kept after the speech: Whisper misreads words cut close at the end
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    """Speech began ``at_ms`` into the stream (its first voiced window)."""
+
+    at_ms: float
+
+
+@dataclass(frozen=True, slots=True)
+class Ended:
+    """The utterance is over: ``reason`` ``silence`` (end of turn) or ``max_length`` (cut).
+
+    ``at_ms``: where its speech ended in the stream; ``pcm``: the pre-roll, the speech and up
+    to ``TAIL_MS`` after it.
+    """
+
+    at_ms: float
+    pcm: bytes
+    reason: str
+
+
+class Endpointer:
+    """One stream's utterances, a window at a time (``push``)."""
+
+    def __init__(self, config: ListeningConfig) -> None:
+        self._threshold = config.vad_threshold
+        self._release = max(0.0, config.vad_threshold - RELEASE_BELOW)
+        self._onset = max(1, math.ceil(config.onset_ms / WINDOW_MS))
+        self._silence = max(1, math.ceil(config.silence_ms / WINDOW_MS))
+        self._max_windows = max(self._onset, config.max_utterance_bytes // WINDOW_BYTES)
+        self._tail = min(self._silence, TAIL_MS // WINDOW_MS)
+        self._preroll: deque[bytes] = deque(maxlen=config.preroll_ms // WINDOW_MS)
+        self._utterance: list[bytes] = []
+        self._index = 0  # windows seen
+        self._first = 0  # the index of the utterance's first window (pre-roll included)
+        self._start = 0  # ... of its first voiced window
+        self._last_voiced = 0
+        self._voiced = 0  # voiced windows during the onset
+        self._quiet = 0  # windows under the release threshold in a row
+        self.state = "idle"  # idle | onset | speech
+
+    @property
+    def speech_ms(self) -> float:
+        """How long the current utterance's speech has lasted (0 before its onset)."""
+        if self.state != "speech":
+            return 0.0
+        return float((self._last_voiced - self._start + 1) * WINDOW_MS)
+
+    @property
+    def buffered_bytes(self) -> int:
+        """Audio held: the utterance so far and the pre-roll."""
+        return sum(map(len, self._utterance)) + sum(map(len, self._preroll))
+
+    def reset(self) -> None:
+        """Drop the utterance in progress and the pre-roll."""
+        self._utterance = []
+        self._preroll.clear()
+        self.state = "idle"
+
+    def push(self, window: bytes, probability: float) -> list[Started | Ended]:
+        """Take the next window and its speech probability; say what happened."""
+        index, self._index = self._index, self._index + 1
+        voiced, held = probability >= self._threshold, probability >= self._release
+        if self.state == "idle":
+            if not voiced:
+                self._preroll.append(window)
+                return []
+            self._first = index - len(self._preroll)
+            self._utterance = [*self._preroll, window]
+            self._preroll.clear()
+            self._start = self._last_voiced = index
+            self._voiced, self.state = 0, "onset"
+        elif self.state == "onset":
+            if not held:  # a click, not speech: its windows become pre-roll again
+                self._preroll.extend([*self._utterance, window])
+                self._utterance, self.state = [], "idle"
+                return []
+            self._utterance.append(window)
+        else:
+            self._utterance.append(window)
+        if self.state == "onset":
+            if voiced:
+                self._voiced += 1
+                self._last_voiced = index
+            if self._voiced < self._onset:
+                return []
+            self.state, self._quiet = "speech", 0
+            return [Started(self._start * WINDOW_MS)]
+        if held:
+            self._quiet, self._last_voiced = 0, index
+        else:
+            self._quiet += 1
+        if self._quiet >= self._silence:
+            return [self._end("silence")]
+        if len(self._utterance) >= self._max_windows:
+            return [self._end("max_length")]
+        return []
+
+    def _end(self, reason: str) -> Ended:
+        keep = self._last_voiced - self._first + 1 + self._tail
+        pcm = b"".join(self._utterance[:keep])
+        ended = Ended((self._last_voiced + 1) * WINDOW_MS, pcm, reason)
+        self._utterance, self.state = [], "idle"
+        return ended

@@ -1,0 +1,257 @@
+"""One socket's listening: audio frames in; speech events, utterances and barge-ins out.
+
+A ``Listener`` is made by a ``listen`` message and lives until ``listen.stop`` (or the
+socket's end). Hands-free, every frame goes through the VAD and the endpointer; push-to-talk,
+``talk.start`` and ``talk.end`` bracket an utterance and the VAD does not run. It returns what
+the socket does next, in order: events to send, an ``Utterance`` to recognize, a ``BargeIn``
+(cut the running turn). Audio may run ahead of real time by ``burst_s`` at most (a tab that
+stalled and caught up); beyond that frames are dropped with ``audio_too_fast``, so a client
+can never make a socket spend more than real time's worth of VAD. Sans-I/O: the clock is
+passed in and nothing here awaits.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from agent.events import ErrorEvent, Event, Listening, Refused, SpeechEnd, SpeechStart
+from agent.listening.endpointer import Ended, Endpointer, Started
+from agent.listening.recognizer import Recognizer
+from agent.listening.settings import (
+    BYTES_PER_SAMPLE,
+    SAMPLE_FORMAT,
+    SAMPLE_RATE,
+    ListeningConfig,
+    pcm_ms,
+)
+from agent.listening.vad import VoiceActivity
+from agent.requests import BadRequest, check_fields
+
+MODES = ("hands_free", "push_to_talk")
+MIN_TALK_MS = 100  # a shorter push-to-talk press is a slip, not an utterance
+
+
+@dataclass(frozen=True, slots=True)
+class Utterance:
+    """16 kHz s16le audio to recognize; its transcript becomes a prompt."""
+
+    pcm: bytes
+
+    @property
+    def audio_ms(self) -> float:
+        return pcm_ms(len(self.pcm))
+
+
+@dataclass(frozen=True, slots=True)
+class BargeIn:
+    """The user is talking over the running turn: cancel it."""
+
+
+Heard = Event | Utterance | BargeIn
+
+
+@dataclass(frozen=True, slots=True)
+class ListeningService:
+    """What a front door gives its sockets to listen with: the knobs and the shared recognizer."""
+
+    config: ListeningConfig
+    recognizer: Recognizer
+
+    def state(self, mode: str | None) -> Listening:
+        """The ``listening`` answer for ``mode`` (None: stopped)."""
+        config = self.config
+        return Listening(
+            mode,
+            SAMPLE_RATE,
+            SAMPLE_FORMAT,
+            config.silence_ms,
+            config.barge_in_ms,
+            int(config.max_utterance_s * 1000),
+            config.max_frame_bytes,
+        )
+
+
+def listening_service(
+    config: ListeningConfig, recognizer: Recognizer | None = None
+) -> ListeningService:
+    """What a front door listens with: ``recognizer``, else the process's shared Whisper."""
+    from agent.listening.whisper import shared_whisper
+
+    return ListeningService(config, recognizer or shared_whisper(config))
+
+
+def parse_listen(message: dict[str, Any]) -> str:
+    """The mode a ``listen`` message asks for; raises ``BadRequest``."""
+    check_fields(message, ("type", "mode", "sample_rate", "format"))
+    mode = message.get("mode")
+    if mode not in MODES:
+        raise BadRequest("invalid_listen", f"'mode' must be one of {', '.join(MODES)}")
+    rate, sample_format = (
+        message.get("sample_rate", SAMPLE_RATE),
+        message.get("format", SAMPLE_FORMAT),
+    )
+    if rate != SAMPLE_RATE or sample_format != SAMPLE_FORMAT:
+        raise BadRequest(
+            "unsupported_audio_format",
+            f"audio must be {SAMPLE_FORMAT} mono at {SAMPLE_RATE} Hz, "
+            f"not {sample_format!r} at {rate!r}",
+        )
+    return mode
+
+
+def check_frame(pcm: bytes, config: ListeningConfig) -> None:
+    """A microphone frame's PCM: whole samples, at most ``max_frame_ms``; raises ``BadRequest``."""
+    if not pcm or len(pcm) % BYTES_PER_SAMPLE:
+        raise BadRequest(
+            "invalid_audio_frame",
+            f"an audio frame is whole {SAMPLE_FORMAT} samples, not {len(pcm)} bytes",
+        )
+    if len(pcm) > config.max_frame_bytes:
+        raise BadRequest(
+            "audio_frame_too_large",
+            f"an audio frame is at most {config.max_frame_ms} ms ({config.max_frame_bytes} bytes)",
+        )
+
+
+class Listener:
+    """A socket's listening in one mode."""
+
+    def __init__(
+        self, config: ListeningConfig, mode: str, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.mode = mode
+        self._config = config
+        self._clock = clock
+        self._started = clock()
+        self._received = 0  # bytes of audio taken since listen
+        self._told_too_fast = False
+        self._vad = VoiceActivity() if mode == "hands_free" else None
+        self._endpointer = Endpointer(config)
+        self._barged = False
+        self._talk: bytearray | None = None  # push-to-talk: the press's audio so far
+        self._talk_started_at = 0.0
+        self._talk_cut = False
+        self._preroll = bytearray()  # push-to-talk: audio from before the press
+
+    @property
+    def buffered_bytes(self) -> int:
+        """Audio held now (bounded by the cap, the pre-roll and one window)."""
+        talk = len(self._talk) if self._talk is not None else 0
+        return self._endpointer.buffered_bytes + talk + len(self._preroll)
+
+    @property
+    def _at_ms(self) -> float:
+        return pcm_ms(self._received)
+
+    def feed(self, pcm: bytes, turn_running: bool) -> list[Heard]:
+        """Take one checked frame (``check_frame``); ``turn_running``: the agent is answering."""
+        if not self._paced(len(pcm)):
+            if self._told_too_fast:
+                return []
+            self._told_too_fast = True
+            ahead = f"{self._config.burst_s} s ahead of real time"
+            return [Refused("audio_too_fast", f"audio came over {ahead}; dropped", "audio")]
+        self._told_too_fast = False
+        self._received += len(pcm)
+        if self._vad is None:
+            return self._record(pcm)
+        heard: list[Heard] = []
+        for window, probability in self._vad.windows(pcm):
+            for found in self._endpointer.push(window, probability):
+                if isinstance(found, Started):
+                    self._barged = False
+                    heard.append(SpeechStart(found.at_ms))
+                else:
+                    heard += self._ended(found, turn_running)
+            speech_ms = self._endpointer.speech_ms
+            if turn_running and not self._barged and speech_ms >= self._config.barge_in_ms:
+                self._barged = True
+                heard.append(BargeIn())
+        return heard
+
+    def _paced(self, size: int) -> bool:
+        allowed_s = self._clock() - self._started + self._config.burst_s
+        return self._received + size <= allowed_s * SAMPLE_RATE * BYTES_PER_SAMPLE
+
+    def _ended(self, ended: Ended, turn_running: bool) -> list[Heard]:
+        audio_ms = pcm_ms(len(ended.pcm))
+        if turn_running and not self._barged:  # under the barge-in threshold: not for us
+            return [SpeechEnd(ended.at_ms, audio_ms, "too_short")]
+        return [
+            *self._cut(ended.reason),
+            SpeechEnd(ended.at_ms, audio_ms, ended.reason),
+            Utterance(ended.pcm),
+        ]
+
+    def _cut(self, reason: str) -> list[Event]:
+        if reason != "max_length":
+            return []
+        cap = self._config.max_utterance_s
+        return [ErrorEvent("utterance_too_long", f"an utterance is at most {cap} s; cut there")]
+
+    # --- push-to-talk --------------------------------------------------------------------
+
+    def _record(self, pcm: bytes) -> list[Heard]:
+        if self._talk is None:
+            self._preroll += pcm
+            keep = self._config.preroll_ms * SAMPLE_RATE // 1000 * BYTES_PER_SAMPLE
+            del self._preroll[: max(0, len(self._preroll) - keep)]
+            return []
+        if self._talk_cut:
+            return []  # the rest of a press that was cut at the cap
+        self._talk += pcm
+        if len(self._talk) < self._config.max_utterance_bytes:
+            return []
+        self._talk_cut = True
+        return self._talk_over("max_length")
+
+    def talk_start(self, turn_running: bool) -> list[Heard]:
+        """The user pressed to talk: an utterance starts (and cuts a running turn at once)."""
+        self._push_to_talk("talk.start")
+        if self._talk is not None:
+            raise BadRequest("already_talking", "'talk.start' came twice without 'talk.end'")
+        self._talk, self._talk_cut = bytearray(self._preroll), False
+        self._preroll.clear()
+        self._talk_started_at = self._at_ms
+        return [SpeechStart(self._talk_started_at), *([BargeIn()] if turn_running else [])]
+
+    def talk_end(self) -> list[Heard]:
+        """The user let go: the utterance ends here, with no silence to wait for."""
+        self._push_to_talk("talk.end")
+        if self._talk is None:
+            raise BadRequest("not_talking", "'talk.end' came without 'talk.start'")
+        if self._talk_cut:
+            self._talk = None
+            return []
+        return self._talk_over("talk.end")
+
+    def _talk_over(self, reason: str) -> list[Heard]:
+        assert self._talk is not None
+        pcm = bytes(self._talk)
+        self._talk = None if reason == "talk.end" else self._talk[:0]
+        if pcm_ms(len(pcm)) < MIN_TALK_MS:
+            return [SpeechEnd(self._at_ms, pcm_ms(len(pcm)), "too_short")]
+        return [
+            *self._cut(reason),
+            SpeechEnd(self._at_ms, pcm_ms(len(pcm)), reason),
+            Utterance(pcm),
+        ]
+
+    def _push_to_talk(self, message: str) -> None:
+        if self.mode != "push_to_talk":
+            raise BadRequest(
+                "not_push_to_talk", f"{message!r} is for push_to_talk; listening is {self.mode}"
+            )
+
+    def stop(self) -> list[Heard]:
+        """Listening stops: an utterance in progress is dropped, and said to end."""
+        talking = self._talk is not None and not self._talk_cut
+        speaking = self._endpointer.state == "speech"
+        self._talk = None
+        self._endpointer.reset()
+        if not (talking or speaking):
+            return []
+        return [SpeechEnd(self._at_ms, 0.0, "listen.stop")]

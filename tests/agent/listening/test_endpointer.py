@@ -1,0 +1,84 @@
+"""The endpointer on speech probabilities it is given: onset, pre-roll, end of turn, the cap."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.listening.endpointer import TAIL_MS, Ended, Endpointer, Started
+from agent.listening.settings import WINDOW_BYTES, WINDOW_MS, ListeningConfig
+
+CONFIG = ListeningConfig()  # onset 64 ms, silence 500 ms, pre-roll 192 ms, cap 20 s
+
+
+def run(probabilities: list[float], config: ListeningConfig = CONFIG) -> list[Started | Ended]:
+    """Push one window per probability; each window's bytes say its index (for the pre-roll)."""
+    endpointer = Endpointer(config)
+    found: list[Started | Ended] = []
+    for index, probability in enumerate(probabilities):
+        found += endpointer.push(index.to_bytes(4, "big") * (WINDOW_BYTES // 4), probability)
+    return found
+
+
+def windows_of(pcm: bytes) -> list[int]:
+    return [int.from_bytes(pcm[i : i + 4], "big") for i in range(0, len(pcm), WINDOW_BYTES)]
+
+
+def test_speech_starts_after_the_onset_and_ends_after_the_silence() -> None:
+    quiet, speech = [0.01] * 20, [0.9] * 30
+    found = run(quiet + speech + [0.01] * 40)
+    assert found[0] == Started(20 * WINDOW_MS)  # the first voiced window, not the onset's end
+    [ended] = found[1:]
+    assert isinstance(ended, Ended) and ended.reason == "silence"
+    assert ended.at_ms == 50 * WINDOW_MS  # the end of the last voiced window
+    # pre-roll (192 ms: 6 windows), the speech, then TAIL_MS of the silence
+    assert windows_of(ended.pcm) == list(range(14, 50 + TAIL_MS // WINDOW_MS))
+
+
+def test_the_end_of_turn_waits_for_exactly_the_configured_silence() -> None:
+    silence_windows = 500 // WINDOW_MS + 1  # 16 windows: 512 ms
+    assert len(run([0.9] * 10 + [0.01] * (silence_windows - 1))) == 1  # only Started
+    assert len(run([0.9] * 10 + [0.01] * silence_windows)) == 2
+
+
+def test_a_pause_shorter_than_the_silence_keeps_one_utterance() -> None:
+    found = run([0.9] * 20 + [0.01] * 10 + [0.9] * 20 + [0.01] * 20)
+    assert [type(f) for f in found] == [Started, Ended]
+
+
+def test_hysteresis_keeps_speech_going_over_a_dip_under_the_threshold() -> None:
+    found = run([0.9] * 10 + [0.4] * 30 + [0.01] * 20)  # 0.4: under 0.5, over the 0.35 release
+    assert isinstance(found[-1], Ended) and found[-1].at_ms == 40 * WINDOW_MS
+
+
+def test_a_click_shorter_than_the_onset_is_not_speech() -> None:
+    assert run([0.01] * 5 + [0.9] + [0.01] * 40) == []
+
+
+def test_an_utterance_at_the_cap_is_cut_and_the_next_one_starts() -> None:
+    config = ListeningConfig(max_utterance_s=1.0)
+    found = run([0.9] * 100, config)  # 3.2 s of speech
+    cuts = [f for f in found if isinstance(f, Ended)]
+    assert [c.reason for c in cuts] == ["max_length"] * 3
+    assert all(len(c.pcm) <= config.max_utterance_bytes for c in cuts)
+    assert sum(isinstance(f, Started) for f in found) == 4  # the fourth goes on
+
+
+def test_ten_minutes_of_noise_it_takes_for_speech_keep_memory_bounded() -> None:
+    """The worst case: the VAD says "speech" for ten minutes. Cuts come at the cap, and what
+    is held never exceeds one capped utterance plus the pre-roll."""
+    endpointer = Endpointer(CONFIG)
+    window = bytes(WINDOW_BYTES)
+    bound = CONFIG.max_utterance_bytes + CONFIG.preroll_ms * 32
+    held, cuts = 0, 0
+    for index in range(10 * 60 * 1000 // WINDOW_MS):
+        cuts += sum(isinstance(f, Ended) for f in endpointer.push(window, 0.5 + index % 2 * 0.4))
+        held = max(held, endpointer.buffered_bytes)
+    assert held <= bound and cuts == 30  # 600 s / 20 s
+
+
+@pytest.mark.parametrize("probability", [0.0, 0.2, 0.34])
+def test_quiet_input_holds_only_the_preroll(probability: float) -> None:
+    endpointer = Endpointer(CONFIG)
+    for _ in range(1000):
+        assert endpointer.push(bytes(WINDOW_BYTES), probability) == []
+    assert endpointer.buffered_bytes == 6 * WINDOW_BYTES  # 192 ms

@@ -1,0 +1,154 @@
+"""One socket's listening, without a socket: pacing, push-to-talk, barge-in, bounded memory."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.events import Refused, SpeechEnd, SpeechStart
+from agent.listening.listener import BargeIn, Listener, Utterance, check_frame, parse_listen
+from agent.listening.settings import ListeningConfig
+from agent.requests import BadRequest
+from tests.agent.listening.speech import silence, spoken
+from tts_server.engines import Engine
+
+CONFIG = ListeningConfig()
+UNPACED = ListeningConfig(burst_s=1e6)  # the clock stands still in these tests
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.mark.parametrize(
+    ("message", "code"),
+    [
+        ({}, "invalid_listen"),
+        ({"mode": "walkie_talkie"}, "invalid_listen"),
+        ({"mode": "hands_free", "sample_rate": 8000}, "unsupported_audio_format"),
+        ({"mode": "hands_free", "sample_rate": "16000"}, "unsupported_audio_format"),
+        ({"mode": "hands_free", "format": "f32le"}, "unsupported_audio_format"),
+        ({"mode": "hands_free", "channels": 2}, "unknown_field"),
+    ],
+)
+def test_a_bad_listen_is_a_typed_refusal(message: dict[str, object], code: str) -> None:
+    with pytest.raises(BadRequest) as refused:
+        parse_listen({"type": "listen", **message})
+    assert refused.value.code == code
+
+
+@pytest.mark.parametrize(
+    ("pcm", "code"),
+    [
+        (b"", "invalid_audio_frame"),
+        (b"\x00" * 5, "invalid_audio_frame"),
+        (silence(102), "audio_frame_too_large"),
+    ],
+)
+def test_a_bad_frame_is_a_typed_refusal(pcm: bytes, code: str) -> None:
+    with pytest.raises(BadRequest) as refused:
+        check_frame(pcm, CONFIG)
+    assert refused.value.code == code
+    check_frame(silence(100), CONFIG)  # 100 ms is the most
+
+
+def test_audio_ahead_of_real_time_by_more_than_the_burst_is_dropped_and_said_once() -> None:
+    clock = Clock()
+    listener = Listener(CONFIG, "push_to_talk", clock)
+    frame = silence(100)
+    said = [listener.feed(frame, False) for _ in range(25)]  # 2.5 s at once: 2 s may run ahead
+    assert said[:20] == [[]] * 20
+    [[too_fast]] = said[20:21]
+    assert isinstance(too_fast, Refused) and (too_fast.code, too_fast.in_reply_to) == (
+        "audio_too_fast",
+        "audio",
+    )
+    assert said[21:] == [[]] * 4  # said once per run of dropped frames
+    clock.now += 0.5  # real time caught up a little: frames are taken again
+    assert [listener.feed(frame, False) for _ in range(5)] == [[]] * 5
+    assert listener.feed(frame, False)[0].code == "audio_too_fast"  # type: ignore[union-attr]
+
+
+def test_push_to_talk_keeps_the_preroll_and_ends_at_talk_end() -> None:
+    listener = Listener(CONFIG, "push_to_talk", Clock())
+    for _ in range(10):
+        assert listener.feed(silence(100), False) == []
+    assert listener.buffered_bytes == 192 * 32  # only the pre-roll before the press
+    assert listener.talk_start(turn_running=False) == [SpeechStart(1000.0)]
+    listener.feed(silence(100), False)
+    ended, utterance = listener.talk_end()
+    assert ended == SpeechEnd(1100.0, 292.0, "talk.end")  # 192 ms pre-roll + 100 ms pressed
+    assert isinstance(utterance, Utterance) and utterance.audio_ms == 292.0
+    assert listener.buffered_bytes == 0
+
+
+def test_talk_start_over_a_running_turn_barges_in_at_once() -> None:
+    listener = Listener(CONFIG, "push_to_talk", Clock())
+    assert listener.talk_start(turn_running=True) == [SpeechStart(0.0), BargeIn()]
+    with pytest.raises(BadRequest, match="twice"):
+        listener.talk_start(turn_running=True)
+
+
+def test_a_press_under_100_ms_is_too_short_to_recognize() -> None:
+    listener = Listener(CONFIG, "push_to_talk", Clock())
+    listener.talk_start(False)
+    listener.feed(silence(64), False)
+    assert listener.talk_end() == [SpeechEnd(64.0, 64.0, "too_short")]
+
+
+def test_ten_minutes_held_down_are_cut_at_the_cap_and_memory_stays_bounded() -> None:
+    config = UNPACED
+    listener = Listener(config, "push_to_talk", Clock())
+    listener.talk_start(False)
+    heard, held = [], 0
+    for _ in range(10 * 60 * 10):  # 100 ms frames
+        heard += listener.feed(silence(100), False)
+        held = max(held, listener.buffered_bytes)
+    assert held <= config.max_utterance_bytes
+    assert [type(h).__name__ for h in heard] == ["ErrorEvent", "SpeechEnd", "Utterance"]
+    assert listener.talk_end() == []  # the press was cut already
+
+
+@pytest.fixture(scope="module")
+def request_pcm(engine: Engine) -> bytes:
+    return spoken(engine, "What is the capital of France?")
+
+
+def test_hands_free_speech_over_a_running_turn_barges_in_after_the_threshold(
+    request_pcm: bytes,
+) -> None:
+    listener = Listener(UNPACED, "hands_free", Clock())
+    heard = []
+    stream = silence(300) + request_pcm + silence(700)
+    for start in range(0, len(stream), 640):
+        heard += [(start, h) for h in listener.feed(stream[start : start + 640], True)]
+    kinds = [type(h).__name__ for _, h in heard]
+    assert kinds == ["SpeechStart", "BargeIn", "SpeechEnd", "Utterance"]
+    (_, start), (barged_at, _) = heard[:2]
+    assert isinstance(start, SpeechStart)
+    barged_ms = barged_at / 32 + 20  # the end of the frame that brought the barge-in
+    assert start.at_ms + 200 <= barged_ms <= start.at_ms + 200 + 32 + 20
+
+
+def test_hands_free_speech_under_the_threshold_over_a_running_turn_is_not_heard(
+    request_pcm: bytes,
+) -> None:
+    listener = Listener(UNPACED, "hands_free", Clock())
+    heard = []
+    stream = silence(300) + request_pcm[16000:22400] + silence(700)  # 160 ms voiced
+    for start in range(0, len(stream), 640):
+        heard += listener.feed(stream[start : start + 640], True)
+    assert [type(h).__name__ for h in heard] == ["SpeechStart", "SpeechEnd"]
+    assert isinstance(heard[1], SpeechEnd) and heard[1].reason == "too_short"
+
+
+def test_stop_ends_an_utterance_in_progress_and_drops_it(request_pcm: bytes) -> None:
+    listener = Listener(UNPACED, "hands_free", Clock())
+    for start in range(0, 32000, 640):
+        listener.feed((silence(300) + request_pcm)[start : start + 640], False)
+    [ended] = listener.stop()
+    assert isinstance(ended, SpeechEnd) and ended.reason == "listen.stop"
+    assert listener.buffered_bytes == 0

@@ -1,0 +1,226 @@
+"""Talking to the page, in real headless Chromium with a fake microphone, on the real stack.
+
+Chromium plays a WAV file as its microphone (``--use-file-for-fake-audio-capture``), made at
+test time by the project's own TTS: sentences with silence around them. The page captures it
+(getUserMedia, the AudioWorklet resampling to 16 kHz), sends MIC frames on /ws, and the dev
+server finds the speech (Silero VAD), recognizes it (Whisper tiny.en) and answers (the demo
+model, the real Kokoro). A WAV is fixed per browser launch, so each test launches its own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+import wave
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import sync_playwright
+from strands import Agent
+
+from agent.listening.settings import SAMPLE_RATE
+from agent.memory import INTERRUPTED_NOTE
+from agent.service import VoiceAgent
+from bench.intelligibility import word_error_rate
+from tests.agent.listening.speech import silence, spoken
+from tests.e2e.browser_helpers import (
+    CHROMIUM_ARGS,
+    DESKTOP,
+    Page,
+    chromium_path,
+    chunks_of,
+    open_chat,
+    script_errors,
+    state,
+    type_and_send,
+    wait_turn,
+)
+from tts_server.engines import Engine
+from tts_server.testing.server_thread import ServerThread
+
+pytest_plugins = ("tests.e2e.browser_helpers",)  # the stack (dev server, real TTS)
+pytestmark = pytest.mark.timeout(300)  # speech, recognition and replies on a loaded 2-core box
+
+ONE_FRAME_S = 0.1  # an audio frame holds at most 100 ms
+QUESTION = "Please tell me a short story about a friendly robot."
+INTERRUPTION = "Stop talking and tell me the time."
+PUSHED = "What is the weather like on the moon?"
+# Between the question and the interruption: time for the reply to start playing on a loaded
+# 2-core box (end of turn, recognition, the first sentence's synthesis), and it lasts longer.
+PAUSE_MS = 14_000
+
+
+def write_wav(path: Path, *pieces: bytes) -> Path:
+    """16-bit PCM mono at 16 kHz, the pieces one after another."""
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(SAMPLE_RATE)
+        out.writeframes(b"".join(pieces))
+    return path
+
+
+@pytest.fixture(scope="module")
+def playwright(conversation_wav: Path, pushed_wav: Path) -> Iterator[Any]:
+    """Playwright's sync API, started once the WAVs are made (it runs an event loop)."""
+    with sync_playwright() as running:
+        yield running
+
+
+@contextlib.contextmanager
+def mic_page(playwright: Any, wav: Path, granted: bool = True) -> Iterator[Page]:
+    """A tab of a Chromium whose microphone plays ``wav`` once, the page allowed to use it or
+    not (``granted``); fails the test on any script error on the page."""
+    args = [
+        *CHROMIUM_ARGS,
+        "--use-fake-device-for-media-stream",
+        f"--use-file-for-fake-audio-capture={wav}%noloop",
+    ]
+    browser = playwright.chromium.launch(executable_path=chromium_path(), headless=True, args=args)
+    context = browser.new_context(viewport=DESKTOP, permissions=["microphone"] if granted else [])
+    tab = context.new_page()
+    problems = script_errors(tab)
+    try:
+        yield tab
+    finally:
+        browser.close()
+    assert not problems, problems
+
+
+def conversation_agent(page: Page, server: ServerThread) -> Agent:
+    """The strands Agent of the page's conversation (made now, before the page speaks)."""
+    voice_agent: VoiceAgent = server._server.config.app.state.voice_agent
+    agent = voice_agent.conversations.get(page.evaluate("voiceChat.conversationId")).agent
+    assert isinstance(agent, Agent)
+    return agent
+
+
+def listening(page: Page) -> dict[str, Any]:
+    return page.evaluate("({...voiceChat.listening})")  # type: ignore[no-any-return]
+
+
+def wait_listening(page: Page, mode: str) -> None:
+    """The server confirmed ``mode`` and the microphone's first frame has gone out."""
+    page.wait_for_function(
+        f"voiceChat.listening.active === '{mode}' && voiceChat.listening.framesSent > 0",
+        timeout=60_000,  # the first `listen` of the process loads Whisper
+    )
+
+
+@pytest.fixture(scope="module")
+def conversation_wav(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A question, a pause while the reply starts playing, then an interruption."""
+    folder = tmp_path_factory.mktemp("mic")
+    return write_wav(
+        folder / "conversation.wav",
+        silence(1500),
+        spoken(engine, QUESTION),
+        silence(PAUSE_MS),
+        spoken(engine, INTERRUPTION),
+        silence(1000),
+    )
+
+
+def test_hands_free_a_spoken_question_a_spoken_reply_and_a_barge_in_by_voice(
+    playwright: Any, conversation_wav: Path, stack: ServerThread
+) -> None:
+    with mic_page(playwright, conversation_wav) as page:
+        open_chat(page, stack)
+        agent = conversation_agent(page, stack)
+        agent.model.update_config(sentences=7)  # the first reply: still playing when interrupted
+        page.click("label[for=mic-free]")
+        wait_listening(page, "hands_free")
+        assert page.is_visible("#mic-level") and page.is_hidden("#talk")
+
+        # The question appears as the user's words, and its reply plays.
+        page.wait_for_function("voiceChat.turns.length >= 1", timeout=60_000)
+        first = state(page)["turns"][0]
+        assert first["spoken"] and word_error_rate(QUESTION, first["prompt"]) <= 0.2, first
+        assert page.inner_text(".msg.user .who") == "You said"
+        page.wait_for_function("voiceChat.scheduled.some((e) => e.turn === 1)", timeout=60_000)
+        agent.model.update_config(sentences=2)  # the next reply: short, so the test is too
+
+        # The interruption: turn 1's audio stops within one frame of `speech.start`, and what
+        # was said becomes turn 2, with the reply spoken.
+        page.wait_for_function("voiceChat.turns.length >= 2", timeout=60_000)
+        wait_turn(page, 2, timeout_s=90)
+        page.wait_for_function("voiceChat.scheduled.some((e) => e.turn === 2)", timeout=60_000)
+        snapshot = state(page)
+        first, second = snapshot["turns"][:2]
+        assert first["status"] == "interrupted" and first["stoppedAt"] is not None
+        assert word_error_rate(INTERRUPTION, second["prompt"]) <= 0.2, second
+        [barge_in] = listening(page)["speechStarts"][1:2]
+        assert first["stoppedAt"] - barge_in < ONE_FRAME_S
+        old = chunks_of(snapshot, 1)
+        assert all(c["endedAt"] is not None for c in old), "a source of turn 1 is still playing"
+        assert all(c["endedAt"] <= first["stoppedAt"] + ONE_FRAME_S for c in old)
+        cut_short = [c for c in old if c["startTime"] + c["duration"] > first["stoppedAt"] + 0.1]
+        assert cut_short, "the interruption came after turn 1 had played: nothing to test"
+
+        # The conversation kept only what was heard of turn 1.
+        assert first["heard"] is not None and first["heard"]["turn_id"] == first["id"]
+        said = agent.messages[1]["content"][0]["text"]
+        assert said.endswith(INTERRUPTED_NOTE), said
+        assert agent.messages[2]["content"][0]["text"] == second["prompt"]
+
+        # The reply plays to its end while the microphone is silent: its own voice cancels
+        # nothing (no `speech.start`, no `cancelled`).
+        page.wait_for_function(
+            """() => { const c = voiceChat.scheduled.filter((e) => e.turn === 2);
+                      return c.length > 0 && c.every((e) => e.endedAt !== null); }""",
+            timeout=60_000,
+        )
+        snapshot = state(page)
+        assert snapshot["turns"][1]["status"] == "complete" and len(snapshot["turns"]) == 2
+        assert len(listening(page)["speechStarts"]) == 2
+        assert snapshot["socket"]["cancels"] == 0
+        assert all(
+            c["endedAt"] >= c["startTime"] + c["duration"] - 0.01 for c in chunks_of(snapshot, 2)
+        )
+
+
+@pytest.fixture(scope="module")
+def pushed_wav(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("mic")
+    return write_wav(folder / "pushed.wav", silence(2000), spoken(engine, PUSHED), silence(3000))
+
+
+def test_push_to_talk_with_the_space_bar(
+    playwright: Any, pushed_wav: Path, stack: ServerThread
+) -> None:
+    with mic_page(playwright, pushed_wav) as page:
+        open_chat(page, stack)
+        conversation_agent(page, stack).model.update_config(sentences=1)  # a short reply
+        page.click("label[for=mic-push]")
+        wait_listening(page, "push_to_talk")
+        assert page.is_visible("#talk") and page.is_enabled("#talk")
+        started = time.monotonic()
+        page.wait_for_timeout(1000)  # in the silence before the sentence
+        page.keyboard.down("Space")
+        page.wait_for_function("voiceChat.listening.talking === true")
+        assert page.get_attribute("#talk", "aria-pressed") == "true"
+        page.wait_for_timeout(max(0, 6000 - (time.monotonic() - started) * 1000))
+        page.keyboard.up("Space")  # the sentence has been said
+        page.wait_for_function("voiceChat.turns.length >= 1", timeout=60_000)
+        turn = state(page)["turns"][0]
+        assert turn["spoken"] and word_error_rate(PUSHED, turn["prompt"]) <= 0.2, turn
+        wait_turn(page, 1, timeout_s=90)
+        assert chunks_of(state(page), 1), "the reply was not spoken"
+        assert page.get_attribute("#talk", "aria-pressed") == "false"
+
+
+def test_a_denied_microphone_says_so_and_typing_still_works(
+    playwright: Any, pushed_wav: Path, stack: ServerThread
+) -> None:
+    with mic_page(playwright, pushed_wav, granted=False) as page:
+        open_chat(page, stack)
+        conversation_agent(page, stack).model.update_config(sentences=1)  # a short reply
+        page.click("label[for=mic-free]")
+        page.wait_for_function("voiceChat.listening.problem !== null", timeout=30_000)
+        assert "denied" in page.inner_text("#mic-status")
+        assert "typing still works" in page.inner_text("#mic-status").lower()
+        assert page.is_checked("#mic-off") and listening(page)["active"] is None
+        type_and_send(page, "Hello")
+        wait_turn(page, 1, timeout_s=90)
