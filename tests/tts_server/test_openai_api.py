@@ -390,6 +390,23 @@ def test_bad_requests_are_openai_errors_naming_the_parameter(
     assert says in caught.value.message
 
 
+def test_input_with_nothing_to_speak_is_refused_in_these_exact_words(
+    tone_server: ServerThread,
+) -> None:
+    # Refused after G2P, by the route (no sentence had a sound), not by the body's checks.
+    body = {"model": "tts-1", "input": "... !!!", "voice": "alloy"}
+    response = httpx.post(f"{tone_server.http_url}/v1/audio/speech", json=body, timeout=30)
+    assert response.status_code == 400
+    assert response.json() == {
+        "error": {
+            "message": "'input' has nothing to speak",
+            "type": "invalid_request_error",
+            "param": "input",
+            "code": "empty_text",
+        }
+    }
+
+
 def test_kokoros_speed_range_is_spoken_at_both_ends(tones: openai.OpenAI) -> None:
     for speed in (0.5, 2.0):
         pcm, _ = speak(tones, "Hello.", speed=speed)
