@@ -1,4 +1,10 @@
-"""Fixtures shared by every test package: one real Kokoro ONNX engine and a server using it."""
+"""Fixtures shared by every test package: one real Kokoro ONNX engine and a server using it.
+
+``--real-model-last`` (the mutation runs' option, ``[tool.mutmut]`` in pyproject.toml) runs the
+tests that load the real model after the others: mutmut runs a mutant's tests with ``-x`` in a
+fresh process, so a test without the model usually fails first, seconds before the model
+would have loaded.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +18,29 @@ from tts_server.app import create_app
 from tts_server.engines import Engine, load_engine
 from tts_server.settings import Settings
 from tts_server.testing.server_thread import ServerThread
+
+REAL_MODEL_FIXTURES = frozenset({"engine", "real_torch_engine"})
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--real-model-last",
+        action="store_true",
+        help="run the tests that load the real model after the others (mutation runs)",
+    )
+
+
+def needs_the_real_model(item: pytest.Item) -> bool:
+    """Marked slow, or asks (through any fixture) for the real engine."""
+    fixtures = getattr(item, "fixturenames", ())
+    return item.get_closest_marker("slow") is not None or not REAL_MODEL_FIXTURES.isdisjoint(
+        fixtures
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--real-model-last"):
+        items.sort(key=needs_the_real_model)  # stable: collection order within each kind
 
 
 @pytest.fixture(scope="session")

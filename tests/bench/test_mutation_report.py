@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -122,3 +124,19 @@ def test_the_newer_modules_are_in_the_edges_and_serving_tiers_with_their_tests()
             assert all(module.split("/")[0] in shared["source_paths"] for module in group.modules)
     names = [g.name for tier in GROUPS.values() for g in tier]
     assert len(names) == len(set(names))  # each group has its own copy under build/mutate/
+
+
+def test_mutation_runs_put_the_tests_that_load_the_real_model_last() -> None:
+    root = Path(__file__).resolve().parents[2]
+    shared = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["mutmut"]
+    assert "--real-model-last" in shared["pytest_add_cli_args"]
+    collect = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
+    tests = ["tests/tts_server/test_openai_api.py"]
+    listed = subprocess.run(
+        [*collect, "--real-model-last", *tests], cwd=root, capture_output=True, text=True
+    ).stdout.splitlines()
+    names = [line for line in listed if "::" in line]
+    real = [i for i, name in enumerate(names) if "every_format" in name or "real_model" in name]
+    assert real == list(range(len(names) - len(real), len(names)))  # the last ones, together
+    plain = subprocess.run([*collect, *tests], cwd=root, capture_output=True, text=True)
+    assert next(line for line in plain.stdout.splitlines() if "::" in line) != names[0]
