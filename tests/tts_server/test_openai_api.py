@@ -442,10 +442,23 @@ def test_failed_requests_give_their_session_slot_back(
         time.sleep(0.02)
 
 
-def test_a_failure_in_the_first_sentence_is_a_500_server_error(tones: openai.OpenAI) -> None:
-    with pytest.raises(openai.InternalServerError) as caught:
+def test_a_failure_in_the_first_sentence_is_a_500_server_error(
+    tones: openai.OpenAI, caplog: pytest.LogCaptureFixture
+) -> None:
+    with (
+        caplog.at_level(logging.ERROR, logger="tts_server.openai_api"),
+        pytest.raises(openai.InternalServerError) as caught,
+    ):
         speak(tones, "It will explode.")
-    assert caught.value.type == "server_error" and "the model blew up" in caught.value.message
+    assert caught.value.body == {
+        "message": "synthesis failed: RuntimeError('the model blew up')",
+        "type": "server_error",
+        "param": None,
+        "code": None,
+    }
+    logged = [r for r in caplog.records if r.name == "tts_server.openai_api"]
+    assert [r.getMessage() for r in logged] == ["speech synthesis failed"]
+    assert logged[0].exc_info is not None  # with its traceback
 
 
 def test_bodies_over_the_limit_are_413_before_they_are_read(tone_server: ServerThread) -> None:
