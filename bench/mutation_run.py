@@ -147,6 +147,7 @@ TIERS: dict[str, tuple[Group, ...]] = {
             (
                 "tests/tts_server/test_openai_api.py",
                 "tests/tts_server/test_marks.py",  # the captioned route
+                "tests/tts_server/test_normalization_routes.py",  # normalization_options
             ),
         ),
         Group(

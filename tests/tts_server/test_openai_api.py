@@ -442,6 +442,36 @@ def test_failed_requests_give_their_session_slot_back(
         time.sleep(0.02)
 
 
+def test_a_server_with_every_session_synthesizing_answers_429_busy(
+    tone_engine: ToneEngine,
+) -> None:
+    server = start_server(tone_engine, max_sessions=1)
+    tone_engine.gate.clear()
+    held = threading.Thread(target=speak, args=(client_for(server), "The gated one."))
+    try:
+        held.start()  # one request holds the only session, waiting on the gate
+        deadline = time.monotonic() + 10
+        while sessions_open(server) != 1:
+            assert time.monotonic() < deadline, "the first request never took its session"
+            time.sleep(0.02)
+        body = {"model": "tts-1", "input": "Hello.", "voice": "alloy"}
+        response = httpx.post(f"{server.http_url}/v1/audio/speech", json=body, timeout=30)
+    finally:
+        tone_engine.gate.set()
+        held.join(timeout=30)
+        server.stop()
+    assert response.status_code == 429
+    assert response.headers["retry-after"] == "1"
+    assert response.json() == {
+        "error": {
+            "message": "1 sessions are synthesizing; try again later",
+            "type": "server_error",
+            "param": None,
+            "code": "busy",
+        }
+    }
+
+
 def test_a_failure_in_the_first_sentence_is_a_500_server_error(
     tones: openai.OpenAI, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -450,6 +480,7 @@ def test_a_failure_in_the_first_sentence_is_a_500_server_error(
         pytest.raises(openai.InternalServerError) as caught,
     ):
         speak(tones, "It will explode.")
+    assert caught.value.status_code == 500
     assert caught.value.body == {
         "message": "synthesis failed: RuntimeError('the model blew up')",
         "type": "server_error",
@@ -468,7 +499,14 @@ def test_bodies_over_the_limit_are_413_before_they_are_read(tone_server: ServerT
         headers={"content-type": "application/json"},
     )
     assert response.status_code == 413
-    assert response.json()["error"]["code"] == "request_too_large"
+    assert response.json() == {
+        "error": {
+            "message": "the body exceeds 65536 bytes",
+            "type": "invalid_request_error",
+            "param": None,
+            "code": "request_too_large",
+        }
+    }
 
 
 def test_a_body_that_is_not_json_is_a_400(tone_server: ServerThread) -> None:
