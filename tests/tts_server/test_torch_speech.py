@@ -14,6 +14,8 @@ import torch
 
 from bench.torch_engine_speech import (
     OnnxReference,
+    activation_rounding,
+    fake_int8,
     stage_comparison,
     style_row,
     token_ids,
@@ -128,6 +130,30 @@ def test_each_item_of_a_mixed_batch_is_heard_as_when_alone(
         wer_single, heard_single = wer_of(single.audio, text)
         wer_batched, heard_batched = wer_of(batched.audio, text)
         assert wer_batched <= wer_single + WER_MARGIN, (heard_single, heard_batched)
+
+
+def test_fake_int8_is_onnxruntimes_dynamic_uint8_rounding() -> None:
+    x = torch.tensor([-1.0, -0.25, 0.0, 0.1, 3.0])
+    step = 4.0 / 255
+    rounded = fake_int8(x)
+    assert float(rounded[2]) == 0.0  # zero is exact (the range is widened to hold it)
+    assert torch.allclose(rounded / step, torch.round(rounded / step), atol=1e-4)  # on the grid
+    assert float((rounded - x).abs().max()) <= step / 2 + 1e-6
+    assert torch.equal(fake_int8(torch.ones(3)), torch.tensor([1.0, 1.0, 1.0]))  # [0, 1]
+    assert torch.equal(fake_int8(torch.zeros(2)), torch.zeros(2))
+
+
+def test_the_exports_int8_activations_are_why_its_numbers_differ(
+    real_torch_engine: TorchEngine, onnx_reference: OnnxReference, phonemized: list[Phonemized]
+) -> None:
+    ids = token_ids(phonemized[1].phonemes, onnx_reference.vocab)
+    errors = activation_rounding(real_torch_engine._batched, ids)
+    assert len(errors["float32"]) == len(errors["emulated_int8"]) == 12
+    # With the export's rounding emulated, PL-BERT's first layer is close to the export's...
+    assert errors["emulated_int8"][0] < errors["float32"][0] / 5
+    # ...then roundings flip and the difference grows to float32's size: rounding noise.
+    assert errors["emulated_int8"][-1] > 5 * errors["emulated_int8"][0]
+    assert errors["emulated_int8"][-1] > errors["float32"][-1] / 2
 
 
 def test_word_timings_are_within_a_frame_or_two_of_the_onnx_engines(
