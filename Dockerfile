@@ -68,4 +68,4 @@ RUN pip install ".[agent,listen,sagemaker,otlp]"
 RUN useradd --system --uid 10001 --home-dir /app agent
 USER agent
 EXPOSE 8080
-CMD ["python", "-m", "agent.app"]
+CMD ["python", "-m", "agent.doors.agentcore"]

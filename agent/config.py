@@ -1,51 +1,207 @@
-"""Agent settings from the environment (the dev server's flags override them)."""
+"""Agent and listening settings, each declared once: its default, its variable, its help and
+how its text is read (the dev server's flags override them).
+
+A field's metadata (``_env``) names its environment variable and its reader; ``from_env`` is
+derived from the fields, so a knob is written in one place. A bad value fails at start with
+its variable's name. The ground floor: ``agent.browser_leg``, ``tts_client`` and
+``tts_protocol`` only.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
-from agent.listening.settings import ListeningConfig
+from agent.browser_leg import MIC_SAMPLE_RATE
 from tts_client import Transport, WebSocketTransport
-from tts_protocol import STREAM_PATH
+from tts_protocol import BYTES_PER_SAMPLE, STREAM_PATH
 
 DEFAULT_TTS_URL = f"ws://127.0.0.1:8080{STREAM_PATH}"
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")  # the names a local server answers to
+C = TypeVar("C")
+
+
+def _number(text: str, name: str) -> float:
+    """A positive finite number."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < math.inf:  # NaN too
+        raise ValueError(f"{name} must be a positive _number, not {text!r}")
+    return value
+
+
+def _count(text: str, name: str) -> int:
+    """A positive _number, in whole units (ms, threads)."""
+    return int(_number(text, name))
+
+
+def _seconds(text: str, name: str) -> float:
+    """A positive number of seconds (``inf``: never)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not value > 0:  # NaN too
+        raise ValueError(f"{name} must be a positive number of _seconds, not {text!r}")
+    return value
+
+
+def _fraction(text: str, name: str) -> float:
+    """A number strictly between 0 and 1."""
+    value = _number(text, name)
+    if not value < 1:
+        raise ValueError(f"{name} must be in (0, 1), not {value}")
+    return value
+
+
+def _listed(text: str, _name: str) -> tuple[str, ...]:
+    """Comma-separated entries (none: the default)."""
+    return tuple(entry.strip() for entry in text.split(",") if entry.strip())
+
+
+def _text(text: str, _name: str) -> str:
+    return text
+
+
+def _env(
+    names: str | tuple[str, ...], read: Callable[[str, str], Any], help_text: str
+) -> dict[str, object]:
+    """A field's metadata: the variables that set it (the first set wins), its reader, and
+    what it does (docs/agent.md, docs/listening.md)."""
+    return {"env": (names,) if isinstance(names, str) else names, "read": read, "help": help_text}
+
+
+def from_env(cls: type[C], env: Mapping[str, str]) -> C:
+    """``cls`` with each field that declares variables read from ``env``; a variable that is
+    unset, empty or reads as nothing keeps the field's default."""
+    values: dict[str, object] = {}
+    for spec in dataclasses.fields(cls):  # type: ignore[arg-type]
+        for name in spec.metadata.get("env", ()):
+            if raw := env.get(name):
+                value = spec.metadata["read"](raw, name)
+                if value or value == 0:
+                    values[spec.name] = value
+                break
+    return cls(**values)
+
+
+@dataclass(frozen=True, slots=True)
+class ListeningConfig:
+    """How a socket listens (docs/listening.md)."""
+
+    vad_threshold: float = field(
+        default=0.5,
+        metadata=_env("VOICE_AGENT_VAD_THRESHOLD", _fraction, "Silero's speech probability"),
+    )
+    onset_ms: int = field(
+        default=64,
+        metadata=_env("VOICE_AGENT_LISTEN_ONSET_MS", _count, "speech this long starts a turn"),
+    )
+    silence_ms: int = field(
+        default=500,
+        metadata=_env("VOICE_AGENT_LISTEN_SILENCE_MS", _count, "silence this long ends the turn"),
+    )
+    barge_in_ms: int = field(
+        default=200,
+        metadata=_env("VOICE_AGENT_BARGE_IN_MS", _count, "speech this long cuts a running turn"),
+    )
+    preroll_ms: int = field(
+        default=192,
+        metadata=_env("VOICE_AGENT_LISTEN_PREROLL_MS", _count, "audio kept from before the onset"),
+    )
+    max_utterance_s: float = field(
+        default=20.0,
+        metadata=_env("VOICE_AGENT_LISTEN_MAX_S", _number, "an utterance is cut here"),
+    )
+    burst_s: float = field(
+        default=2.0,
+        metadata=_env(
+            "VOICE_AGENT_LISTEN_BURST_S",
+            _number,
+            "how far ahead of real time audio may run",
+        ),
+    )
+    max_frame_ms: int = 100  # a MIC frame holds at most this much audio (20-32 ms is usual)
+    asr_model: str | None = field(
+        default=None,
+        metadata=_env("VOICE_AGENT_ASR_MODEL", _text, "a CTranslate2 Whisper folder"),
+    )
+    asr_threads: int = field(
+        default=2,
+        metadata=_env("VOICE_AGENT_ASR_THREADS", _count, "CPU threads per recognition"),
+    )
+    asr_concurrency: int = field(
+        default=1,
+        metadata=_env("VOICE_AGENT_ASR_CONCURRENCY", _count, "recognitions at once, per process"),
+    )
+    asr_max_queue: int = field(
+        default=8,
+        metadata=_env("VOICE_AGENT_ASR_MAX_QUEUE", _count, "more waiting is refused (asr_busy)"),
+    )
+
+    @property
+    def max_frame_bytes(self) -> int:
+        return MIC_SAMPLE_RATE * self.max_frame_ms // 1000 * BYTES_PER_SAMPLE
+
+    @property
+    def max_utterance_bytes(self) -> int:
+        return int(self.max_utterance_s * MIC_SAMPLE_RATE) * BYTES_PER_SAMPLE
 
 
 @dataclass(frozen=True, slots=True)
 class AgentConfig:
     """Which LLM, which speech endpoint; which origins and host names, how long /ws may idle."""
 
-    model: str = "demo"  # VOICE_AGENT_MODEL: demo | bedrock:<id> | openai:<base-url>#<model>
-    tts_url: str = DEFAULT_TTS_URL  # TTS_URL: a local or remote WebSocket
-    sagemaker_endpoint: str | None = None  # TTS_SAGEMAKER_ENDPOINT: wins over TTS_URL
-    region: str | None = None  # AWS_REGION
-    # VOICE_AGENT_ALLOW_ORIGINS (comma-separated): foreign origins the dev server lets in, besides
-    # its own (agent/origins.py); "*" lets in any
-    allow_origins: tuple[str, ...] = ()
-    # VOICE_AGENT_ALLOW_HOSTS (comma-separated): the names the dev server answers to (its Host
-    # header), against DNS rebinding; "*" answers to any. `voice-agent dev --host` adds its own.
-    allow_hosts: tuple[str, ...] = LOOPBACK_HOSTS
-    ws_idle_s: float = 300.0  # VOICE_AGENT_WS_IDLE_S: /ws closes after this long without use
-    listening: ListeningConfig = field(default_factory=ListeningConfig)  # see listening_from_env
+    model: str = field(
+        default="demo",
+        metadata=_env(
+            "VOICE_AGENT_MODEL", _text, "demo | bedrock:<model-id> | openai:<base-url>#<model>"
+        ),
+    )
+    tts_url: str = field(
+        default=DEFAULT_TTS_URL, metadata=_env("TTS_URL", _text, "a local or remote WebSocket")
+    )
+    sagemaker_endpoint: str | None = field(
+        default=None, metadata=_env("TTS_SAGEMAKER_ENDPOINT", _text, "wins over TTS_URL")
+    )
+    region: str | None = field(
+        default=None, metadata=_env(("AWS_REGION", "AWS_DEFAULT_REGION"), _text, "the AWS region")
+    )
+    allow_origins: tuple[str, ...] = field(
+        default=(),
+        metadata=_env(
+            "VOICE_AGENT_ALLOW_ORIGINS",
+            _listed,
+            "foreign origins the dev server lets in, besides its own (agent/doors/origins.py);"
+            ' "*" lets in any',
+        ),
+    )
+    allow_hosts: tuple[str, ...] = field(
+        default=LOOPBACK_HOSTS,
+        metadata=_env(
+            "VOICE_AGENT_ALLOW_HOSTS",
+            _listed,
+            "the names the dev server answers to (its Host header), against DNS rebinding;"
+            ' "*" answers to any; `voice-agent dev --host` adds its own',
+        ),
+    )
+    ws_idle_s: float = field(
+        default=300.0,
+        metadata=_env("VOICE_AGENT_WS_IDLE_S", _seconds, "/ws closes after this long unused"),
+    )
+    listening: ListeningConfig = field(default_factory=ListeningConfig)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> AgentConfig:
+        """The settings the environment names; raises ``ValueError`` naming a bad variable."""
         env = os.environ if env is None else env
-        default = cls()
-        return cls(
-            model=env.get("VOICE_AGENT_MODEL") or default.model,
-            tts_url=env.get("TTS_URL") or default.tts_url,
-            sagemaker_endpoint=env.get("TTS_SAGEMAKER_ENDPOINT") or None,
-            region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or None,
-            allow_origins=_listed(env, "VOICE_AGENT_ALLOW_ORIGINS", ()),
-            allow_hosts=_listed(env, "VOICE_AGENT_ALLOW_HOSTS", default.allow_hosts),
-            ws_idle_s=_seconds(env, "VOICE_AGENT_WS_IDLE_S", default.ws_idle_s),
-            listening=listening_from_env(env),
-        )
+        return dataclasses.replace(from_env(cls, env), listening=from_env(ListeningConfig, env))
 
     def transport(self) -> Transport:
         """The TTS transport: SageMaker's bidirectional stream when an endpoint is named."""
@@ -54,55 +210,3 @@ class AgentConfig:
 
             return SageMakerTransport(self.sagemaker_endpoint, self.region)
         return WebSocketTransport(self.tts_url)
-
-
-def listening_from_env(env: Mapping[str, str]) -> ListeningConfig:
-    """``ListeningConfig`` from the ``VOICE_AGENT_LISTEN_*``, ``_VAD_*``, ``_BARGE_IN_MS`` and
-    ``_ASR_*`` variables (docs/listening.md); raises ``ValueError`` naming a bad one."""
-    d = ListeningConfig()
-    threshold = _number(env, "VOICE_AGENT_VAD_THRESHOLD", d.vad_threshold)
-    if not 0 < threshold < 1:
-        raise ValueError(f"VOICE_AGENT_VAD_THRESHOLD must be in (0, 1), not {threshold}")
-    return ListeningConfig(
-        vad_threshold=threshold,
-        onset_ms=int(_number(env, "VOICE_AGENT_LISTEN_ONSET_MS", d.onset_ms)),
-        silence_ms=int(_number(env, "VOICE_AGENT_LISTEN_SILENCE_MS", d.silence_ms)),
-        barge_in_ms=int(_number(env, "VOICE_AGENT_BARGE_IN_MS", d.barge_in_ms)),
-        preroll_ms=int(_number(env, "VOICE_AGENT_LISTEN_PREROLL_MS", d.preroll_ms)),
-        max_utterance_s=_number(env, "VOICE_AGENT_LISTEN_MAX_S", d.max_utterance_s),
-        burst_s=_number(env, "VOICE_AGENT_LISTEN_BURST_S", d.burst_s),
-        asr_model=env.get("VOICE_AGENT_ASR_MODEL") or None,
-        asr_threads=int(_number(env, "VOICE_AGENT_ASR_THREADS", d.asr_threads)),
-        asr_concurrency=int(_number(env, "VOICE_AGENT_ASR_CONCURRENCY", d.asr_concurrency)),
-        asr_max_queue=int(_number(env, "VOICE_AGENT_ASR_MAX_QUEUE", d.asr_max_queue)),
-    )
-
-
-def _listed(env: Mapping[str, str], name: str, default: tuple[str, ...]) -> tuple[str, ...]:
-    """The comma-separated entries of ``env[name]``, or ``default`` when it names none."""
-    entries = tuple(entry.strip() for entry in env.get(name, "").split(",") if entry.strip())
-    return entries or default
-
-
-def _seconds(env: Mapping[str, str], name: str, default: float) -> float:
-    """A positive number of seconds from ``env[name]``; raises ``ValueError`` naming it."""
-    raw = env.get(name)
-    try:
-        value = float(raw) if raw else default
-    except ValueError:
-        value = math.nan
-    if not value > 0:  # NaN too
-        raise ValueError(f"{name} must be a positive number of seconds, not {raw!r}")
-    return value
-
-
-def _number(env: Mapping[str, str], name: str, default: float) -> float:
-    """A positive finite number from ``env[name]``; raises ``ValueError`` naming it."""
-    raw = env.get(name)
-    try:
-        value = float(raw) if raw else default
-    except ValueError:
-        value = math.nan
-    if not 0 < value < math.inf:  # NaN too
-        raise ValueError(f"{name} must be a positive number, not {raw!r}")
-    return value

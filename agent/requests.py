@@ -5,10 +5,10 @@ Every JSON the agent reads goes through ``decode_json``: bytes that are not UTF-
 typed ``invalid_json``. ``parse_request`` makes a ``TurnRequest`` of a decoded payload;
 ``check_options`` is the one check of the fields a prompt and a ``/ws`` ``config`` share;
 ``check_fields`` refuses a field no rule names (``unknown_field``: a typo such as ``sped`` is
-not ignored). ``parse_heard`` checks a playback report (``heard``: where the client stopped
-playing a turn's audio). Any refusal is a ``BadRequest``; ``refusal`` is its HTTP answer, and
-``http_error`` the same shape for what the routing refuses (404, 405). Limits: docs/agent.md,
-"Limits".
+not ignored). ``parse_playback_report`` checks a playback report (``heard``: where the client
+stopped playing a turn's audio). Any refusal is a ``BadRequest``; ``refusal`` is its HTTP
+answer, and ``http_error`` the same shape for what the routing refuses (404, 405). Limits:
+docs/agent.md, "Limits".
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ from tts_protocol import (
 )
 
 Mode = Literal["stream", "batch"]
-MODES: tuple[Mode, ...] = ("stream", "batch")
+TURN_MODES: tuple[Mode, ...] = ("stream", "batch")
 OPTION_FIELDS = ("voice", "speed", "mode", "marks")
-HEARD_FIELDS = ("turn_id", "seq", "ms")
+PLAYBACK_FIELDS = ("turn_id", "seq", "ms")
 REQUEST_FIELDS = ("prompt", *OPTION_FIELDS, "heard")  # a POST body's; a /ws prompt's, and `type`
 MAX_PROMPT_CHARS = 4_000
 MAX_BODY_BYTES = 64 * 1024  # a POST /invocations body; the longest prompt fits many times
@@ -76,11 +76,11 @@ class TurnRequest:
     voice: VoiceMix | None = None
     speed: float = DEFAULT_SPEED
     marks: bool = False  # relay word timings (segment.marks events)
-    heard: Heard | None = None  # where the client stopped playing the previous turn
+    heard: PlaybackReport | None = None  # where the client stopped playing the previous turn
 
 
 @dataclass(frozen=True, slots=True)
-class Heard:
+class PlaybackReport:
     """The client stopped playing turn ``turn_id`` at ``ms`` into segment ``seq``'s audio."""
 
     turn_id: str
@@ -103,22 +103,24 @@ def parse_request(payload: object) -> TurnRequest:
         raise BadRequest("prompt_too_long", f"'prompt' is over {MAX_PROMPT_CHARS} characters")
     heard = payload.get("heard")
     options = check_options(payload)._asdict()
-    return TurnRequest(prompt, **options, heard=None if heard is None else parse_heard(heard))
+    return TurnRequest(
+        prompt, **options, heard=None if heard is None else parse_playback_report(heard)
+    )
 
 
-def parse_heard(value: object) -> Heard:
+def parse_playback_report(value: object) -> PlaybackReport:
     """A playback report ``{"turn_id", "seq", "ms"}``; raises ``BadRequest`` (``invalid_heard``)."""
     rule = '\'heard\' must be {"turn_id": string, "seq": integer >= 0, "ms": number >= 0}'
-    if not isinstance(value, dict) or set(value) != set(HEARD_FIELDS):
+    if not isinstance(value, dict) or set(value) != set(PLAYBACK_FIELDS):
         raise BadRequest("invalid_heard", rule)
-    turn_id, seq, ms = (value[field] for field in HEARD_FIELDS)
+    turn_id, seq, ms = (value[field] for field in PLAYBACK_FIELDS)
     if not isinstance(turn_id, str) or not 0 < len(turn_id) <= 64:
         raise BadRequest("invalid_heard", f"{rule}: 'turn_id' is a turn.start's turn_id")
     if isinstance(seq, bool) or not isinstance(seq, int) or seq < 0:
         raise BadRequest("invalid_heard", f"{rule}: 'seq' is {seq!r}")
     if isinstance(ms, bool) or not isinstance(ms, int | float) or not math.isfinite(ms) or ms < 0:
         raise BadRequest("invalid_heard", f"{rule}: 'ms' is {ms!r}")
-    return Heard(turn_id, seq, float(ms))
+    return PlaybackReport(turn_id, seq, float(ms))
 
 
 def check_options(fields: Mapping[str, object]) -> TurnOptions:
@@ -128,8 +130,8 @@ def check_options(fields: Mapping[str, object]) -> TurnOptions:
     so the agent refuses exactly what the TTS server would.
     """
     mode = fields.get("mode", "stream")
-    if mode not in MODES:
-        raise BadRequest("invalid_mode", f"'mode' must be one of {', '.join(MODES)}")
+    if mode not in TURN_MODES:
+        raise BadRequest("invalid_mode", f"'mode' must be one of {', '.join(TURN_MODES)}")
     voice = _checked("invalid_voice", check_voice, fields.get("voice"))
     speed = _checked("invalid_speed", check_speed, fields.get("speed"))
     marks = _checked("invalid_marks", check_marks, fields.get("marks"))

@@ -37,14 +37,14 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from agent.local_tts import local_tts
 from bench.latency_levels import Stack, measure
 from bench.latency_plan import QUICK, Plan
 from bench.latency_report import STEM, headline, write
 from bench.latency_targets import PROMPT, AgentCoreTarget, HttpTarget, Target, WebSocketTarget
+from voice_agent_cli.local_tts import local_tts
 
 if TYPE_CHECKING:
-    from agent.service import VoiceAgent
+    from agent.core.service import VoiceAgent
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "benchmarks"
 
@@ -155,7 +155,7 @@ def dev_server(tts_url: str) -> Iterator[tuple[str, VoiceAgent]]:
     import uvicorn
 
     from agent.config import AgentConfig
-    from agent.devserver import create_app
+    from agent.doors.devserver import create_app
 
     app = create_app(AgentConfig(model="demo", tts_url=tts_url))
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))

@@ -16,7 +16,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from agent.requests import MODES
+from agent.requests import TURN_MODES
 from bench import tts_transport_bench as transport_bench
 from bench.latency_plan import Plan
 from bench.latency_stats import Timed, figures, percentile, ratio, spread, summarize, timeline
@@ -24,7 +24,7 @@ from bench.latency_targets import HttpTarget, InProcessTarget, Target, WebSocket
 from tts_client import SessionPool, TTSSession, WebSocketTransport
 
 if TYPE_CHECKING:
-    from agent.llm import DemoConfig
+    from agent.core.llm import DemoConfig
 
 BARRIER_TEXT = "Done."
 LEGS = ("sse", "websocket")
@@ -86,12 +86,12 @@ async def compare(
     demo = plan.demo(sentences) if sentences else None
     conversation = f"bench-{level}-{sentences}"
     for _ in range(plan.warmup):
-        for mode in MODES:
+        for mode in TURN_MODES:
             await target.turn(mode, conversation, _warm(demo))
     runs: list[dict[str, Any]] = []
-    records: dict[str, list[list[Timed]]] = {mode: [] for mode in MODES}
+    records: dict[str, list[list[Timed]]] = {mode: [] for mode in TURN_MODES}
     for index in range(count):
-        for mode in MODES if index % 2 == 0 else MODES[::-1]:
+        for mode in TURN_MODES if index % 2 == 0 else TURN_MODES[::-1]:
             events = await target.turn(mode, conversation, demo)
             run = {"run": index + 1, "mode": mode, **figures(events)}
             await _add_floor(run, tts_url)
@@ -107,7 +107,7 @@ async def compare(
         "summary": summary,
         "ttfa_batch_over_stream": ratio(summary, "ttfa_ms"),
         "total_batch_over_stream": ratio(summary, "total_ms"),
-        "timeline": {mode: timeline(_median_ttfa(records[mode])) for mode in MODES},
+        "timeline": {mode: timeline(_median_ttfa(records[mode])) for mode in TURN_MODES},
     }
 
 
@@ -202,11 +202,11 @@ async def concurrency(target: Target, plan: Plan, local: bool) -> list[dict[str,
 
 async def transport(tts_url: str, runs: int) -> dict[str, Any]:
     """The TTS transport alone, in ``bench.tts_transport_bench``'s modes as they are."""
-    samples: dict[str, list[dict[str, float]]] = {mode: [] for mode in transport_bench.MODES}
+    samples: dict[str, list[dict[str, float]]] = {mode: [] for mode in transport_bench.TURN_MODES}
     async with TTSSession(WebSocketTransport(tts_url), transport_bench.CONFIG) as session:
         await (await session.speak("Warming up.")).read()
         for _ in range(runs):
-            for mode in transport_bench.MODES:
+            for mode in transport_bench.TURN_MODES:
                 samples[mode].append(await transport_bench.RUNNERS[mode](session, tts_url))
     summary = {
         mode: {key: spread([t[key] for t in timings]) for key in ("first_audio_ms", "total_ms")}

@@ -6,7 +6,7 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from agent.llm import DemoConfig
+    from agent.core.llm import DemoConfig
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -26,7 +26,7 @@ class Plan:
 
     def demo(self, sentences: int) -> DemoConfig:
         """The demo model's reply of ``sentences`` at this plan's token rate."""
-        from agent.llm import DemoConfig
+        from agent.core.llm import DemoConfig
 
         return DemoConfig(sentences, self.tokens_per_second, self.first_token_delay_s)
 

@@ -7,7 +7,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from agent.requests import MODES
+from agent.requests import TURN_MODES
 from tts_protocol import BYTES_PER_SAMPLE, samples_ms
 
 METRICS = (
@@ -147,7 +147,7 @@ def spread(values: Sequence[float | None]) -> dict[str, float | None]:
 def summarize(runs: Sequence[dict[str, Any]]) -> Summary:
     """Median and p90 of every metric, per mode."""
     by_mode: Summary = {}
-    for mode in MODES:
+    for mode in TURN_MODES:
         chosen = [run for run in runs if run["mode"] == mode]
         if chosen:
             by_mode[mode] = {m: spread([run[m] for run in chosen]) for m in METRICS}

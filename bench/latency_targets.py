@@ -15,15 +15,15 @@ import httpx
 from websockets.asyncio.client import ClientConnection, connect
 
 from agent.browser_leg import SESSION_HEADER, split_audio_frame
+from agent.core.turn import Turn
 from agent.events import AudioDelta, Event
 from agent.requests import Mode, TurnRequest
-from agent.turn import Turn
 from bench.latency_stats import Timed, audio_record, compact
 from tts_client import SessionPool
 
 if TYPE_CHECKING:
-    from agent.llm import DemoConfig
-    from agent.service import VoiceAgent
+    from agent.core.llm import DemoConfig
+    from agent.core.service import VoiceAgent
 
 PROMPT = "Tell me about streaming speech"
 SSE_READ_BYTES = 256  # AgentCore body reads: a text event is stamped at most this late
@@ -59,7 +59,7 @@ class InProcessTarget:
         """A fresh strands agent with the demo model; times from just before ``Turn``."""
         from strands import Agent
 
-        from agent.llm import SYSTEM_PROMPT, DemoModel
+        from agent.core.llm import SYSTEM_PROMPT, DemoModel
 
         llm = Agent(model=DemoModel(demo), system_prompt=SYSTEM_PROMPT, callback_handler=None)
         started = time.perf_counter()

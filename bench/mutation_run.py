@@ -93,7 +93,7 @@ TIERS: dict[str, tuple[Group, ...]] = {
             ("tts_server/openai_api/audio_encoding.py",),
             ("tests/tts_server/test_audio_encoding.py",),
         ),
-        Group("origins", ("agent/origins.py",), ("tests/agent/test_origins.py",)),
+        Group("origins", ("agent/doors/origins.py",), ("tests/agent/test_origins.py",)),
         Group("deploy", ("deploy/iam.py", "deploy/plan.py"), ("tests/deploy",)),
         Group(
             "normalize",
@@ -116,7 +116,7 @@ TIERS: dict[str, tuple[Group, ...]] = {
             "listening",
             (
                 "agent/listening/endpointer.py",
-                "agent/listening/playback.py",
+                "agent/leg/playback.py",
                 "agent/listening/vad.py",
             ),
             (
@@ -125,7 +125,7 @@ TIERS: dict[str, tuple[Group, ...]] = {
                 "tests/agent/listening/test_vad.py",
             ),
         ),
-        Group("memory", ("agent/memory.py",), ("tests/agent/test_memory.py",)),
+        Group("memory", ("agent/core/memory.py",), ("tests/agent/test_memory.py",)),
     ),
     # The newer modules behind the server's routes, whose tests run real servers.
     "serving": (
@@ -152,7 +152,7 @@ TIERS: dict[str, tuple[Group, ...]] = {
         ),
         Group(
             "ws",
-            ("agent/ws.py", "agent/ws_messages.py"),
+            ("agent/leg/socket.py", "agent/leg/messages.py"),
             # In process, scripted turns, milliseconds a test; test_ws.py and the listening
             # and memory socket tests run real servers for minutes a pass, too long per mutant.
             ("tests/agent/test_ws_messages.py", "tests/agent/test_voice_socket.py"),

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import httpx
 
-from agent.service import VoiceAgent
+from agent.core.service import VoiceAgent
 from bench.reliability_client import agent_service, pace, run_turn, tts_server
 from bench.reliability_faults import fault_matrix
 from bench.reliability_report import write

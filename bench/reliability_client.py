@@ -11,10 +11,10 @@ from contextlib import contextmanager
 
 import httpx
 
-from agent import devserver
 from agent.browser_leg import SESSION_HEADER
 from agent.config import AgentConfig
-from agent.service import VoiceAgent
+from agent.core.service import VoiceAgent
+from agent.doors import devserver
 from bench.reliability_stats import TurnRecord
 from tts_client import SessionConfig
 from tts_server.app import create_app

@@ -36,14 +36,15 @@ from typing import Any
 
 import numpy as np
 
-from agent.browser_leg import SESSION_HEADER, mic_frame
-from agent.listening.settings import SAMPLE_RATE, WINDOW_MS, ListeningConfig
-from agent.llm import DemoConfig, demo_reply, demo_tokens
-from agent.local_tts import local_tts
+from agent.browser_leg import MIC_SAMPLE_RATE, SESSION_HEADER, mic_frame
+from agent.config import ListeningConfig
+from agent.core.llm import DemoConfig, demo_reply, demo_tokens
+from agent.listening.settings import WINDOW_MS
 from bench.agent_latency import _free_port, dev_server, machine, ws_url
 from bench.intelligibility import to_whisper_input, word_error_rate
 from bench.latency_levels import lone_first_audio_ms
 from bench.latency_stats import spread
+from voice_agent_cli.local_tts import local_tts
 
 STEM = "voice_to_voice"
 OUT = Path(__file__).resolve().parents[1] / "docs" / "benchmarks"
@@ -92,7 +93,7 @@ def speech_span_ms(pcm: bytes) -> tuple[float, float]:
     """Where the speech in ``pcm`` starts and ends (first and last sample over -34 dBFS)."""
     samples = np.abs(np.frombuffer(pcm, dtype="<i2").astype(np.float32)) / 32768
     loud = np.flatnonzero(samples > 0.02)
-    return loud[0] * 1000 / SAMPLE_RATE, (loud[-1] + 1) * 1000 / SAMPLE_RATE
+    return loud[0] * 1000 / MIC_SAMPLE_RATE, (loud[-1] + 1) * 1000 / MIC_SAMPLE_RATE
 
 
 class Session:
@@ -125,7 +126,7 @@ class Session:
 
     async def play(self, pcm: bytes) -> list[float]:
         """Send ``pcm`` as a microphone would; returns when each frame was sent."""
-        size = SAMPLE_RATE * FRAME_MS // 1000 * 2
+        size = MIC_SAMPLE_RATE * FRAME_MS // 1000 * 2
         sent, start = [], time.perf_counter()
         for index, offset in enumerate(range(0, len(pcm), size)):
             await asyncio.sleep(max(0.0, start + index * FRAME_MS / 1000 - time.perf_counter()))
@@ -165,7 +166,7 @@ def decision_frame(stream: bytes) -> int:
     from agent.listening.vad import VoiceActivity
 
     vad, endpointer = VoiceActivity(), Endpointer(ListeningConfig())
-    size = SAMPLE_RATE * FRAME_MS // 1000 * 2
+    size = MIC_SAMPLE_RATE * FRAME_MS // 1000 * 2
     for index, offset in enumerate(range(0, len(stream), size)):
         for window, probability in vad.windows(stream[offset : offset + size]):
             if any(isinstance(e, Ended) for e in endpointer.push(window, probability)):

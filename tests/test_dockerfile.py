@@ -91,7 +91,7 @@ def test_agent_image_is_arm64_python312_on_8080_as_non_root(agent: list[tuple[st
     assert values(agent, "EXPOSE") == ["8080"]
     user = values(agent, "USER")
     assert user and user[-1] not in ("root", "0")
-    assert json.loads(values(agent, "CMD")[-1]) == ["python", "-m", "agent.app"]
+    assert json.loads(values(agent, "CMD")[-1]) == ["python", "-m", "agent.doors.agentcore"]
 
 
 def test_agent_image_installs_the_sagemaker_extra_without_the_server(
@@ -140,7 +140,7 @@ def _first_party_imports(entry: str) -> set[str]:
 
 
 @pytest.mark.parametrize(
-    ("stage", "entry"), [("tts-server", "tts_server.cli"), ("agent", "agent.app")]
+    ("stage", "entry"), [("tts-server", "tts_server.cli"), ("agent", "agent.doors.agentcore")]
 )
 def test_each_image_copies_every_package_its_entry_point_imports(stage: str, entry: str) -> None:
     copied = {rest.split()[0] for rest in values(stages()[stage], "COPY")}

@@ -7,7 +7,7 @@ client (``tts_client``) and every test peer use these rules of the wire, and not
 each other. See docs/protocol.md.
 """
 
-from tts_protocol.audio import samples_ms, split_audio, wav_bytes
+from tts_protocol.audio import pcm16_to_float, samples_ms, split_audio, wav_bytes
 from tts_protocol.client import (
     Audio,
     ClientEvent,
@@ -147,6 +147,7 @@ __all__ = [
     "encode",
     "parse_object",
     "parse_voice",
+    "pcm16_to_float",
     "samples_ms",
     "speak_fields",
     "split_audio",

@@ -27,8 +27,8 @@ from pathlib import Path
 import uvicorn
 
 from agent.config import AgentConfig
-from agent.local_tts import LocalTTSFailed, PortInUse, bind, local_sagemaker, local_tts
 from observability import logs, tracing
+from voice_agent_cli.local_tts import LocalTTSFailed, PortInUse, bind, local_sagemaker, local_tts
 
 EXIT_NOT_STARTED = 3  # a port in use, or the TTS child never healthy (uvicorn's own code for it)
 ENGINES = ("onnx", "torch")  # tts-server's --engine choices (tts_server.settings.EngineName)
@@ -45,7 +45,11 @@ TOOLS: tuple[tuple[str, str, str], ...] = (  # command, its module (imported whe
         "acceptance test of a TTS endpoint; exit 1 on any failure",
     ),
     ("audit", "bench.audit", "dependency floors, vulnerability scan and SBOMs"),
-    ("chat", "agent.chat", "talk to the agent over its WebSocket (/ws), locally or on AgentCore"),
+    (
+        "chat",
+        "voice_agent_cli.chat",
+        "talk to the agent over its WebSocket (/ws), locally or on AgentCore",
+    ),
     ("deploy", "deploy.cli", "deploy the TTS endpoint and the agent runtime to AWS (boto3)"),
 )
 
@@ -61,7 +65,7 @@ def dev(args: argparse.Namespace) -> int:
 
 
 def _dev(args: argparse.Namespace) -> None:
-    from agent.devserver import create_app
+    from agent.doors.devserver import create_app
 
     logs.configure("INFO")  # LOG_FORMAT: text (the default here) or json
     tracing.configure("voice-agent")  # on with the OTEL_* variables

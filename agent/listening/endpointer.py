@@ -13,7 +13,8 @@ import math
 from collections import deque
 from dataclasses import dataclass
 
-from agent.listening.settings import WINDOW_BYTES, WINDOW_MS, ListeningConfig
+from agent.config import ListeningConfig
+from agent.listening.settings import WINDOW_BYTES, WINDOW_MS
 
 RELEASE_BELOW = 0.15  # speech goes on down to this much under the threshold
 TAIL_MS = 256  # silence kept after the speech: Whisper misreads words cut close at the end

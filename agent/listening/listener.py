@@ -15,22 +15,20 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Literal
 
+from agent.browser_leg import MIC_SAMPLE_RATE
+from agent.config import ListeningConfig
 from agent.events import ErrorEvent, Event, Listening, Refused, SpeechEnd, SpeechStart
 from agent.listening.endpointer import Ended, Endpointer, Started
 from agent.listening.recognizer import Recognizer
-from agent.listening.settings import (
-    BYTES_PER_SAMPLE,
-    SAMPLE_FORMAT,
-    SAMPLE_RATE,
-    ListeningConfig,
-    pcm_ms,
-)
+from agent.listening.settings import SAMPLE_FORMAT, pcm_ms
 from agent.listening.vad import VoiceActivity
-from agent.requests import BadRequest, check_fields
+from agent.requests import BadRequest
+from tts_protocol import BYTES_PER_SAMPLE
 
-MODES = ("hands_free", "push_to_talk")
+ListenMode = Literal["hands_free", "push_to_talk"]
+LISTEN_MODES: tuple[ListenMode, ...] = ("hands_free", "push_to_talk")
 MIN_TALK_MS = 100  # a shorter push-to-talk press is a slip, not an utterance
 
 
@@ -50,7 +48,7 @@ class BargeIn:
     """The user is talking over the running turn: cancel it."""
 
 
-Heard = Event | Utterance | BargeIn
+ListenerOutput = Event | Utterance | BargeIn
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,12 +58,12 @@ class ListeningService:
     config: ListeningConfig
     recognizer: Recognizer
 
-    def state(self, mode: str | None) -> Listening:
+    def state(self, mode: ListenMode | None) -> Listening:
         """The ``listening`` answer for ``mode`` (None: stopped)."""
         config = self.config
         return Listening(
             mode,
-            SAMPLE_RATE,
+            MIC_SAMPLE_RATE,
             SAMPLE_FORMAT,
             config.silence_ms,
             config.barge_in_ms,
@@ -83,44 +81,11 @@ def listening_service(
     return ListeningService(config, recognizer or shared_whisper(config))
 
 
-def parse_listen(message: dict[str, Any]) -> str:
-    """The mode a ``listen`` message asks for; raises ``BadRequest``."""
-    check_fields(message, ("type", "mode", "sample_rate", "format"))
-    mode = message.get("mode")
-    if mode not in MODES:
-        raise BadRequest("invalid_listen", f"'mode' must be one of {', '.join(MODES)}")
-    rate, sample_format = (
-        message.get("sample_rate", SAMPLE_RATE),
-        message.get("format", SAMPLE_FORMAT),
-    )
-    if rate != SAMPLE_RATE or sample_format != SAMPLE_FORMAT:
-        raise BadRequest(
-            "unsupported_audio_format",
-            f"audio must be {SAMPLE_FORMAT} mono at {SAMPLE_RATE} Hz, "
-            f"not {sample_format!r} at {rate!r}",
-        )
-    return mode
-
-
-def check_frame(pcm: bytes, config: ListeningConfig) -> None:
-    """A microphone frame's PCM: whole samples, at most ``max_frame_ms``; raises ``BadRequest``."""
-    if not pcm or len(pcm) % BYTES_PER_SAMPLE:
-        raise BadRequest(
-            "invalid_audio_frame",
-            f"an audio frame is whole {SAMPLE_FORMAT} samples, not {len(pcm)} bytes",
-        )
-    if len(pcm) > config.max_frame_bytes:
-        raise BadRequest(
-            "audio_frame_too_large",
-            f"an audio frame is at most {config.max_frame_ms} ms ({config.max_frame_bytes} bytes)",
-        )
-
-
 class Listener:
     """A socket's listening in one mode."""
 
     def __init__(
-        self, config: ListeningConfig, mode: str, clock: Callable[[], float] = time.monotonic
+        self, config: ListeningConfig, mode: ListenMode, clock: Callable[[], float] = time.monotonic
     ) -> None:
         self.mode = mode
         self._config = config
@@ -146,8 +111,9 @@ class Listener:
     def _at_ms(self) -> float:
         return pcm_ms(self._received)
 
-    def feed(self, pcm: bytes, turn_running: bool) -> list[Heard]:
-        """Take one checked frame (``check_frame``); ``turn_running``: the agent is answering."""
+    def feed(self, pcm: bytes, agent_speaking: bool) -> list[ListenerOutput]:
+        """Take one checked frame (``agent.leg.voice_input.check_frame``); ``agent_speaking``:
+        a turn runs or the page still plays its audio (``agent.leg.voice_input``)."""
         if not self._paced(len(pcm)):
             if self._told_too_fast:
                 return []
@@ -158,27 +124,27 @@ class Listener:
         self._received += len(pcm)
         if self._vad is None:
             return self._record(pcm)
-        heard: list[Heard] = []
+        outputs: list[ListenerOutput] = []
         for window, probability in self._vad.windows(pcm):
             for found in self._endpointer.push(window, probability):
                 if isinstance(found, Started):
                     self._barged = False
-                    heard.append(SpeechStart(found.at_ms))
+                    outputs.append(SpeechStart(found.at_ms))
                 else:
-                    heard += self._ended(found, turn_running)
+                    outputs += self._ended(found, agent_speaking)
             speech_ms = self._endpointer.speech_ms
-            if turn_running and not self._barged and speech_ms >= self._config.barge_in_ms:
+            if agent_speaking and not self._barged and speech_ms >= self._config.barge_in_ms:
                 self._barged = True
-                heard.append(BargeIn())
-        return heard
+                outputs.append(BargeIn())
+        return outputs
 
     def _paced(self, size: int) -> bool:
         allowed_s = self._clock() - self._started + self._config.burst_s
-        return self._received + size <= allowed_s * SAMPLE_RATE * BYTES_PER_SAMPLE
+        return self._received + size <= allowed_s * MIC_SAMPLE_RATE * BYTES_PER_SAMPLE
 
-    def _ended(self, ended: Ended, turn_running: bool) -> list[Heard]:
+    def _ended(self, ended: Ended, agent_speaking: bool) -> list[ListenerOutput]:
         audio_ms = pcm_ms(len(ended.pcm))
-        if turn_running and not self._barged:  # under the barge-in threshold: not for us
+        if agent_speaking and not self._barged:  # under the barge-in threshold: not for us
             return [SpeechEnd(ended.at_ms, audio_ms, "too_short")]
         return [
             *self._cut(ended.reason),
@@ -194,10 +160,10 @@ class Listener:
 
     # --- push-to-talk --------------------------------------------------------------------
 
-    def _record(self, pcm: bytes) -> list[Heard]:
+    def _record(self, pcm: bytes) -> list[ListenerOutput]:
         if self._talk is None:
             self._preroll += pcm
-            keep = self._config.preroll_ms * SAMPLE_RATE // 1000 * BYTES_PER_SAMPLE
+            keep = self._config.preroll_ms * MIC_SAMPLE_RATE // 1000 * BYTES_PER_SAMPLE
             del self._preroll[: max(0, len(self._preroll) - keep)]
             return []
         if self._talk_cut:
@@ -208,7 +174,7 @@ class Listener:
         self._talk_cut = True
         return self._talk_over("max_length")
 
-    def talk_start(self, turn_running: bool) -> list[Heard]:
+    def talk_start(self, agent_speaking: bool) -> list[ListenerOutput]:
         """The user pressed to talk: an utterance starts (and cuts a running turn at once)."""
         self._push_to_talk("talk.start")
         if self._talk is not None:
@@ -216,9 +182,9 @@ class Listener:
         self._talk, self._talk_cut = bytearray(self._preroll), False
         self._preroll.clear()
         self._talk_started_at = self._at_ms
-        return [SpeechStart(self._talk_started_at), *([BargeIn()] if turn_running else [])]
+        return [SpeechStart(self._talk_started_at), *([BargeIn()] if agent_speaking else [])]
 
-    def talk_end(self) -> list[Heard]:
+    def talk_end(self) -> list[ListenerOutput]:
         """The user let go: the utterance ends here, with no silence to wait for."""
         self._push_to_talk("talk.end")
         if self._talk is None:
@@ -228,7 +194,7 @@ class Listener:
             return []
         return self._talk_over("talk.end")
 
-    def _talk_over(self, reason: str) -> list[Heard]:
+    def _talk_over(self, reason: str) -> list[ListenerOutput]:
         assert self._talk is not None
         pcm = bytes(self._talk)
         self._talk = None if reason == "talk.end" else self._talk[:0]
@@ -246,7 +212,7 @@ class Listener:
                 "not_push_to_talk", f"{message!r} is for push_to_talk; listening is {self.mode}"
             )
 
-    def stop(self) -> list[Heard]:
+    def stop(self) -> list[Event]:
         """Listening stops: an utterance in progress is dropped, and said to end."""
         talking = self._talk is not None and not self._talk_cut
         speaking = self._endpointer.state == "speech"

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from agent.listening.settings import WINDOW_BYTES, WINDOW_SAMPLES
+from tts_protocol import pcm16_to_float
 
 if TYPE_CHECKING:
     import onnxruntime
@@ -61,7 +62,7 @@ class VoiceActivity:
         self._rest = data[whole:]
         if not whole:
             return []
-        samples = np.frombuffer(data[:whole], dtype="<i2").astype(np.float32) / 32768.0
+        samples = pcm16_to_float(data[:whole])
         windows = samples.reshape(-1, WINDOW_SAMPLES)
         # Each row is a window after its context; the model runs the rows in order, as time.
         contexts = np.vstack([self._context, windows[:-1, -CONTEXT_SAMPLES:]])

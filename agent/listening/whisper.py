@@ -17,15 +17,14 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from agent.config import ListeningConfig
 from agent.listening.recognizer import (
     Recognition,
     RecognitionError,
     RecognizerBusy,
     RecognizerUnavailable,
 )
-from agent.listening.settings import ListeningConfig
+from tts_protocol import pcm16_to_float
 
 if TYPE_CHECKING:
     from faster_whisper import WhisperModel
@@ -103,7 +102,7 @@ class WhisperRecognizer:
 
     def _transcribe(self, pcm: bytes) -> Recognition:
         started = time.perf_counter()
-        audio = np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0
+        audio = pcm16_to_float(pcm)
         assert self._model is not None  # recognize() loaded it
         try:
             segments, _ = self._model.transcribe(

@@ -6,8 +6,7 @@ import sys
 
 import pytest
 
-from agent.config import DEFAULT_TTS_URL, AgentConfig
-from agent.listening.settings import ListeningConfig
+from agent.config import DEFAULT_TTS_URL, AgentConfig, ListeningConfig
 from tts_client import TransportUnavailable, WebSocketTransport
 
 

@@ -1,9 +1,10 @@
 """The agent's request parsers over hostile input: arbitrary bytes, text and JSON values.
 
 The POST body (``decode_json`` then ``parse_request``, as both front doors read it) and a
-``/ws`` message (``parse_message``, then ``parse_config`` or a prompt's ``parse_request``) give
-a valid request or a ``BadRequest`` with one of the codes below, nothing else; through the real
-dev server, every refused body is a typed JSON error and the server keeps serving.
+``/ws`` message (``parse_message``, which parses a prompt with ``parse_request``) give a valid
+request or typed message, or a ``BadRequest`` with one of the codes below, nothing else;
+through the real dev server, every refused body is a typed JSON error and the server keeps
+serving.
 """
 
 from __future__ import annotations
@@ -16,18 +17,19 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from agent.browser_leg import MIC_MAGIC
 from agent.config import AgentConfig
-from agent.devserver import create_app
+from agent.doors.devserver import create_app
+from agent.leg.messages import Config, MicFrame, Prompt, parse_message
 from agent.requests import (
     MAX_PROMPT_CHARS,
-    MODES,
     OPTION_FIELDS,
+    TURN_MODES,
     BadRequest,
     TurnRequest,
     decode_json,
     parse_request,
 )
-from agent.ws_messages import parse_config, parse_message
 from tests.tts_protocol.test_fuzz import FIELDS, JSON_VALUES
 from tts_protocol import MAX_SPEED, MIN_SPEED
 
@@ -53,20 +55,21 @@ MESSAGE_CODES = {
     "unknown_field",
 }
 CONFIG_CODES = {"invalid_config", "unknown_field"}
+LISTEN_CODES = {"invalid_listen", "unsupported_audio_format", "invalid_heard"}
 NOWHERE = "ws://127.0.0.1:9/invocations-bidirectional-stream"  # the discard port
 
 REQUESTS = st.fixed_dictionaries(
     {},
     optional={
         "prompt": JSON_VALUES | st.text(max_size=40),
-        "mode": JSON_VALUES | st.sampled_from(MODES),
+        "mode": JSON_VALUES | st.sampled_from(TURN_MODES),
         "voice": FIELDS["voice"],
         "speed": FIELDS["speed"],
         "marks": JSON_VALUES,
     },
 )
 WS_MESSAGES = st.fixed_dictionaries(
-    {"type": st.sampled_from(["prompt", "cancel", "config"]) | JSON_VALUES}
+    {"type": st.sampled_from(["prompt", "cancel", "config", "heard", "listen"]) | JSON_VALUES}
 ) | REQUESTS.map(lambda fields: {"type": "prompt", **fields})
 
 
@@ -79,7 +82,7 @@ def parse_body(body: bytes) -> TurnRequest | None:
         assert exc.to_json() == {"error": {"code": exc.code, "message": exc.message}}
         return None
     assert request.prompt.strip() and len(request.prompt) <= MAX_PROMPT_CHARS
-    assert request.mode in MODES and isinstance(request.marks, bool)
+    assert request.mode in TURN_MODES and isinstance(request.marks, bool)
     assert MIN_SPEED <= request.speed <= MAX_SPEED
     return request
 
@@ -105,28 +108,33 @@ def test_any_json_body_is_a_request_or_a_typed_refusal(value: object, ascii: boo
 @example("\ud800")
 def test_any_frame_is_a_message_or_a_typed_refusal(frame: str | bytes) -> None:
     try:
-        parse_message(frame)
+        message = parse_message(frame)
     except BadRequest as exc:
-        assert exc.code in MESSAGE_CODES, exc.code
+        assert exc.code in MESSAGE_CODES | CONFIG_CODES | REQUEST_CODES | LISTEN_CODES, exc.code
+        return
+    is_audio = isinstance(frame, bytes) and frame.startswith(MIC_MAGIC)
+    assert isinstance(message, MicFrame) == is_audio  # no text, nor JSON in bytes, is audio
 
 
 @FUZZ
 @given(WS_MESSAGES | JSON_VALUES)
 def test_any_json_message_is_parsed_to_the_end_or_refused_typed(value: object) -> None:
-    """A message as ``VoiceSocket`` reads it: the frame, then its config or its prompt."""
+    """A message as ``VoiceSocket`` reads it: parsed once, its config or its prompt typed; a
+    prompt is refused or accepted exactly as the same fields in a POST body are."""
     try:
         message = parse_message(json.dumps(value))
     except BadRequest as exc:
-        assert exc.code in MESSAGE_CODES, exc.code
+        assert exc.code in MESSAGE_CODES | CONFIG_CODES | REQUEST_CODES | LISTEN_CODES, exc.code
+        if isinstance(value, dict) and value.get("type") == "prompt":
+            fields = {k: v for k, v in value.items() if k != "type"}
+            assert parse_body(json.dumps(fields).encode()) is None
         return
-    fields = {k: v for k, v in message.items() if k != "type"}
-    if message["type"] == "config":
-        try:
-            assert set(parse_config(message)) <= set(OPTION_FIELDS)
-        except BadRequest as exc:
-            assert exc.code in CONFIG_CODES, exc.code
-    elif message["type"] == "prompt":
-        parse_body(json.dumps(fields).encode())
+    if isinstance(message, Config):
+        assert set(message.options) == set(message.sent) <= set(OPTION_FIELDS)
+    elif isinstance(message, Prompt):
+        assert isinstance(value, dict)
+        fields = {k: v for k, v in value.items() if k != "type"}
+        assert parse_body(json.dumps(fields).encode()) == message.request
 
 
 @pytest.fixture(scope="module")

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
+from agent.core.turn import Turn
+from agent.leg.messages import parse_config
 from agent.requests import BadRequest, TurnRequest, parse_request
-from agent.turn import Turn
-from agent.ws_messages import parse_config
-from tests.agent.test_turn import collect, demo_agent, source
+from tests.agent.core.test_turn import collect, demo_agent, source
 from tts_client import TTSSession, WebSocketTransport
 from tts_server.testing.server_thread import ServerThread
 
@@ -51,7 +51,7 @@ def test_marks_is_a_boolean_in_requests_and_socket_config() -> None:
     with pytest.raises(BadRequest) as caught:
         parse_request({"prompt": "Hi", "marks": "yes"})
     assert caught.value.code == "invalid_marks"
-    assert parse_config({"type": "config", "marks": True}) == {"marks": True}
+    assert parse_config({"type": "config", "marks": True}).options == {"marks": True}
     with pytest.raises(BadRequest) as caught:
         parse_config({"type": "config", "marks": 1})
     assert caught.value.code == "invalid_config" and "marks" in caught.value.message

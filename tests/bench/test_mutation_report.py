@@ -91,7 +91,7 @@ def test_the_newer_modules_are_in_the_edges_and_serving_tiers_with_their_tests()
     assert set(TIERS["edges"]) == {
         "tts_server/engines/scheduler.py",
         "tts_server/openai_api/audio_encoding.py",
-        "agent/origins.py",
+        "agent/doors/origins.py",
         "deploy/iam.py",
         "deploy/plan.py",
         "tts_server/normalize/clock.py",
@@ -103,17 +103,17 @@ def test_the_newer_modules_are_in_the_edges_and_serving_tiers_with_their_tests()
         "tts_server/normalize/web.py",
         "tts_server/normalize/words.py",
         "agent/listening/endpointer.py",
-        "agent/listening/playback.py",
+        "agent/leg/playback.py",
         "agent/listening/vad.py",
-        "agent/memory.py",
+        "agent/core/memory.py",
     }
     assert set(TIERS["serving"]) == {
         "tts_server/admission.py",
         "tts_server/openai_api/bodies.py",
         "tts_server/openai_api/routes.py",
         "tts_server/openai_api/speech_request.py",
-        "agent/ws.py",
-        "agent/ws_messages.py",
+        "agent/leg/socket.py",
+        "agent/leg/messages.py",
     }
     root = Path(__file__).resolve().parents[2]
     shared = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["mutmut"]

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 from agent.config import AgentConfig
-from agent.service import VoiceAgent
+from agent.core.service import VoiceAgent
+from agent.requests import TurnRequest
 from bench.reliability import main
 from bench.reliability_report import markdown
 from bench.reliability_stats import BOUNDS, FaultResult, Sample, SoakStats, TurnRecord, outcome
@@ -95,7 +96,7 @@ async def test_a_conversation_keeps_no_record_of_every_past_turn() -> None:
         agent = voice_agent.conversations.get("long").agent
         agent.model.update_config(sentences=1, tokens_per_second=2000, first_token_delay_s=0)  # type: ignore[attr-defined]
         for n in range(5):  # speech is down (nothing listens on port 9): text-only turns
-            turn = await voice_agent.start({"prompt": f"Turn {n}"}, "long")
+            turn = await voice_agent.start(TurnRequest(f"Turn {n}"), "long")
             assert [e.type async for e in turn.run()][-1] == "turn.end"
         metrics = agent.event_loop_metrics  # type: ignore[attr-defined]
         assert len(metrics.agent_invocations) <= 1 and len(metrics.traces) <= 1

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from agent.listening.settings import ListeningConfig
-from agent.llm import DemoConfig, demo_reply
+from agent.config import ListeningConfig
+from agent.core.llm import DemoConfig, demo_reply
 from bench.voice_to_voice import (
     FRAME_MS,
     decision_frame,

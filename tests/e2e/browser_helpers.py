@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import sync_playwright
 
-from agent import devserver
 from agent.config import AgentConfig
+from agent.doors import devserver
 from tts_server.testing.server_thread import ServerThread
 
 CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")

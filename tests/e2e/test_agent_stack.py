@@ -15,11 +15,11 @@ import httpx
 import numpy as np
 import pytest
 
-from agent import app as agentcore_app
-from agent import devserver
 from agent.config import AgentConfig
-from agent.memory import INTERRUPTED_NOTE, NOTHING_HEARD_NOTE
-from agent.service import VoiceAgent
+from agent.core.memory import INTERRUPTED_NOTE, NOTHING_HEARD_NOTE
+from agent.core.service import VoiceAgent
+from agent.doors import agentcore as agentcore_app
+from agent.doors import devserver
 from tts_server.testing.server_thread import ServerThread
 
 Event = dict[str, Any]

@@ -23,7 +23,7 @@ import httpx
 import pytest
 
 from agent.browser_leg import SESSION_HEADER
-from agent.llm import demo_reply
+from agent.core.llm import demo_reply
 from tests.e2e.browser_helpers import (
     DOCS,
     PHONE,

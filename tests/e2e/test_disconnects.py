@@ -19,13 +19,13 @@ import httpx
 import pytest
 from websockets.asyncio.client import connect
 
-from agent import devserver
 from agent.browser_leg import SESSION_HEADER
 from agent.config import AgentConfig
-from agent.llm import DemoModel
-from agent.memory import INTERRUPTED_NOTE, NOTHING_HEARD_NOTE
-from agent.service import VoiceAgent
-from agent.turn import Turn
+from agent.core.llm import DemoModel
+from agent.core.memory import INTERRUPTED_NOTE, NOTHING_HEARD_NOTE
+from agent.core.service import VoiceAgent
+from agent.core.turn import Turn
+from agent.doors import devserver
 from tests.conftest import start_server
 from tts_server.testing.fake_engine import FakeEngine
 from tts_server.testing.server_thread import ServerThread

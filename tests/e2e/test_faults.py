@@ -17,10 +17,10 @@ import pytest
 import pytest_asyncio
 from strands import Agent
 
+from agent.core.llm import DemoConfig, DemoModel
+from agent.core.turn import Turn
 from agent.events import AudioDelta
-from agent.llm import DemoConfig, DemoModel
 from agent.requests import TurnRequest
-from agent.turn import Turn
 from tests.conftest import start_server
 from tests.tts_client.conftest import reference_pcm
 from tts_client import (

@@ -20,9 +20,9 @@ import pytest
 from playwright.sync_api import sync_playwright
 from strands import Agent
 
-from agent.listening.settings import SAMPLE_RATE
-from agent.memory import INTERRUPTED_NOTE
-from agent.service import VoiceAgent
+from agent.browser_leg import MIC_SAMPLE_RATE
+from agent.core.memory import INTERRUPTED_NOTE
+from agent.core.service import VoiceAgent
 from bench.intelligibility import word_error_rate
 from tests.agent.listening.speech import silence, spoken
 from tests.e2e.browser_helpers import (
@@ -57,7 +57,7 @@ def write_wav(path: Path, *pieces: bytes) -> Path:
     with wave.open(str(path), "wb") as out:
         out.setnchannels(1)
         out.setsampwidth(2)
-        out.setframerate(SAMPLE_RATE)
+        out.setframerate(MIC_SAMPLE_RATE)
         out.writeframes(b"".join(pieces))
     return path
 

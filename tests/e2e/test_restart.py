@@ -19,10 +19,10 @@ import signal
 
 from strands import Agent
 
+from agent.core.llm import DemoConfig, DemoModel
+from agent.core.turn import Turn
 from agent.events import AudioDelta
-from agent.llm import DemoConfig, DemoModel
 from agent.requests import TurnRequest
-from agent.turn import Turn
 from tests.fake_server import ServerProcess
 from tests.tts_client.conftest import reference_pcm
 from tts_client import SessionConfig, SessionPool, WebSocketTransport

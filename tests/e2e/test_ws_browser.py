@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from agent.llm import demo_reply
+from agent.core.llm import demo_reply
 from tests.e2e.browser_helpers import (
     PROMPT,
     Page,

@@ -28,14 +28,14 @@ if sys.version_info < (3, 12):
 from websockets.asyncio.client import connect
 from websockets.asyncio.server import Request, Response, ServerConnection, serve
 
-from agent.local_tts import local_tts
+from agent.core.turn import Turn
 from agent.requests import TurnRequest
-from agent.turn import Turn
 from sagemaker_local.emulator import SageMakerEmulator
 from tests.sagemaker_local.helpers import local_tls, transport_for
 from tts_client import SessionConfig, SessionPool
 from tts_client.acceptance import FAIL, NA, PASS, Acceptance, SageMakerTarget
 from tts_protocol import BYTES_PER_SAMPLE, PING_PATH, samples_ms
+from voice_agent_cli.local_tts import local_tts
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.timeout(300)

@@ -15,12 +15,11 @@ from types import ModuleType
 
 import pytest
 
-from agent import local_tts
 from agent.config import AgentConfig
 from bench import agent_latency, audit
 from tts_client import acceptance
 from tts_server.settings import EngineName
-from voice_agent_cli import cli
+from voice_agent_cli import cli, local_tts
 
 RUNTIME = ("agent", "observability", "tts_client", "tts_protocol", "tts_server")
 

@@ -6,9 +6,9 @@ import asyncio
 
 import numpy as np
 
-from agent.browser_leg import mic_frame
-from agent.listening.settings import BYTES_PER_SAMPLE, SAMPLE_RATE
+from agent.browser_leg import MIC_SAMPLE_RATE, mic_frame
 from bench.intelligibility import to_whisper_input
+from tts_protocol import BYTES_PER_SAMPLE
 from tts_protocol import SAMPLE_RATE as TTS_RATE
 from tts_server.engines import Engine
 
@@ -31,16 +31,16 @@ def to_pcm(samples: np.ndarray) -> bytes:
 
 
 def silence(ms: int) -> bytes:
-    return bytes(SAMPLE_RATE * ms // 1000 * BYTES_PER_SAMPLE)
+    return bytes(MIC_SAMPLE_RATE * ms // 1000 * BYTES_PER_SAMPLE)
 
 
 def noise(ms: int, level: float = 0.3, seed: int = 0) -> bytes:
     """White noise at ``level`` of full scale."""
     rng = np.random.default_rng(seed)
-    return to_pcm(rng.uniform(-level, level, SAMPLE_RATE * ms // 1000))
+    return to_pcm(rng.uniform(-level, level, MIC_SAMPLE_RATE * ms // 1000))
 
 
 def mic_frames(pcm: bytes, frame_ms: int = FRAME_MS) -> list[bytes]:
     """``pcm`` as binary MIC frames of ``frame_ms`` each (the last one shorter)."""
-    size = SAMPLE_RATE * frame_ms // 1000 * BYTES_PER_SAMPLE
+    size = MIC_SAMPLE_RATE * frame_ms // 1000 * BYTES_PER_SAMPLE
     return [mic_frame(pcm[i : i + size]) for i in range(0, len(pcm), size)]

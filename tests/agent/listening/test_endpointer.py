@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from agent.config import ListeningConfig
 from agent.listening.endpointer import TAIL_MS, Ended, Endpointer, Started
-from agent.listening.settings import WINDOW_BYTES, WINDOW_MS, ListeningConfig
+from agent.listening.settings import WINDOW_BYTES, WINDOW_MS
 
 CONFIG = ListeningConfig()  # onset 64 ms, silence 500 ms, pre-roll 192 ms, cap 20 s
 

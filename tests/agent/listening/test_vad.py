@@ -5,13 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from agent.browser_leg import MIC_SAMPLE_RATE
+from agent.config import ListeningConfig
 from agent.listening.endpointer import Ended, Endpointer, Started
-from agent.listening.settings import SAMPLE_RATE, WINDOW_BYTES, ListeningConfig
+from agent.listening.settings import WINDOW_BYTES
 from agent.listening.vad import VoiceActivity
 from tests.agent.listening.speech import noise, silence, spoken, to_pcm
 from tts_server.engines import Engine
 
-SECONDS = np.arange(SAMPLE_RATE * 3) / SAMPLE_RATE
+SECONDS = np.arange(MIC_SAMPLE_RATE * 3) / MIC_SAMPLE_RATE
 
 
 def segments(pcm: bytes, frame_bytes: int = 640) -> list[Started | Ended]:

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
+from agent.config import ListeningConfig
 from agent.listening.recognizer import Recognizer, RecognizerBusy, RecognizerUnavailable
-from agent.listening.settings import ListeningConfig
 from agent.listening.whisper import WhisperRecognizer, shared_whisper
 from bench.intelligibility import word_error_rate
 from tests.agent.listening.speech import silence, spoken

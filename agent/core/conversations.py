@@ -1,0 +1,151 @@
+"""Conversations: per user, a strands ``Agent`` with its history and at most one running turn.
+
+A new prompt in a conversation supersedes the turn still running there (barge-in): its LLM
+stream and every segment still in flight are cancelled before the new turn starts. TTS
+sessions come from one ``SessionPool``: each turn borrows one for as long as it runs (a warm
+one when there is one) and gives it back at its end, so a conversation that is idle (its user
+reading or thinking) holds no speech capacity, and separate conversations never queue behind
+each other.
+
+The history keeps only what the user heard of a turn cut off (``agent/core/memory.py``): when a
+turn ends cut, its messages are rewritten to the text its audio carried, and a playback report
+(``heard``, in the next prompt) trims them to where the client stopped playing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import OrderedDict
+from collections.abc import Callable
+
+from strands import Agent
+from strands.telemetry.metrics import EventLoopMetrics
+from strands.types.content import Message
+
+from agent.core.memory import remember, turn_start
+from agent.core.turn import TextModel, Turn
+from agent.requests import PlaybackReport, TurnRequest
+from tts_client import SessionPool, Transport
+
+SUPERSEDE_WAIT_S = 2.0  # how long a new turn waits for the old one to let go
+
+log = logging.getLogger("agent.conversations")
+
+
+class Conversation:
+    """One user's dialogue."""
+
+    def __init__(self, key: str, agent: TextModel, pool: SessionPool) -> None:
+        self.key = key
+        self.agent = agent
+        self._pool = pool
+        self.current: Turn | None = None
+        self._anchor: Message | None = None  # the last message before the current turn's
+
+    async def start_turn(self, request: TurnRequest, received_at: float | None = None) -> Turn:
+        """Supersede the running turn, if any, and set up a new one."""
+        previous = self.current
+        if request.heard is not None:
+            self.report(request.heard)
+        if previous is not None and not previous.finished.is_set():
+            previous.supersede()
+            # If its consumer stalled, its tasks are cancelled and its audio dropped anyway.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(previous.finished.wait(), SUPERSEDE_WAIT_S)
+        if isinstance(self.agent, Agent):  # strands keeps every past turn's metrics: ~3 KB each
+            self.agent.event_loop_metrics = EventLoopMetrics()  # (docs/reliability.md)
+            self._anchor = self.agent.messages[-1] if self.agent.messages else None
+        self.current = Turn(
+            request,
+            self.agent,
+            self._pool,
+            received_at=received_at,
+            conversation=self.key,
+            on_end=self._remember,
+        )
+        return self.current
+
+    def report(self, heard: PlaybackReport) -> None:
+        """The client stopped playing turn ``heard.turn_id`` there: keep only what it heard.
+
+        Only the latest turn can be trimmed (an older one's report comes too late: a newer turn
+        has built on it), so a report for any other is ignored.
+        """
+        turn = self.current
+        if turn is None or turn.id != heard.turn_id:
+            log.info("a playback report for turn %s, not the latest: ignored", heard.turn_id)
+            return
+        turn.heard = heard
+        if turn.finished.is_set():  # else its end applies it
+            self._remember(turn)
+
+    def _remember(self, turn: Turn) -> None:
+        """Rewrite ``turn``'s messages to what the user heard, if it was cut or cut short."""
+        if not isinstance(self.agent, Agent) or turn is not self.current:
+            return
+        if turn.heard is None:
+            if not turn.cut:
+                return  # heard to the end: strands' own messages stand
+            heard = turn.spoken.heard()
+        else:
+            heard = turn.spoken.heard(turn.heard.seq, turn.heard.ms)
+            if not turn.cut and heard == turn.spoken.heard():
+                return
+        messages = self.agent.messages
+        base = turn_start(messages, self._anchor)
+        if base is None:
+            log.warning("turn %s: its messages were trimmed away; history kept as is", turn.id)
+            return
+        remember(messages, base, turn.request.prompt, heard)
+
+    @property
+    def busy(self) -> bool:
+        return self.current is not None and not self.current.finished.is_set()
+
+
+class Conversations:
+    """Conversations by key, at most ``limit``; the least recently used is dropped first."""
+
+    def __init__(
+        self,
+        make_agent: Callable[[], TextModel],
+        transport: Transport,
+        pool: SessionPool | None = None,
+        limit: int = 64,
+    ) -> None:
+        self._make_agent = make_agent
+        self.transport = transport
+        self.pool = pool or SessionPool(transport)
+        self._limit = limit
+        self._items: OrderedDict[str, Conversation] = OrderedDict()
+
+    def get(self, key: str) -> Conversation:
+        """The conversation called ``key``, created if new."""
+        conversation = self._items.pop(key, None)
+        if conversation is None:
+            conversation = Conversation(key, self._make_agent(), self.pool)
+        self._items[key] = conversation
+        while len(self._items) > self._limit:
+            _, dropped = self._items.popitem(last=False)
+            if dropped.current is not None:
+                dropped.current.supersede()  # its session goes back to the pool
+        return conversation
+
+    @property
+    def busy(self) -> bool:
+        """True while any turn is running (AgentCore's ``HealthyBusy``)."""
+        return any(c.busy for c in self._items.values())
+
+    async def preconnect(self) -> None:
+        """Open a warm TTS session now, so that the first turn pays no handshake."""
+        await self.pool.prewarm()
+
+    async def aclose(self) -> None:
+        for conversation in self._items.values():
+            if conversation.current is not None:
+                conversation.current.supersede()
+        self._items.clear()
+        await self.pool.aclose()
+        await self.transport.aclose()  # e.g. the SageMaker SDK client shared by the sessions

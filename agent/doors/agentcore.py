@@ -1,0 +1,196 @@
+"""The agent on Amazon Bedrock AgentCore Runtime: ``POST /invocations`` streams SSE events.
+
+The SDK runs every async entrypoint on its own worker event loop (a thread of its own, so a
+busy handler never delays ``/ping``). A TTS session is bound to the loop it was opened on, so
+sessions are opened, used and closed on that loop: the default conversation's session is
+pre-connected there at start-up and closed there at shutdown. Reaching the loop outside a
+request takes the SDK's private ``_ensure_worker_loop()``; ``sdk_worker_loop`` is the one
+place that calls it, and tests/agent/test_app.py fails if the SDK renames it or stops running
+async entrypoints on it. ``/ping`` reports ``HealthyBusy`` while a turn streams.
+
+The entrypoint returns the same sse-starlette response as the dev server (``agent.sse``),
+not the turn's generator: the SDK would write its own SSE encoding (and its own untyped error
+event), and it bridges a generator through a thread-pool thread that learns of a client that
+went away only when that generator is closed, which Starlette leaves to the garbage collector.
+Here the response, served on the main loop, listens for ``http.disconnect`` and cancels its
+body, ``relay_from_loop``, whose clean-up cancels the turn on the worker loop at once.
+
+``CheckedBody`` reads and decodes the body by the dev server's rules before the SDK does, so both
+doors refuse the same requests with the same typed errors (docs/agent.md, "Limits").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any
+
+from bedrock_agentcore.runtime import BedrockAgentCoreApp, PingStatus
+from bedrock_agentcore.runtime.context import RequestContext
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.websockets import WebSocket
+
+from agent.config import AgentConfig
+from agent.core.service import DEFAULT_CONVERSATION, VoiceAgent
+from agent.doors.wiring import FrontDoor
+from agent.events import Event
+from agent.leg.socket import TurnEvents, TurnStarter, conversation_of
+from agent.leg.sse import event_stream
+from agent.listening.recognizer import Recognizer
+from agent.requests import BadRequest, TurnRequest, decode_json, http_error, read_body, refusal
+from observability import logs, tracing
+from observability.prometheus import METRICS_PATH, HttpErrors, exposition
+
+log = logging.getLogger("agent")
+
+
+def sdk_worker_loop(app: BedrockAgentCoreApp) -> asyncio.AbstractEventLoop:
+    """The SDK's worker loop, which runs every async entrypoint (private SDK API)."""
+    ensure = getattr(app, "_ensure_worker_loop", None)
+    if ensure is None:
+        raise RuntimeError(
+            "bedrock_agentcore no longer has BedrockAgentCoreApp._ensure_worker_loop: "
+            "TTS sessions cannot be opened on the loop that runs the entrypoint (docs/agent.md)"
+        )
+    loop: asyncio.AbstractEventLoop = ensure()
+    return loop
+
+
+async def relay_from_loop(
+    events: AsyncGenerator[Event, None], loop: asyncio.AbstractEventLoop
+) -> AsyncGenerator[Event, None]:
+    """Iterate ``events``, which runs on ``loop``, from the running loop.
+
+    Closing or cancelling this iterator cancels ``events`` on ``loop`` at once.
+    """
+    here = asyncio.get_running_loop()
+    received: asyncio.Queue[Event | None] = asyncio.Queue()
+
+    async def pump() -> None:  # on `loop`, where the turn and its session live
+        try:
+            async for event in events:
+                here.call_soon_threadsafe(received.put_nowait, event)
+        finally:
+            here.call_soon_threadsafe(received.put_nowait, None)
+
+    pumping = asyncio.wrap_future(asyncio.run_coroutine_threadsafe(pump(), loop))
+    try:
+        while (event := await received.get()) is not None:
+            yield event
+        await pumping  # re-raise what ended it, if anything did
+    finally:
+        pumping.cancel()  # cancels the turn on its loop; a no-op once it has ended
+
+
+class CheckedBody:
+    """ASGI middleware: ``POST /invocations``' body within ``MAX_BODY_BYTES`` and JSON, or refused.
+
+    The SDK reads any body whole, answers bad JSON with its own untyped error and lets a
+    ``RecursionError`` out as a 500. A body that passes is handed on to the SDK as it came.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or (scope["method"], scope["path"]) != ("POST", "/invocations"):
+            await self.app(scope, receive, send)
+            return
+        try:
+            body = await read_body(Request(scope, receive))
+            decode_json(body, "the body")
+        except BadRequest as exc:
+            await refusal(exc)(scope, receive, send)
+            return
+        replayed = False
+
+        async def replay() -> Message:  # the body once, then the client's own messages
+            nonlocal replayed
+            if replayed:
+                return await receive()
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+
+        await self.app(scope, replay, send)
+
+
+def worker_turns(voice_agent: VoiceAgent, worker: asyncio.AbstractEventLoop) -> TurnStarter:
+    """Turns started and run on ``worker``, their events relayed to the running loop."""
+
+    async def start(request: TurnRequest, conversation: str) -> TurnEvents:
+        starting = voice_agent.start(request, conversation)
+        turn = await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(starting, worker))
+        return relay_from_loop(turn.run(), worker)
+
+    return start
+
+
+def create_app(
+    config: AgentConfig | None = None, recognizer: Recognizer | None = None
+) -> BedrockAgentCoreApp:
+    """The AgentCore app around one ``VoiceAgent``; ``/ws`` listens with ``recognizer``
+    (default: the process's shared Whisper, ``agent.listening.whisper``)."""
+    door = FrontDoor(config, recognizer)
+    voice_agent = door.voice_agent
+
+    async def preconnect() -> None:
+        try:
+            await voice_agent.conversations.preconnect()
+        except Exception as exc:  # speech may come up later; turns reconnect on demand
+            log.warning("TTS pre-connect failed: %s", exc)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: BedrockAgentCoreApp) -> AsyncIterator[None]:
+        worker = sdk_worker_loop(app)  # sessions must live where the entrypoint runs
+        asyncio.run_coroutine_threadsafe(preconnect(), worker)
+        yield
+        closing = asyncio.run_coroutine_threadsafe(voice_agent.aclose(), worker)
+        await asyncio.wrap_future(closing)
+
+    app = BedrockAgentCoreApp(lifespan=lifespan, middleware=[Middleware(CheckedBody)])
+    app.add_exception_handler(HTTPException, http_error)  # 404, 405: the typed error shape
+    for handler in list(app.logger.handlers):  # the SDK's own, besides the root's: lines twice
+        app.logger.removeHandler(handler)
+    app.logger.setLevel(logging.NOTSET)  # the root's level and format (observability.logs)
+    app.add_route(METRICS_PATH, exposition(door.metrics.registry), methods=["GET"])
+    app.add_middleware(HttpErrors, count=door.metrics.error)  # outermost: every refusal counted
+
+    @app.entrypoint
+    async def invoke(payload: dict[str, Any], context: RequestContext) -> Response:
+        try:
+            turn = await door.start(payload, context.session_id or DEFAULT_CONVERSATION)
+        except BadRequest as exc:
+            return refusal(exc)
+        relayed = relay_from_loop(turn.run(), asyncio.get_running_loop())
+        return event_stream(door.metrics.observe(relayed, "sse"))
+
+    @app.websocket
+    async def ws(websocket: WebSocket, context: RequestContext) -> None:
+        conversation = context.session_id or conversation_of(websocket)
+        await door.serve_socket(
+            websocket, worker_turns(voice_agent, sdk_worker_loop(app)), conversation
+        )
+
+    @app.ping
+    def ping() -> PingStatus:
+        return PingStatus.HEALTHY_BUSY if door.busy else PingStatus.HEALTHY
+
+    app.state.voice_agent = voice_agent
+    return app
+
+
+def main() -> None:
+    """Serve on 0.0.0.0:8080, as AgentCore Runtime expects."""
+    logs.configure("INFO")  # LOG_FORMAT=json in the image
+    tracing.configure("voice-agent")  # on with the OTEL_* variables (or the ADOT distro)
+    create_app().run(port=8080, host="0.0.0.0")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,127 @@
+"""The local dev server: the AgentCore routes (``POST /invocations``, ``GET /ping``, ``/ws``)
+with FastAPI, plus the browser voice chat at ``/``. Same turns, same events, same SSE response
+(``agent.sse``), with a keep-alive comment every ``KEEPALIVE_S``; same WebSocket leg
+(``agent.ws``).
+
+Only pages of the server's own origin, or of those ``AgentConfig.allow_origins`` names, may use
+it (``agent.origins``); files are served from ``agent/web/`` only, beside one generated module,
+``/web/browser-leg.js``: the browser leg's constants (``agent.browser_leg``) for the page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from fastapi import FastAPI, Request, WebSocket
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException
+from starlette.middleware.cors import CORSMiddleware
+
+from agent.browser_leg import SESSION_HEADER, page_module
+from agent.config import AgentConfig
+from agent.core.service import DEFAULT_CONVERSATION
+from agent.doors.origins import OriginGuard, check_host, check_origin
+from agent.doors.wiring import FrontDoor
+from agent.leg.socket import conversation_of
+from agent.leg.sse import event_stream
+from agent.listening.recognizer import Recognizer
+from agent.requests import BadRequest, decode_json, http_error, read_body, refusal
+from observability.prometheus import METRICS_PATH, HttpErrors, exposition
+
+WEB = Path(__file__).parents[1] / "web"  # agent/web/
+LEG_MODULE = "/web/browser-leg.js"
+TRANSPORTS = ("websocket", "sse")  # what /config offers the browser, preferred first
+KEEPALIVE_S = 15
+
+
+async def invalid_request(_request: Request, exc: Exception) -> Response:
+    """FastAPI's validation error (422 ``{"detail": [...]}``) as the typed 400 of a bad request."""
+    errors = exc.errors() if isinstance(exc, RequestValidationError) else []
+    where = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in errors)
+    return JSONResponse(BadRequest("invalid_request", where).to_json(), status_code=400)
+
+
+def create_app(config: AgentConfig | None = None, recognizer: Recognizer | None = None) -> FastAPI:
+    """The dev server around one ``VoiceAgent``; ``/ws`` listens with ``recognizer``
+    (default: the process's shared Whisper, ``agent.listening.whisper``)."""
+    door = FrontDoor(config, recognizer)
+    voice_agent = door.voice_agent
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        with contextlib.suppress(Exception):  # speech may come up later
+            await voice_agent.conversations.preconnect()
+        yield
+        await voice_agent.aclose()
+
+    app = FastAPI(
+        title="kokoro-voice-agent (dev)",
+        lifespan=lifespan,
+        exception_handlers={HTTPException: http_error, RequestValidationError: invalid_request},
+    )
+    app.state.voice_agent = voice_agent
+    app.add_route(METRICS_PATH, exposition(door.metrics.registry), include_in_schema=False)
+
+    @app.post("/invocations")
+    async def invocations(request: Request) -> Response:
+        try:
+            payload = decode_json(await read_body(request), "the body")
+            conversation = request.headers.get(SESSION_HEADER) or DEFAULT_CONVERSATION
+            turn = await door.start(payload, conversation)
+        except BadRequest as exc:
+            return refusal(exc)
+        return event_stream(door.metrics.observe(turn.run(), "sse"), keepalive_s=KEEPALIVE_S)
+
+    @app.websocket("/ws")
+    async def ws(websocket: WebSocket) -> None:
+        await door.serve_socket(websocket, door.local_turns(), conversation_of(websocket))
+
+    @app.get("/ping")
+    async def ping() -> dict[str, str]:
+        return {"status": "HealthyBusy" if door.busy else "Healthy"}
+
+    @app.get("/config")
+    async def client_config() -> dict[str, object]:
+        """What the voice chat offers: the model and the TTS voices ([] while speech is down),
+        from the latest ``ready`` seen (the first ask opens a warm session to learn them)."""
+        voices: list[str] = []
+        default_voice: str | None = None
+        with contextlib.suppress(Exception):
+            ready = await asyncio.wait_for(voice_agent.conversations.pool.ready(), 3)
+            voices, default_voice = list(ready.voices), ready.default_voice
+        model = voice_agent.config.model
+        if model.startswith("openai:"):  # do not show the server's address
+            model = "openai:" + model.rpartition("#")[2]
+        return {
+            "model": model,
+            "voices": voices,
+            "default_voice": default_voice,
+            "transports": list(TRANSPORTS),
+        }
+
+    @app.get("/", include_in_schema=False)
+    async def index() -> FileResponse:
+        return FileResponse(WEB / "index.html")
+
+    @app.get(LEG_MODULE, include_in_schema=False)  # before the mount, which would answer 404
+    async def leg_module() -> Response:
+        return Response(page_module(), media_type="text/javascript")
+
+    app.mount("/web", StaticFiles(directory=WEB), name="web")
+    allow = [check_origin(origin) for origin in voice_agent.config.allow_origins]
+    if allow:  # the headers an allowed page of another origin needs to read the answers
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=allow,
+            allow_methods=["GET", "POST"],
+            allow_headers=["Content-Type", SESSION_HEADER],
+        )
+    hosts = [check_host(host) for host in voice_agent.config.allow_hosts]  # fails at start
+    app.add_middleware(OriginGuard, allow=allow, hosts=hosts)  # after CORS: runs before it
+    app.add_middleware(HttpErrors, count=door.metrics.error)  # outside it: counts its refusals too
+    return app

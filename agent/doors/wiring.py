@@ -1,0 +1,72 @@
+"""What both front doors share: one voice agent, what it listens with, its metrics, and how a
+door starts an invocation's turn and serves ``/ws``.
+
+The AgentCore app and the dev server differ only in their framework and in where a turn runs
+(the SDK's worker loop, or in place); everything else is built here once, so that the two
+cannot drift apart, and so that observation (``agent.doors.metrics``) never imports the leg.
+"""
+
+from __future__ import annotations
+
+import time
+
+from starlette.websockets import WebSocket
+
+from agent.config import AgentConfig
+from agent.core.service import VoiceAgent
+from agent.core.turn import Turn
+from agent.doors.metrics import AgentMetrics
+from agent.leg.socket import TurnEvents, TurnStarter, VoiceSocket
+from agent.listening.listener import listening_service
+from agent.listening.recognizer import Recognizer
+from agent.requests import TurnRequest, parse_request
+
+
+class FrontDoor:
+    """One door's voice agent, listening and metrics; ``recognizer`` defaults to the
+    process's shared Whisper (``agent.listening.whisper``)."""
+
+    def __init__(self, config: AgentConfig | None, recognizer: Recognizer | None) -> None:
+        self.voice_agent = VoiceAgent(config)
+        self.config = self.voice_agent.config
+        self.listening = listening_service(self.config.listening, recognizer)
+        self.metrics = AgentMetrics()
+        self.metrics.watch(self.listening.recognizer)
+
+    async def start(self, payload: object, conversation: str) -> Turn:
+        """The turn a decoded invocation body asks for; raises ``BadRequest``."""
+        received_at = time.perf_counter()
+        return await self.voice_agent.start(parse_request(payload), conversation, received_at)
+
+    @property
+    def busy(self) -> bool:
+        """A turn is running (AgentCore's ``HealthyBusy``)."""
+        return self.voice_agent.conversations.busy
+
+    def local_turns(self) -> TurnStarter:
+        """Turns started and run on the running loop (the dev server)."""
+
+        async def start(request: TurnRequest, conversation: str) -> TurnEvents:
+            return (await self.voice_agent.start(request, conversation)).run()
+
+        return start
+
+    async def serve_socket(
+        self, websocket: WebSocket, start_turn: TurnStarter, conversation: str
+    ) -> None:
+        """Serve ``websocket`` as a ``VoiceSocket`` whose turns, refusals and listening events
+        are observed, counted as a connected client."""
+
+        async def observed(request: TurnRequest, conversation: str) -> TurnEvents:
+            return self.metrics.observe(await start_turn(request, conversation), "ws")
+
+        socket = VoiceSocket(
+            websocket,
+            observed,
+            conversation,
+            self.config.ws_idle_s,
+            listening=self.listening,
+            observe=self.metrics.socket_event,
+        )
+        with self.metrics.ws_clients.track_inprogress():
+            await socket.serve()

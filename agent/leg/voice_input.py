@@ -1,0 +1,179 @@
+"""A socket's voice input, sans-I/O: listening messages and microphone frames in, actions out.
+
+``VoiceInput`` owns what speaking to the agent needs besides I/O: the socket's ``Listener``
+(made by ``listen``, gone at ``listen.stop``), the playback clock (what the page still plays of
+the audio it was sent) and the barge-in rule. It is fed messages and frames with the loop's
+clock and whether a turn runs, and returns what the socket does next, in order, as
+``ServerProtocol`` does for the TTS wire:
+
+- ``Send``: send this event to the client (and count it: refusals, listening events);
+- ``Recognize``: recognize this utterance, then start a turn of its transcript;
+- ``CancelTurn``: stop the running turn (user speech over it) and say ``cancelled``.
+
+The barge-in rule: the agent is speaking while a turn runs *or* the page still plays audio it
+was sent (a reply synthesized faster than real time is all sent before it is heard). Speech of
+``barge_in_ms`` over it cuts it: the running turn is cancelled; a turn that has ended but
+whose audio still plays is named in a ``cancelled`` so that the page stops it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from agent.config import ListeningConfig
+from agent.events import Event, TurnCancelled
+from agent.leg.messages import AUDIO, MicFrame
+from agent.leg.playback import Playback
+from agent.listening.listener import (
+    BargeIn,
+    Listener,
+    ListenerOutput,
+    ListeningService,
+    ListenMode,
+    Utterance,
+)
+from agent.listening.settings import SAMPLE_FORMAT
+from agent.requests import BadRequest
+from tts_protocol import BYTES_PER_SAMPLE
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """Send ``event`` to the client."""
+
+    event: Event
+
+
+@dataclass(frozen=True, slots=True)
+class Recognize:
+    """Recognize ``utterance``; its transcript starts a turn as a typed prompt would."""
+
+    utterance: Utterance
+
+
+@dataclass(frozen=True, slots=True)
+class CancelTurn:
+    """Stop the running turn; ``playing`` is the turn whose audio the page still plays."""
+
+    playing: str | None
+
+
+Action = Send | Recognize | CancelTurn
+
+
+def check_frame(frame: MicFrame, config: ListeningConfig) -> bytes:
+    """A microphone frame's PCM: whole samples, at most ``max_frame_ms``; raises ``BadRequest``."""
+    pcm = frame.pcm
+    if not pcm or len(pcm) % BYTES_PER_SAMPLE:
+        raise BadRequest(
+            "invalid_audio_frame",
+            f"an audio frame is whole {SAMPLE_FORMAT} samples, not {len(pcm)} bytes",
+        )
+    if len(pcm) > config.max_frame_bytes:
+        raise BadRequest(
+            "audio_frame_too_large",
+            f"an audio frame is at most {config.max_frame_ms} ms ({config.max_frame_bytes} bytes)",
+        )
+    return pcm
+
+
+class VoiceInput:
+    """One socket's listening, playback clock and barge-in; without ``listening``, every
+    listening message is refused (``listening_unavailable``)."""
+
+    def __init__(self, listening: ListeningService | None) -> None:
+        self.listening = listening
+        self.playback = Playback()
+        self._listener: Listener | None = None
+
+    # --- messages (each raises ``BadRequest``) -----------------------------------------------
+
+    def listen(self, mode: ListenMode) -> list[Action]:
+        """Listen in ``mode`` from now on (an utterance in progress in another is dropped)."""
+        listening = self.service()
+        actions = self.stop_listening()
+        try:
+            self._listener = Listener(listening.config, mode)
+        except ImportError as exc:  # an install without the `listen` extra
+            raise BadRequest("listening_unavailable", f"no VAD here: {exc}") from exc
+        return [*actions, Send(listening.state(mode))]
+
+    def listen_stop(self) -> list[Action]:
+        """Stop listening, and say so."""
+        listening = self.service()
+        return [*self.stop_listening(), Send(listening.state(None))]
+
+    def talk_start(self, now: float, turn_running: bool) -> list[Action]:
+        """Push-to-talk pressed: an utterance starts, and cuts the agent if it speaks."""
+        self.service()
+        listener = self._listening_now("talk.start")
+        return self._act(listener.talk_start(self._speaking(now, turn_running)), now, turn_running)
+
+    def talk_end(self, now: float, turn_running: bool) -> list[Action]:
+        """Push-to-talk released: the utterance ends here."""
+        self.service()
+        return self._act(self._listening_now("talk.end").talk_end(), now, turn_running)
+
+    def frame(self, frame: MicFrame, now: float, turn_running: bool) -> list[Action]:
+        """One microphone frame."""
+        listener = self._listening_now(AUDIO)
+        assert self.listening is not None  # a listener exists only with it
+        pcm = check_frame(frame, self.listening.config)
+        outputs = listener.feed(pcm, self._speaking(now, turn_running))
+        return self._act(outputs, now, turn_running)
+
+    def stop_listening(self) -> list[Action]:
+        """Drop the listener, if any; an utterance in progress is said to end."""
+        listener, self._listener = self._listener, None
+        return [] if listener is None else [Send(event) for event in listener.stop()]
+
+    # --- the turn's audio, as the socket relays it ----------------------------------------
+
+    def turn_started(self) -> None:
+        """A new turn starts: the page drops what an older turn left."""
+        self.playback.stop()
+
+    def audio_sent(self, now: float, pcm_bytes: int, turn_id: str | None) -> None:
+        """``pcm_bytes`` of turn ``turn_id``'s audio went to the page."""
+        self.playback.sent(now, pcm_bytes // BYTES_PER_SAMPLE, turn_id)
+
+    def turn_stopped(self) -> None:
+        """The turn was cut: the page stops playing on ``cancelled``."""
+        self.playback.stop()
+
+    # --- rules --------------------------------------------------------------------------
+
+    def _speaking(self, now: float, turn_running: bool) -> bool:
+        """A turn runs, or the page still plays audio it was sent."""
+        return turn_running or self.playback.playing(now)
+
+    def _act(self, outputs: list[ListenerOutput], now: float, turn_running: bool) -> list[Action]:
+        actions: list[Action] = []
+        for output in outputs:
+            if isinstance(output, BargeIn):
+                actions += self._barge_in(now, turn_running)
+            elif isinstance(output, Utterance):
+                actions.append(Recognize(output))
+            else:
+                actions.append(Send(output))
+        return actions
+
+    def _barge_in(self, now: float, turn_running: bool) -> list[Action]:
+        playing = self.playback.turn_id if self.playback.playing(now) else None
+        if turn_running:  # the same stop as a `cancel`
+            return [CancelTurn(playing)]
+        if playing is None:
+            return []
+        self.playback.stop()  # its turn has ended; its audio still plays
+        return [Send(TurnCancelled(playing))]
+
+    def service(self) -> ListeningService:
+        """What this socket listens with; raises ``BadRequest`` where the server does not."""
+        if self.listening is None:
+            raise BadRequest("listening_unavailable", "this server does not listen")
+        return self.listening
+
+    def _listening_now(self, what: str) -> Listener:
+        if self._listener is None:
+            raise BadRequest("not_listening", f"{what} before 'listen'; send 'listen' first")
+        return self._listener

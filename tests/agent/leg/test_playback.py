@@ -1,0 +1,29 @@
+"""What the page still plays: chunks queue behind each other, and late ones wait for none."""
+
+from __future__ import annotations
+
+from agent.leg.playback import Playback
+
+SECOND = 24_000  # samples of TTS audio
+
+
+def test_audio_sent_faster_than_real_time_plays_on_after_it_was_sent() -> None:
+    playback = Playback()
+    for _ in range(30):  # 3 s of audio, all sent at t = 10
+        playback.sent(10.0, SECOND // 10, "turn-a")
+    assert round(playback.until, 6) == 13.0 and playback.turn_id == "turn-a"
+    assert playback.playing(12.9) and not playback.playing(13.001)
+
+
+def test_a_chunk_that_comes_after_the_last_one_ended_starts_when_it_comes() -> None:
+    playback = Playback()
+    playback.sent(10.0, SECOND // 10, "turn-a")  # plays 10.0 - 10.1
+    playback.sent(11.0, SECOND // 10, "turn-a")  # an underrun: plays 11.0 - 11.1
+    assert round(playback.until, 3) == 11.1
+
+
+def test_stopped_playback_plays_nothing() -> None:
+    playback = Playback()
+    playback.sent(10.0, SECOND, "turn-a")
+    playback.stop()
+    assert not playback.playing(10.0)

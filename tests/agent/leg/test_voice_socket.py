@@ -1,0 +1,685 @@
+"""``VoiceSocket`` in process: ASGI messages in and out, scripted turns, no network.
+
+The socket's own rules, each in milliseconds: frame order, cancel and supersede, the
+``config`` defaults, ``heard`` reports, the idle timeout, typed refusals, push-to-talk with a
+recognizer that answers at once, and one hands-free barge-in through the real VAD on the
+project's own speech. ``test_ws.py`` runs the same leg over real sockets,
+the real TTS server and both front doors; this module is what the ``ws`` mutation group
+reads first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from typing import Any
+
+import pytest
+from starlette.websockets import WebSocket
+
+from agent.browser_leg import IDLE_CLOSE, MIC_MAGIC, SESSION_HEADER, split_audio_frame
+from agent.config import ListeningConfig
+from agent.events import (
+    AudioDelta,
+    ErrorEvent,
+    Event,
+    SpeechEnd,
+    SpeechStart,
+    TextDelta,
+    Transcript,
+    TurnEnd,
+    TurnStart,
+)
+from agent.leg.socket import VoiceSocket, conversation_of
+from agent.listening.listener import ListeningService
+from agent.listening.recognizer import Recognition, RecognitionError, RecognizerUnavailable
+from agent.requests import BadRequest, PlaybackReport, TurnRequest
+from tests.agent.listening.speech import mic_frames, silence, spoken
+from tts_protocol import parse_voice
+from tts_server.engines import Engine
+
+Frame = dict[str, Any] | bytes
+AUDIO = b"\x01\x00" * 2400  # 100 ms at 24 kHz
+WAIT_S = 5.0
+FAST_CLIENT = ListeningConfig(burst_s=600.0)  # the tests send audio faster than real time
+
+
+class Script:
+    """Turns that speak ``segments`` audio frames each, ``pace_s`` apart. A new turn
+    supersedes the running one, which then ends with ``turn.end`` (as a conversation does)."""
+
+    def __init__(
+        self,
+        segments: int = 3,
+        pace_s: float = 0.0,
+        linger_s: float = 0.0,
+        first_event_s: float = 0.0,
+    ) -> None:
+        self.segments, self.pace_s, self.linger_s = segments, pace_s, linger_s
+        self.first_event_s = first_event_s  # before turn.start: the turn is being set up
+        self.requests: list[TurnRequest] = []
+        self.conversations: list[str] = []
+        self.closed: list[str] = []  # turns whose events were closed before their end
+        self._superseded: asyncio.Event | None = None
+        self.failing: set[str] = set()  # turns whose relay raises after their text
+
+    async def start(self, request: TurnRequest, conversation: str) -> AsyncIterator[Event]:
+        if request.prompt == "refuse me":
+            raise BadRequest("invalid_voice", "no such voice")
+        if self._superseded is not None:
+            self._superseded.set()
+        self.requests.append(request)
+        self.conversations.append(conversation)
+        self._superseded = asyncio.Event()
+        return self._events(f"t{len(self.requests)}", self._superseded)
+
+    async def _events(self, turn_id: str, superseded: asyncio.Event) -> AsyncIterator[Event]:
+        ended = False
+        try:
+            await asyncio.sleep(self.first_event_s)
+            yield TurnStart(turn_id, "stream")
+            yield TextDelta("Hello.")
+            for seq in range(self.segments):
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(superseded.wait(), self.pace_s)
+                if superseded.is_set():
+                    break
+                if turn_id in self.failing:
+                    raise RuntimeError("the model went away")
+                yield AudioDelta(seq, AUDIO)
+            ended = True
+            yield TurnEnd()
+            await asyncio.sleep(self.linger_s)  # a turn may finish its work after turn.end
+        finally:
+            if not ended:
+                self.closed.append(turn_id)
+
+
+def _kind(frame: Frame) -> str:
+    return frame["type"] if isinstance(frame, dict) else "<audio>"
+
+
+class Client:
+    """The client side of one socket, as ASGI messages."""
+
+    def __init__(self) -> None:
+        self.inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.frames: list[Frame] = []
+        self.times: list[float] = []  # when each frame came, on the loop's clock
+        self.closed: tuple[int, str] | None = None
+        self.broken = False  # sends fail, as on a dropped connection
+        self._arrived = asyncio.Event()
+        self.inbox.put_nowait({"type": "websocket.connect"})
+
+    async def receive(self) -> dict[str, Any]:
+        return await self.inbox.get()
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if self.broken:
+            raise OSError("the network went away")
+        if message["type"] == "websocket.send":
+            text = message.get("text")
+            self.frames.append(json.loads(text) if text is not None else message["bytes"])
+            self.times.append(asyncio.get_running_loop().time())
+        elif message["type"] == "websocket.close":
+            self.closed = (message["code"], message.get("reason", ""))
+        self._arrived.set()
+
+    def say(self, message: dict[str, Any] | bytes, *, binary: bool = False) -> None:
+        if isinstance(message, bytes):
+            self.inbox.put_nowait({"type": "websocket.receive", "bytes": message})
+        elif binary:  # JSON in a binary frame, as SageMaker and AgentCore hand it over
+            self.inbox.put_nowait(
+                {"type": "websocket.receive", "bytes": json.dumps(message).encode()}
+            )
+        else:
+            self.inbox.put_nowait({"type": "websocket.receive", "text": json.dumps(message)})
+
+    async def press_in_a_turn(self, after: str, pause_s: float = 0.0) -> None:
+        """Push-to-talk on, a prompt, then ``talk.start`` once ``after`` came (and a pause)."""
+        self.say({"type": "listen", "mode": "push_to_talk"})
+        self.say(prompt())
+        await self.wait_for(after)
+        await asyncio.sleep(pause_s)
+        self.say({"type": "talk.start"})
+
+    def talk(self, frames: int, *, release: bool = True) -> None:
+        """A press with ``frames`` of 32 ms of audio, let go unless ``release`` is False."""
+        self.say({"type": "talk.start"})
+        for _ in range(frames):
+            self.say(MIC_MAGIC + AUDIO[:1024])
+        if release:
+            self.say({"type": "talk.end"})
+
+    def hang_up(self) -> None:
+        self.inbox.put_nowait({"type": "websocket.disconnect", "code": 1001})
+
+    async def wait_for(self, kind: str, count: int = 1) -> int:
+        """The index of the ``count``-th frame of ``kind``, once it has arrived."""
+        async with asyncio.timeout(WAIT_S):
+            while True:
+                seen = [i for i, f in enumerate(self.frames) if _kind(f) == kind]
+                if len(seen) >= count:
+                    return seen[count - 1]
+                self._arrived.clear()
+                await self._arrived.wait()
+
+    def kinds(self, start: int = 0, stop: int | None = None) -> list[str]:
+        return [_kind(f) for f in self.frames[start:stop]]
+
+    def of_type(self, kind: str) -> list[dict[str, Any]]:
+        return [f for f in self.frames if isinstance(f, dict) and f["type"] == kind]
+
+
+class Recognizes:
+    """A recognizer that hears ``text`` at once, or fails when told to."""
+
+    def __init__(self) -> None:
+        self.text = "What time is it?"
+        self.fail = False
+        self.unloadable = False
+        self.heard: list[bytes] = []
+
+    @property
+    def queue_depth(self) -> int:
+        return 0
+
+    async def load(self) -> None:
+        if self.unloadable:
+            raise RecognizerUnavailable("the Whisper model did not load: no such folder")
+
+    async def recognize(self, pcm: bytes) -> Recognition:
+        self.heard.append(pcm)
+        if self.fail:
+            raise RecognitionError("recognition failed: injected")
+        return Recognition(self.text, 12.5)
+
+
+class Socket:
+    """A served ``VoiceSocket`` and its client."""
+
+    def __init__(
+        self,
+        script: Script,
+        idle_s: float = 30.0,
+        recognizer: Recognizes | None = None,
+        listening: ListeningConfig = FAST_CLIENT,
+    ) -> None:
+        self.client, self.script = Client(), script
+        self.errors: list[str] = []
+        self.heard: list[str] = []
+        service = None if recognizer is None else ListeningService(listening, recognizer)
+        scope = {"type": "websocket", "path": "/ws", "headers": [], "query_string": b""}
+        websocket = WebSocket(scope, self.client.receive, self.client.send)
+        self.voice = VoiceSocket(
+            websocket,
+            script.start,  # type: ignore[arg-type]  # an async generator, as a turn's events are
+            "c1",
+            idle_s,
+            listening=service,
+            observe=self.observe,
+        )
+        self.task: asyncio.Task[None] | None = None
+
+    def observe(self, event: Event) -> None:
+        """What a front door's metrics are told: errors by code, listening events by type."""
+        if isinstance(event, ErrorEvent):
+            self.errors.append(event.code)
+        elif isinstance(event, SpeechStart | SpeechEnd | Transcript):
+            self.heard.append(event.type)
+
+    async def __aenter__(self) -> Socket:
+        self.task = asyncio.create_task(self.voice.serve())
+        await self.client.wait_for("ready")
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        assert self.task is not None
+        if not self.task.done():
+            self.client.hang_up()
+        async with asyncio.timeout(WAIT_S):
+            await self.task
+
+
+def prompt(text: str = "Hi", **fields: Any) -> dict[str, Any]:
+    return {"type": "prompt", "prompt": text, **fields}
+
+
+async def test_a_prompt_streams_its_turn_with_audio_as_binary_frames() -> None:
+    script = Script()
+    async with Socket(script) as socket:
+        client = socket.client
+        client.say(prompt("Hi", voice="jf_alpha"))
+        end = await client.wait_for("turn.end")
+    assert client.frames[0] == {
+        "type": "ready",
+        "conversation": "c1",
+        "sample_rate": 24000,
+        "audio_header_bytes": 4,
+        "max_message_bytes": 32768,
+    }
+    assert client.kinds(stop=end + 1) == [
+        *("ready", "turn.start", "text.delta"),
+        *["<audio>"] * 3,
+        "turn.end",
+    ]
+    audio = [split_audio_frame(f) for f in client.frames if isinstance(f, bytes)]
+    assert audio == [(0, AUDIO), (1, AUDIO), (2, AUDIO)]
+    assert script.requests == [TurnRequest("Hi", voice=parse_voice("jf_alpha"))]
+    assert script.conversations == ["c1"]  # the socket's conversation, every turn
+
+
+async def test_json_in_a_binary_frame_is_a_message_like_any_other() -> None:
+    script = Script(segments=0)
+    async with Socket(script) as socket:
+        socket.client.say(prompt("In bytes"), binary=True)
+        await socket.client.wait_for("turn.end")
+    assert script.requests == [TurnRequest("In bytes")]
+
+
+async def test_cancel_stops_the_running_turn_and_names_it() -> None:
+    script = Script(segments=50, pace_s=0.05)
+    async with Socket(script) as socket:
+        client = socket.client
+        client.say(prompt())
+        await client.wait_for("turn.start")
+        client.say({"type": "cancel"})
+        cancelled = await client.wait_for("cancelled")
+        client.say({"type": "cancel"})  # nothing runs now
+        await client.wait_for("cancelled", 2)
+    assert client.of_type("cancelled") == [
+        {"type": "cancelled", "turn_id": "t1"},
+        {"type": "cancelled", "turn_id": None},
+    ]
+    assert client.kinds(cancelled + 1) == ["cancelled"]  # nothing of the turn after it
+    assert script.closed == ["t1"]
+
+
+async def test_a_cancel_after_turn_end_names_no_turn() -> None:
+    async with Socket(Script(segments=1, linger_s=1.0)) as socket:
+        client = socket.client
+        client.say(prompt())
+        await client.wait_for("turn.end")
+        client.say({"type": "cancel"})
+        await client.wait_for("cancelled")
+    assert client.of_type("cancelled") == [{"type": "cancelled", "turn_id": None}]
+
+
+async def test_a_new_prompt_supersedes_the_turn_whose_events_end_first() -> None:
+    script = Script(segments=50, pace_s=0.05)
+    async with Socket(script) as socket:
+        client = socket.client
+        client.say(prompt("one"))
+        await client.wait_for("turn.start")
+        client.say(prompt("two"))
+        await client.wait_for("turn.start", 2)
+    order = [kind for kind in client.kinds() if kind != "<audio>"]
+    assert order[:5] == ["ready", "turn.start", "text.delta", "turn.end", "turn.start"]
+    assert [s["turn_id"] for s in client.of_type("turn.start")] == ["t1", "t2"]
+    assert [r.prompt for r in script.requests] == ["one", "two"]
+
+
+async def test_config_sets_and_unsets_the_defaults_of_later_prompts() -> None:
+    script = Script(segments=0)
+    async with Socket(script) as socket:
+        client = socket.client
+        client.say({"type": "config", "voice": "jm_kumo", "speed": 1.2})
+        await client.wait_for("config")
+        client.say({"type": "config", "speed": None, "marks": True})
+        await client.wait_for("config", 2)
+        client.say(prompt("Hi", voice="jf_alpha"))  # a prompt's own field wins
+        await client.wait_for("turn.end")
+    assert client.of_type("config") == [
+        {"type": "config", "voice": "jm_kumo", "speed": 1.2},
+        {"type": "config", "voice": "jm_kumo", "marks": True},
+    ]
+    assert script.requests == [TurnRequest("Hi", voice=parse_voice("jf_alpha"), marks=True)]
+
+
+async def test_a_heard_report_goes_with_the_next_prompt_only() -> None:
+    script = Script(segments=0)
+    heard = {"turn_id": "t0", "seq": 2, "ms": 850.0}
+    async with Socket(script) as socket:
+        client = socket.client
+        client.say({"type": "heard", **heard})
+        client.say(prompt("one"))
+        await client.wait_for("turn.end")
+        client.say(prompt("two"))
+        await client.wait_for("turn.end", 2)
+        client.say({"type": "heard", **heard})
+        client.say(prompt("three", heard={"turn_id": "t2", "seq": 0, "ms": 10}))
+        await client.wait_for("turn.end", 3)
+    assert script.requests[0] == TurnRequest("one", heard=PlaybackReport("t0", 2, 850.0))
+    assert script.requests[1] == TurnRequest("two")
+    assert script.requests[2].heard == PlaybackReport("t2", 0, 10.0)  # its own
+
+
+@pytest.mark.parametrize(
+    ("message", "code", "in_reply_to"),
+    [
+        ({"type": "cancel", "turn_id": "t1"}, "unknown_field", "cancel"),
+        ({"type": "config", "speed": 9}, "invalid_config", "config"),
+        ({"type": "heard", "turn_id": "t1", "seq": -1, "ms": 0}, "invalid_heard", "heard"),
+        ({"type": "heard", "turn_id": "t1", "seq": 0, "ms": 0, "x": 1}, "unknown_field", "heard"),
+        ({"type": "dance"}, "unknown_type", None),
+        (prompt("refuse me"), "invalid_voice", "prompt"),
+        ({"type": "listen", "mode": "hands_free"}, "listening_unavailable", "listen"),
+        ({"type": "talk.start"}, "listening_unavailable", "talk.start"),
+    ],
+)
+async def test_a_bad_message_is_refused_by_type_and_the_socket_keeps_serving(
+    message: dict[str, Any], code: str, in_reply_to: str | None
+) -> None:
+    script = Script(segments=0)
+    async with Socket(script) as socket:
+        client = socket.client
+        client.say(message)
+        await client.wait_for("error")
+        client.say(prompt("still here"))
+        await client.wait_for("turn.end")
+    error = client.of_type("error")[0]
+    assert (error["code"], error["in_reply_to"]) == (code, in_reply_to)
+    assert error["message"]
+    if code == "listening_unavailable":
+        assert error["message"] == "this server does not listen"
+    assert socket.errors == [code]
+    assert script.requests[-1] == TurnRequest("still here")
+
+
+async def test_audio_before_listen_is_refused_and_nothing_is_kept() -> None:
+    async with Socket(Script(), recognizer=Recognizes()) as socket:
+        client = socket.client
+        client.say(MIC_MAGIC + AUDIO[:640])
+        await client.wait_for("error")
+    error = client.of_type("error")[0]
+    assert (error["code"], error["in_reply_to"]) == ("not_listening", "audio")
+    assert error["message"] == "audio before 'listen'; send 'listen' first"
+
+
+async def test_an_idle_socket_is_told_then_closed_normally() -> None:
+    async with Socket(Script(), idle_s=0.2) as socket:
+        await socket.client.wait_for("error")
+        assert socket.task is not None
+        async with asyncio.timeout(WAIT_S):
+            await socket.task
+    assert socket.client.of_type("error")[0]["code"] == "idle_timeout"
+    assert socket.client.of_type("error")[0]["message"] == "no use for 0.2 s"
+    assert socket.client.closed == (IDLE_CLOSE, "idle_timeout")
+    assert socket.errors == ["idle_timeout"]
+
+
+async def test_a_turn_longer_than_the_idle_time_is_not_cut_and_idle_counts_from_its_end() -> None:
+    # 0.5 s of turn, not a multiple of the idle time: idle counted from the prompt would end
+    # the socket at 0.6 s, 0.1 s after the turn; counted from the turn's end, 0.3 s after it.
+    async with Socket(Script(segments=5, pace_s=0.1), idle_s=0.3) as socket:
+        client = socket.client
+        client.say(prompt())
+        end = await client.wait_for("turn.end")
+        error = await client.wait_for("error")
+    assert client.kinds(stop=end + 1).count("<audio>") == 5
+    assert 0.25 <= client.times[error] - client.times[end] <= 0.45  # from the turn's end: 0.3 s
+    assert client.kinds(end + 1) == ["error"] and client.closed == (IDLE_CLOSE, "idle_timeout")
+
+
+async def test_a_client_that_hangs_up_mid_turn_ends_the_socket_and_its_turn_quietly(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    script = Script(segments=50, pace_s=0.05)
+    with caplog.at_level(logging.INFO, logger="agent.ws"):
+        async with Socket(script) as socket:
+            socket.client.say(prompt())
+            await socket.client.wait_for("<audio>")
+            socket.client.hang_up()
+            assert socket.task is not None
+            async with asyncio.timeout(WAIT_S):
+                await socket.task
+    assert script.closed == ["t1"] and not caplog.records
+
+
+async def test_a_turn_that_fails_in_its_relay_is_logged_and_the_socket_keeps_serving(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    script = Script(segments=2)
+    script.failing.add("t1")
+    with caplog.at_level(logging.INFO, logger="agent.ws"):
+        async with Socket(script) as socket:
+            client = socket.client
+            client.say(prompt("one"))
+            await client.wait_for("text.delta")
+            await asyncio.sleep(0.1)  # its relay has failed by now
+            client.say({"type": "cancel"})
+            await client.wait_for("cancelled")
+            client.say(prompt("two"))
+            await client.wait_for("turn.end")
+    messages = [r.getMessage() for r in caplog.records if r.name == "agent.ws"]
+    assert messages == ["a turn's relay ended early: RuntimeError: the model went away"]
+    assert client.of_type("cancelled") == [{"type": "cancelled", "turn_id": None}]  # over
+    assert [r.prompt for r in script.requests] == ["one", "two"]
+
+
+# --- push-to-talk, with a recognizer that answers at once ---------------------------------
+
+
+async def test_push_to_talk_cuts_the_turn_at_the_press_and_its_words_are_the_next_prompt() -> None:
+    script, recognizer = Script(segments=50, pace_s=0.05), Recognizes()
+    async with Socket(script, recognizer=recognizer) as socket:
+        client = socket.client
+        client.say({"type": "listen", "mode": "push_to_talk"})
+        await client.wait_for("listening")
+        client.say(prompt("Talk a while"))
+        await client.wait_for("<audio>")
+        client.say({"type": "talk.start"})
+        cancelled = await client.wait_for("cancelled")
+        for _ in range(10):  # 320 ms of speech
+            client.say(MIC_MAGIC + AUDIO[:1024])
+        client.say({"type": "talk.end"})
+        await client.wait_for("turn.start", 2)
+    assert client.of_type("cancelled") == [{"type": "cancelled", "turn_id": "t1"}]
+    assert client.kinds(cancelled - 1, cancelled + 1) == ["speech.start", "cancelled"]
+    order = [k for k in client.kinds(cancelled) if k != "<audio>"]
+    assert order[:4] == ["cancelled", "speech.end", "transcript", "turn.start"]
+    transcript = client.of_type("transcript")[0]
+    assert transcript == {
+        "type": "transcript",
+        "text": "What time is it?",
+        "audio_ms": 320.0,
+        "asr_ms": 12.5,
+        "final": True,
+    }
+    assert recognizer.heard == [AUDIO[:1024] * 10]
+    assert script.requests[-1] == TurnRequest("What time is it?")
+    assert socket.heard == ["speech.start", "speech.end", "transcript"]
+
+
+async def test_a_press_after_turn_end_while_its_audio_still_plays_cancels_that_turn() -> None:
+    script = Script(segments=30)  # 3 s of audio, sent at once: the page plays it for 3 s
+    async with Socket(script, recognizer=Recognizes()) as socket:
+        client = socket.client
+        await client.press_in_a_turn("turn.end")
+        await client.wait_for("cancelled")
+        client.say({"type": "talk.start"})  # twice without talk.end
+        await client.wait_for("error")
+    assert client.of_type("cancelled") == [{"type": "cancelled", "turn_id": "t1"}]
+    assert client.of_type("error")[0]["code"] == "already_talking"
+
+
+async def test_a_failed_recognition_is_an_error_and_the_conversation_goes_on() -> None:
+    script, recognizer = Script(segments=0), Recognizes()
+    recognizer.fail = True
+    async with Socket(script, recognizer=recognizer) as socket:
+        client = socket.client
+        client.say({"type": "listen", "mode": "push_to_talk"})
+        client.talk(6)  # 192 ms
+        await client.wait_for("error")
+        recognizer.fail, recognizer.text = False, ""  # nothing said: no turn
+        client.talk(6)  # 192 ms
+        await client.wait_for("transcript")
+        client.say(prompt("typed"))
+        await client.wait_for("turn.end")
+    error = client.of_type("error")[0]
+    assert (error["code"], error["message"]) == ("asr_failed", "recognition failed: injected")
+    assert socket.errors == ["asr_failed"]
+    assert script.requests == [TurnRequest("typed")]
+
+
+async def test_listen_stop_says_so_and_a_talk_end_without_a_press_is_refused() -> None:
+    async with Socket(Script(), recognizer=Recognizes()) as socket:
+        client = socket.client
+        client.say({"type": "listen", "mode": "push_to_talk", "sample_rate": 16000})
+        await client.wait_for("listening")
+        client.say({"type": "talk.end"})
+        await client.wait_for("error")
+        client.say({"type": "listen.stop"})
+        await client.wait_for("listening", 2)
+        client.say({"type": "talk.start"})
+        await client.wait_for("error", 2)
+    first, stopped = client.of_type("listening")
+    assert (first["mode"], stopped["mode"]) == ("push_to_talk", None)
+    assert [e["code"] for e in client.of_type("error")] == ["not_talking", "not_listening"]
+    assert client.of_type("error")[1]["message"] == (
+        "talk.start before 'listen'; send 'listen' first"
+    )
+
+
+async def test_a_cancel_while_a_new_turn_is_set_up_names_no_turn() -> None:
+    async with Socket(Script(segments=1, first_event_s=0.5)) as socket:
+        client = socket.client
+        client.say(prompt())
+        client.say({"type": "cancel"})  # before the turn's turn.start
+        await client.wait_for("cancelled")
+    assert client.of_type("cancelled") == [{"type": "cancelled", "turn_id": None}]
+
+
+async def test_a_press_before_the_turns_first_audio_cancels_it_by_name() -> None:
+    script = Script(segments=5, pace_s=1.0)  # turn.start now, its first audio after 1 s
+    async with Socket(script, recognizer=Recognizes()) as socket:
+        client = socket.client
+        await client.press_in_a_turn("text.delta")
+        await client.wait_for("cancelled")
+    assert client.of_type("cancelled") == [{"type": "cancelled", "turn_id": "t1"}]
+
+
+async def test_a_press_once_the_reply_has_played_cancels_nothing() -> None:
+    async with Socket(Script(segments=1), recognizer=Recognizes()) as socket:  # 100 ms of audio
+        client = socket.client
+        await client.press_in_a_turn("turn.end", 0.3)  # the page has played it all
+        await client.wait_for("speech.start")
+        client.say({"type": "cancel"})  # a marker: everything before it has been answered
+        await client.wait_for("cancelled")
+    assert client.of_type("cancelled") == [{"type": "cancelled", "turn_id": None}]
+
+
+async def test_an_utterance_over_the_cap_is_an_error_told_to_the_metrics() -> None:
+    config = replace(FAST_CLIENT, max_utterance_s=0.2)
+    async with Socket(Script(segments=0), recognizer=Recognizes(), listening=config) as socket:
+        client = socket.client
+        client.say({"type": "listen", "mode": "push_to_talk"})
+        client.talk(8, release=False)  # 256 ms, over the cap
+        await client.wait_for("transcript")
+    error = client.of_type("error")[0]
+    assert error["code"] == "utterance_too_long"
+    assert socket.errors == ["utterance_too_long"]
+    assert "error" not in socket.heard
+
+
+async def test_a_transcript_the_turn_refuses_is_refused_in_reply_to_it() -> None:
+    recognizer = Recognizes()
+    recognizer.text = "refuse me"  # the script's turn refuses this prompt
+    async with Socket(Script(), recognizer=recognizer) as socket:
+        client = socket.client
+        client.say({"type": "listen", "mode": "push_to_talk"})
+        client.talk(6)
+        await client.wait_for("error")
+    error = client.of_type("error")[0]
+    assert (error["code"], error["in_reply_to"]) == ("invalid_voice", "transcript")
+    assert socket.errors == ["invalid_voice"]
+
+
+async def test_a_recognizer_that_cannot_load_refuses_listen_with_its_reason() -> None:
+    recognizer = Recognizes()
+    recognizer.unloadable = True
+    async with Socket(Script(), recognizer=recognizer) as socket:
+        socket.client.say({"type": "listen", "mode": "push_to_talk"})
+        await socket.client.wait_for("error")
+    error = socket.client.of_type("error")[0]
+    assert (error["code"], error["in_reply_to"]) == ("asr_unavailable", "listen")
+    assert error["message"] == "the Whisper model did not load: no such folder"
+
+
+async def test_an_install_without_the_vad_refuses_listen_as_unavailable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def no_vad(*_: object) -> None:
+        raise ImportError("No module named 'onnxruntime'")
+
+    monkeypatch.setattr("agent.leg.voice_input.Listener", no_vad)
+    async with Socket(Script(), recognizer=Recognizes()) as socket:
+        socket.client.say({"type": "listen", "mode": "hands_free"})
+        await socket.client.wait_for("error")
+    error = socket.client.of_type("error")[0]
+    assert (error["code"], error["in_reply_to"]) == ("listening_unavailable", "listen")
+    assert error["message"] == "no VAD here: No module named 'onnxruntime'"
+
+
+# --- the module's functions ----------------------------------------------------------------
+
+
+def websocket_with(headers: list[tuple[bytes, bytes]], query: bytes = b"") -> WebSocket:
+    scope = {"type": "websocket", "path": "/ws", "headers": headers, "query_string": query}
+    return WebSocket(scope, Client().receive, Client().send)
+
+
+def test_the_conversation_is_the_session_header_then_the_query_parameter_then_default() -> None:
+    header = SESSION_HEADER.lower().encode()
+    query = f"{SESSION_HEADER}=from-query".encode()
+    assert conversation_of(websocket_with([(header, b"from-header")], query)) == "from-header"
+    assert conversation_of(websocket_with([], query)) == "from-query"
+    assert conversation_of(websocket_with([])) == "default"
+
+
+async def test_a_press_after_the_reply_played_while_its_turn_winds_up_names_no_turn() -> None:
+    # turn.end is out and its 100 ms of audio played; the turn's task has not returned yet
+    async with Socket(Script(segments=1, linger_s=2.0), recognizer=Recognizes()) as socket:
+        client = socket.client
+        await client.press_in_a_turn("turn.end", 0.3)
+        await client.wait_for("cancelled")
+    assert client.of_type("cancelled") == [{"type": "cancelled", "turn_id": None}]
+
+
+# --- hands-free: the real VAD on the project's own speech ----------------------------------
+
+
+async def test_speech_over_a_running_turn_cuts_it_hands_free(engine: Engine) -> None:
+    pcm = await asyncio.to_thread(spoken, engine, "Stop talking and tell me the time.")
+    script = Script(segments=100, pace_s=0.05)
+    async with Socket(script, recognizer=Recognizes()) as socket:
+        client = socket.client
+        client.say({"type": "listen", "mode": "hands_free"})
+        client.say(prompt())
+        await client.wait_for("<audio>")
+        for frame in mic_frames(silence(300) + pcm + silence(800)):
+            client.say(frame)
+        await client.wait_for("turn.start", 2)
+    order = [k for k in client.kinds() if k != "<audio>"]
+    cancelled = order.index("cancelled")
+    assert order[cancelled - 1] == "speech.start"  # cut while the user still speaks
+    assert order[cancelled + 1 :][:3] == ["speech.end", "transcript", "turn.start"]
+    assert client.of_type("cancelled") == [{"type": "cancelled", "turn_id": "t1"}]
+
+
+async def test_a_connection_that_drops_mid_turn_ends_the_socket_without_an_exception() -> None:
+    script = Script(segments=100, pace_s=0.05)
+    async with Socket(script) as socket:
+        client = socket.client
+        client.say(prompt())
+        await client.wait_for("<audio>")
+        client.broken = True  # the next send fails, in the turn's relay or the socket's own
+        client.say({"type": "config", "speed": 1.1})
+        assert socket.task is not None
+        async with asyncio.timeout(WAIT_S):
+            await socket.task  # returns: a dropped client is a normal end
+    assert script.closed == ["t1"]

@@ -1,0 +1,310 @@
+"""Listening on ``/ws`` over real sockets, on both front doors: speech in, a turn out.
+
+The speech is the project's own TTS resampled to 16 kHz and sent as binary MIC frames; the
+recognizer is the real Whisper tiny.en, one model for the module (and the process).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from websockets.asyncio.client import ClientConnection
+
+from agent.browser_leg import MIC_MAGIC
+from agent.config import AgentConfig, ListeningConfig
+from agent.core.llm import demo_reply
+from agent.doors import agentcore as agentcore_app
+from agent.doors import devserver
+from agent.listening.recognizer import Recognition, RecognitionError
+from agent.listening.whisper import WhisperRecognizer, shared_whisper
+from bench.intelligibility import word_error_rate
+from tests.agent.leg.test_ws import Frame, kinds, open_socket, receive, until, voice_agent
+from tests.agent.listening.speech import mic_frames, noise, silence, spoken
+from tts_server.engines import Engine
+from tts_server.testing.server_thread import ServerThread
+
+FRONT_DOORS = {"agentcore": agentcore_app.create_app, "devserver": devserver.create_app}
+QUESTION = "Please tell me a short story about a friendly robot."
+INTERRUPTION = "Stop talking and tell me the time."
+LISTENING = ListeningConfig(burst_s=600.0, max_utterance_s=4.0)  # tests send faster than real time
+HANDS_FREE = {"type": "listen", "mode": "hands_free", "sample_rate": 16000, "format": "s16le"}
+PUSH_TO_TALK = {**HANDS_FREE, "mode": "push_to_talk"}
+
+
+class FlakyRecognizer:
+    """The real recognizer, made to fail the next ``failures`` times (fault injection)."""
+
+    def __init__(self, real: WhisperRecognizer) -> None:
+        self.real = real
+        self.failures = 0
+
+    @property
+    def queue_depth(self) -> int:
+        return self.real.queue_depth
+
+    async def load(self) -> None:
+        await self.real.load()
+
+    async def recognize(self, pcm: bytes) -> Recognition:
+        if self.failures:
+            self.failures -= 1
+            raise RecognitionError("recognition failed: injected")
+        return await self.real.recognize(pcm)
+
+
+@pytest.fixture(scope="module")
+def recognizer() -> FlakyRecognizer:
+    return FlakyRecognizer(shared_whisper(LISTENING))
+
+
+@pytest.fixture(scope="module")
+def speech(engine: Engine) -> dict[str, bytes]:
+    return {text: spoken(engine, text) for text in (QUESTION, INTERRUPTION)}
+
+
+@pytest.fixture(scope="module", params=sorted(FRONT_DOORS))
+def listening_server(
+    request: pytest.FixtureRequest, tts_server: ServerThread, recognizer: FlakyRecognizer
+) -> Iterator[ServerThread]:
+    config = AgentConfig(model="demo", tts_url=tts_server.ws_url, listening=LISTENING)
+    server = ServerThread(FRONT_DOORS[request.param](config, recognizer)).start()
+    yield server
+    server.stop()
+
+
+async def say(socket: ClientConnection, pcm: bytes) -> None:
+    for frame in mic_frames(pcm):
+        await socket.send(frame)
+
+
+def of_type(frames: list[Frame], kind: str) -> list[dict[str, Any]]:
+    return [f for f in frames if isinstance(f, dict) and f["type"] == kind]
+
+
+def reply_text(frames: list[Frame]) -> str:
+    return "".join(f["text"] for f in of_type(frames, "text.delta"))
+
+
+async def until_turn_starts(socket: ClientConnection) -> list[Frame]:
+    """Frames up to the next ``turn.start``; then that turn is cancelled (its audio is not
+    what these tests are about, and it would cost seconds of synthesis)."""
+    frames = await until(socket, "turn.start")
+    await socket.send('{"type": "cancel"}')
+    await until(socket, "cancelled")
+    return frames
+
+
+async def listen(socket: ClientConnection, message: dict[str, Any]) -> dict[str, Any]:
+    await socket.send(json.dumps(message))
+    answer = await receive(socket)
+    assert isinstance(answer, dict) and answer["type"] == "listening", answer
+    return answer
+
+
+async def test_a_spoken_question_is_heard_then_answered_by_a_turn(
+    listening_server: ServerThread, speech: dict[str, bytes]
+) -> None:
+    voice_agent(listening_server).conversations.get("hear").agent.model.update_config(sentences=1)
+    async with await open_socket(listening_server, "hear") as socket:
+        assert await listen(socket, HANDS_FREE) == {
+            "type": "listening",
+            "mode": "hands_free",
+            "sample_rate": 16000,
+            "format": "s16le",
+            "silence_ms": 500,
+            "barge_in_ms": 200,
+            "max_utterance_ms": 4000,
+            "max_frame_bytes": 3200,  # 100 ms
+        }
+        await say(socket, silence(300) + speech[QUESTION] + silence(800))
+        frames = await until(socket, "turn.end")
+    order = kinds(frames)
+    assert order[:4] == ["speech.start", "speech.end", "transcript", "turn.start"]
+    start, end, transcript = frames[:3]
+    assert isinstance(start, dict) and isinstance(end, dict) and isinstance(transcript, dict)
+    spoken_ms = len(speech[QUESTION]) / 32
+    assert 200 <= start["at_ms"] <= 400  # the speech starts 300 ms in
+    assert end["reason"] == "silence" and end["at_ms"] == pytest.approx(300 + spoken_ms, abs=150)
+    assert transcript["final"] is True and transcript["asr_ms"] > 0
+    assert transcript["audio_ms"] == end["audio_ms"] >= spoken_ms
+    assert word_error_rate(QUESTION, transcript["text"]) <= 0.2, transcript["text"]
+    # The transcript is the prompt of an ordinary turn (the demo model echoes it).
+    assert reply_text(frames) == demo_reply(transcript["text"], 1)
+    assert "<audio>" in order and order[-2:] == ["metrics", "turn.end"]
+
+
+async def test_push_to_talk_ends_the_utterance_at_talk_end_without_waiting(
+    listening_server: ServerThread, speech: dict[str, bytes]
+) -> None:
+    async with await open_socket(listening_server, "ptt") as socket:
+        assert (await listen(socket, PUSH_TO_TALK))["mode"] == "push_to_talk"
+        await say(socket, silence(500))  # before the press: only the pre-roll is kept
+        await socket.send('{"type": "talk.start"}')
+        await say(socket, speech[QUESTION])  # no silence after it
+        await socket.send('{"type": "talk.end"}')
+        frames = await until_turn_starts(socket)
+    assert kinds(frames) == ["speech.start", "speech.end", "transcript", "turn.start"]
+    start, end, transcript = frames[:3]
+    assert isinstance(start, dict) and isinstance(end, dict) and isinstance(transcript, dict)
+    assert start["at_ms"] == 500 and end["reason"] == "talk.end"
+    assert end["audio_ms"] == pytest.approx(len(speech[QUESTION]) / 32 + 192, abs=1)
+    assert word_error_rate(QUESTION, transcript["text"]) <= 0.2, transcript["text"]
+
+
+async def test_speech_over_a_running_turn_cancels_it_and_becomes_the_next_prompt(
+    listening_server: ServerThread, speech: dict[str, bytes]
+) -> None:
+    model = voice_agent(listening_server).conversations.get("barge").agent.model
+    model.update_config(sentences=4, tokens_per_second=10.0)  # a reply that lasts
+    async with await open_socket(listening_server, "barge") as socket:
+        await listen(socket, HANDS_FREE)
+        await socket.send('{"type": "prompt", "prompt": "Talk for a long while"}')
+        first = await until(socket, "turn.start")
+        async with asyncio.timeout(60):  # up to the first audio: the agent is speaking
+            while not isinstance(await receive(socket), bytes):
+                pass
+        # A cough (150 ms from inside a word: clearly voiced, under the barge-in threshold)
+        # does not cut the reply...
+        await say(socket, speech[INTERRUPTION][3200 * 4 : 3200 * 4 + 4800] + silence(700))
+        coughed = await until(socket, "speech.end")
+        assert of_type(coughed, "speech.end")[0]["reason"] == "too_short"
+        assert "cancelled" not in kinds(coughed)
+        # ...speech does, at once, and is heard as the next prompt.
+        await say(socket, speech[INTERRUPTION] + silence(800))
+        frames = await until_turn_starts(socket)
+    order = [k for k in kinds(frames) if k != "<audio>"]
+    cancelled = order.index("cancelled")
+    # Cut while the user still speaks: after speech.start, before speech.end (the reply's
+    # own events may still arrive in the 200 ms of speech that a barge-in takes).
+    assert "speech.start" in order[:cancelled]
+    while_speaking = set(order[order.index("speech.start") + 1 : cancelled])
+    assert not while_speaking & {"speech.start", "speech.end", "transcript", "turn.start"}
+    assert order[cancelled + 1 :][:3] == ["speech.end", "transcript", "turn.start"]
+    assert of_type(frames, "cancelled")[0]["turn_id"] == first[-1]["turn_id"]  # type: ignore[index]
+    transcript = of_type(frames, "transcript")[0]["text"]
+    assert word_error_rate(INTERRUPTION, transcript) <= 0.2, transcript
+    # Nothing of the cut turn follows its `cancelled`: no audio, no end of it.
+    after = kinds(frames[frames.index(of_type(frames, "cancelled")[0]) :])
+    assert "<audio>" not in after and "turn.end" not in after
+
+
+async def test_speech_after_turn_end_while_its_audio_still_plays_cancels_that_turn(
+    listening_server: ServerThread, speech: dict[str, bytes]
+) -> None:
+    # The whole reply is sent before the page has played it: its last sentence alone plays
+    # for a second or more after `turn.end`, and speech then is still a barge-in.
+    async with await open_socket(listening_server, "after-end") as socket:
+        await listen(socket, HANDS_FREE)
+        await socket.send('{"type": "prompt", "prompt": "Say something"}')
+        ended = await until(socket, "turn.end")
+        await say(socket, speech[INTERRUPTION] + silence(800))
+        frames = await until_turn_starts(socket)
+    turn_id = of_type(ended, "turn.start")[0]["turn_id"]
+    order = [k for k in kinds(frames) if k != "<audio>"]
+    assert order[:2] == ["speech.start", "cancelled"], order
+    assert of_type(frames, "cancelled")[0]["turn_id"] == turn_id  # the turn still heard
+    assert order[2:5] == ["speech.end", "transcript", "turn.start"]
+
+
+async def test_bad_listening_input_gets_typed_errors_and_the_socket_keeps_serving(
+    listening_server: ServerThread,
+) -> None:
+    bad: list[tuple[str | bytes, str, str | None]] = [
+        (MIC_MAGIC + silence(32), "not_listening", "audio"),
+        ('{"type": "talk.start"}', "not_listening", "talk.start"),
+        ('{"type": "listen", "mode": "always"}', "invalid_listen", "listen"),
+        (
+            '{"type": "listen", "mode": "hands_free", "sample_rate": 48000}',
+            "unsupported_audio_format",
+            "listen",
+        ),
+        (
+            '{"type": "listen", "mode": "hands_free", "format": "f32le"}',
+            "unsupported_audio_format",
+            "listen",
+        ),
+        ('{"type": "listen", "mode": "hands_free", "gain": 2}', "unknown_field", "listen"),
+        (json.dumps(PUSH_TO_TALK), "", None),  # now listening
+        (MIC_MAGIC, "invalid_audio_frame", "audio"),  # empty
+        (MIC_MAGIC + b"\x00\x01\x02", "invalid_audio_frame", "audio"),  # odd
+        (MIC_MAGIC + silence(101), "audio_frame_too_large", "audio"),
+        ('{"type": "talk.end"}', "not_talking", "talk.end"),
+        ('{"type": "talk.start", "now": 1}', "unknown_field", "talk.start"),
+        (json.dumps(HANDS_FREE), "", None),
+        ('{"type": "talk.start"}', "not_push_to_talk", "talk.start"),
+        (b"\x00MIX" + silence(32), "invalid_json", None),  # no magic: read as JSON
+    ]
+    async with await open_socket(listening_server, "bad-mic") as socket:
+        for data, code, in_reply_to in bad:
+            await socket.send(data)
+            answer = await receive(socket)
+            assert isinstance(answer, dict)
+            if not code:
+                assert answer["type"] == "listening"
+                continue
+            assert (answer["type"], answer["code"], answer["in_reply_to"]) == (
+                "error",
+                code,
+                in_reply_to,
+            ), answer
+        await socket.send('{"type": "prompt", "prompt": "Still there?"}')
+        frames = await until_turn_starts(socket)
+        await socket.send('{"type": "listen.stop"}')
+        assert (await receive(socket))["mode"] is None  # type: ignore[index]
+        await socket.send(MIC_MAGIC + silence(32))
+        assert (await receive(socket))["code"] == "not_listening"  # type: ignore[index]
+    assert kinds(frames) == ["turn.start"]
+
+
+async def test_an_utterance_over_the_cap_is_cut_with_an_error_and_still_heard(
+    listening_server: ServerThread, speech: dict[str, bytes]
+) -> None:
+    async with await open_socket(listening_server, "cap") as socket:
+        await listen(socket, PUSH_TO_TALK)
+        await socket.send('{"type": "talk.start"}')
+        await say(socket, speech[QUESTION] + noise(2500, 0.01))  # over the 4 s cap
+        await socket.send('{"type": "talk.end"}')  # after the cut: nothing more to say
+        frames = await until_turn_starts(socket)
+    assert kinds(frames) == ["speech.start", "error", "speech.end", "transcript", "turn.start"]
+    assert of_type(frames, "error")[0]["code"] == "utterance_too_long"
+    end = of_type(frames, "speech.end")[0]
+    assert (end["reason"], end["audio_ms"]) == ("max_length", 4000)
+    assert word_error_rate(QUESTION, of_type(frames, "transcript")[0]["text"]) <= 0.2
+
+
+async def test_a_failed_recognition_is_a_typed_error_and_the_conversation_goes_on(
+    listening_server: ServerThread, speech: dict[str, bytes], recognizer: FlakyRecognizer
+) -> None:
+    async with await open_socket(listening_server, "asr") as socket:
+        await listen(socket, PUSH_TO_TALK)
+        recognizer.failures = 1
+        await socket.send('{"type": "talk.start"}')
+        await say(socket, speech[INTERRUPTION])
+        await socket.send('{"type": "talk.end"}')
+        failed = await until(socket, "error")
+        assert kinds(failed) == ["speech.start", "speech.end", "error"]
+        assert failed[-1] == {  # a plain error: no message of the client's was refused
+            "type": "error",
+            "code": "asr_failed",
+            "message": "recognition failed: injected",
+        }
+        await socket.send('{"type": "talk.start"}')  # the next utterance is heard
+        await say(socket, speech[INTERRUPTION])
+        await socket.send('{"type": "talk.end"}')
+        frames = await until_turn_starts(socket)
+    assert kinds(frames) == ["speech.start", "speech.end", "transcript", "turn.start"]
+
+
+async def test_metrics_show_the_recognizer_queue_and_the_utterances(
+    listening_server: ServerThread, speech: dict[str, bytes]
+) -> None:
+    async with httpx.AsyncClient(base_url=listening_server.http_url) as http:
+        text = (await http.get("/metrics")).text
+    assert "agent_asr_queue_depth 0.0" in text
+    assert 'agent_utterances_total{reason="silence"}' in text
+    assert "agent_asr_seconds_count" in text
