@@ -14,8 +14,16 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from enum import StrEnum
 
-from tts_client.errors import TTSError
-from tts_protocol import BYTES_PER_SAMPLE, End, VoiceMix, Word
+from tts_client.errors import SegmentFailed, TTSError
+from tts_protocol import (
+    BYTES_PER_SAMPLE,
+    End,
+    SegmentCancelled,
+    SegmentEnded,
+    SegmentErrorReported,
+    VoiceMix,
+    Word,
+)
 
 Marked = tuple[Word, ...]  # word timings, ms from the start of the segment's audio
 
@@ -162,3 +170,13 @@ class SegmentStream:
         if status is SegmentStatus.CANCELLED:
             self._chunks.clear()
         self._changed.set()
+
+    def finish_by(self, reply: SegmentEnded | SegmentCancelled | SegmentErrorReported) -> None:
+        """Finish as the server's terminal reply says."""
+        if isinstance(reply, SegmentEnded):
+            self.finish(SegmentStatus.DONE, end=reply.end)
+        elif isinstance(reply, SegmentCancelled):
+            self.finish(SegmentStatus.CANCELLED)
+        else:
+            failure = SegmentFailed(reply.code, reply.message, reply.segment_id)
+            self.finish(SegmentStatus.FAILED, failure)

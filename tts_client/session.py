@@ -29,7 +29,7 @@ from tts_client.errors import (
 )
 from tts_client.retry_notice import RetryNotice
 from tts_client.segment import SegmentStatus, SegmentStream
-from tts_client.session_link import SessionLink
+from tts_client.session_link import SessionLink, open_link
 from tts_client.transports.base import Frame, Transport
 from tts_protocol import (
     DEFAULT_SPEED,
@@ -189,22 +189,9 @@ class TTSSession:
     # --- connections ---------------------------------------------------------------------
 
     async def _open(self) -> SessionLink:
-        """Connect and read ``ready``, all within ``connect_timeout``."""
-        timeout = self.config.connect_timeout
-        try:
-            async with asyncio.timeout(timeout):
-                conn = await self.transport.connect()
-                try:
-                    self._protocol.connection_opened()
-                    for event in self._protocol.receive(await conn.recv()):
-                        raise_if_failed(event)
-                except BaseException:
-                    await conn.aclose()
-                    raise
-        except TimeoutError as exc:
-            raise TTSTimeout(f"{self.transport.endpoint}: not ready within {timeout} s") from exc
+        link = await open_link(self.transport, self._protocol, self.config.connect_timeout)
         self.connections += 1
-        return SessionLink(conn, asyncio.get_running_loop().time())
+        return link
 
     async def _install(self, link: SessionLink) -> None:
         self._notice.cancel()
@@ -356,7 +343,7 @@ class TTSSession:
             elif isinstance(event, SegmentMarked):
                 self._streams[event.segment_id].feed_marks(event.words)
             elif isinstance(event, SegmentEnded | SegmentCancelled | SegmentErrorReported):
-                self._finish(event)
+                self._streams.pop(event.segment_id).finish_by(event)
                 progress = True
             elif isinstance(event, SegmentDeferred):
                 self._defer(event)
@@ -390,16 +377,6 @@ class TTSSession:
         self._retry_pending = False
         self._protocol.retry_deferred()
         await self._flush()
-
-    def _finish(self, event: SegmentEnded | SegmentCancelled | SegmentErrorReported) -> None:
-        stream = self._streams.pop(event.segment_id)
-        if isinstance(event, SegmentEnded):
-            stream.finish(SegmentStatus.DONE, end=event.end)
-        elif isinstance(event, SegmentCancelled):
-            stream.finish(SegmentStatus.CANCELLED)
-        else:
-            failure = SegmentFailed(event.code, event.message, event.segment_id)
-            stream.finish(SegmentStatus.FAILED, failure)
 
     def _notify(self, error: TTSError) -> None:
         if self.on_retry is not None and not self._stopping:

@@ -5,9 +5,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from tts_client.errors import TTSError
-from tts_client.transports.base import Connection
-from tts_protocol import Close, encode
+from tts_client.errors import TTSError, TTSTimeout, raise_if_failed
+from tts_client.transports.base import Connection, Transport
+from tts_protocol import ClientProtocol, Close, encode
+
+
+async def open_link(transport: Transport, protocol: ClientProtocol, within_s: float) -> SessionLink:
+    """Connect and read ``ready`` into ``protocol``, all within ``within_s``; raises
+    ``TTSError``."""
+    try:
+        async with asyncio.timeout(within_s):
+            conn = await transport.connect()
+            try:
+                protocol.connection_opened()
+                for event in protocol.receive(await conn.recv()):
+                    raise_if_failed(event)
+            except BaseException:
+                await conn.aclose()
+                raise
+    except TimeoutError as exc:
+        raise TTSTimeout(f"{transport.endpoint}: not ready within {within_s} s") from exc
+    return SessionLink(conn, asyncio.get_running_loop().time())
 
 
 class SessionLink:

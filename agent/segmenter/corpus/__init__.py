@@ -22,9 +22,9 @@ from agent.segmenter.corpus.cases import (
     SENTENCE_ENDS,
     SPOKEN_FORMS,
     Case,
-    llm_tokens,
 )
 from agent.segmenter.corpus.replies import MORE_REPLIES, REPLIES
+from agent.segmenter.corpus.tokens import llm_tokens
 
 __all__ = ["CASES", "Case", "llm_tokens"]
 

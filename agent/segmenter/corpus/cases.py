@@ -9,7 +9,6 @@ default options, and the benchmark streams them.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -391,11 +390,3 @@ MERGE = group(
     ("Sure. Here is the plan.", "Sure.", "Here is the plan.", {"merge_under_words": 0}),
     eager_min_words=None,
 )
-
-
-_TOKEN = re.compile(r"[\u3000-\u9fff]{1,2}| ?[^\W\d_]{1,10}| ?\d{1,3}| ?[^\w\s]{1,2}|\n+| +|\s|_")
-
-
-def llm_tokens(text: str) -> list[str]:
-    """Slice ``text`` roughly as an LLM tokenizer would (about four characters a token)."""
-    return _TOKEN.findall(text)

@@ -1,0 +1,148 @@
+"""``VoiceInput`` without a socket: messages and frames in, typed actions out, in order.
+
+Push-to-talk needs no VAD, so these run in microseconds with a recognizer that is never
+called; the hands-free path through the real VAD is ``test_voice_socket.py``'s.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.config import ListeningConfig
+from agent.events import Listening, SpeechEnd, SpeechStart, TurnCancelled
+from agent.leg.messages import MicFrame
+from agent.leg.voice_input import CancelTurn, Recognize, Send, VoiceInput, check_frame
+from agent.listening.listener import ListeningService
+from agent.listening.recognizer import Recognition
+from agent.requests import BadRequest
+from tests.agent.listening.speech import silence
+
+CONFIG = ListeningConfig(burst_s=1e6)  # frames faster than real time: no pacing here
+TTS_SECOND = 24_000 * 2  # bytes of TTS audio a second
+
+
+class NeverCalled:
+    queue_depth = 0
+
+    async def load(self) -> None:
+        raise AssertionError("VoiceInput does no I/O")
+
+    async def recognize(self, pcm: bytes) -> Recognition:
+        raise AssertionError("VoiceInput does no I/O")
+
+
+def voice_input() -> VoiceInput:
+    return VoiceInput(ListeningService(CONFIG, NeverCalled()))
+
+
+def push_to_talk() -> VoiceInput:
+    given = voice_input()
+    [sent] = given.listen("push_to_talk")
+    assert isinstance(sent, Send) and isinstance(sent.event, Listening)
+    return given
+
+
+def frames(given: VoiceInput, count: int, now: float = 0.0, running: bool = False) -> list:
+    return [a for _ in range(count) for a in given.frame(MicFrame(silence(32)), now, running)]
+
+
+@pytest.mark.parametrize(
+    ("pcm", "code"),
+    [
+        (b"", "invalid_audio_frame"),
+        (b"\x00" * 5, "invalid_audio_frame"),
+        (silence(102), "audio_frame_too_large"),
+    ],
+)
+def test_a_bad_frame_is_a_typed_refusal(pcm: bytes, code: str) -> None:
+    with pytest.raises(BadRequest) as refused:
+        check_frame(MicFrame(pcm), CONFIG)
+    assert refused.value.code == code
+    assert check_frame(MicFrame(silence(100)), CONFIG) == silence(100)  # 100 ms is the most
+
+
+def test_without_listening_every_listening_message_is_refused_but_audio_is_not_listening() -> None:
+    given = VoiceInput(None)
+    for call in (
+        lambda: given.listen("hands_free"),
+        given.listen_stop,
+        lambda: given.talk_start(0.0, False),
+        lambda: given.talk_end(0.0, False),
+    ):
+        with pytest.raises(BadRequest) as refused:
+            call()
+        assert refused.value.code == "listening_unavailable"
+    with pytest.raises(BadRequest) as refused:
+        given.frame(MicFrame(silence(32)), 0.0, False)
+    assert refused.value.code == "not_listening"
+
+
+def test_audio_and_talk_before_listen_are_not_listening() -> None:
+    given = voice_input()
+    with pytest.raises(BadRequest) as refused:
+        given.talk_start(0.0, False)
+    assert refused.value.code == "not_listening" and "talk.start" in refused.value.message
+
+
+def test_a_press_is_an_utterance_to_recognize_after_its_speech_events() -> None:
+    given = push_to_talk()
+    assert frames(given, 4) == []  # pre-roll, nothing said
+    [start] = given.talk_start(1.0, False)
+    assert isinstance(start, Send) and isinstance(start.event, SpeechStart)
+    assert frames(given, 10) == []
+    end, recognize = given.talk_end(2.0, False)
+    assert isinstance(end, Send) and isinstance(end.event, SpeechEnd)
+    assert end.event.reason == "talk.end"
+    assert isinstance(recognize, Recognize) and len(recognize.utterance.pcm) > 0
+
+
+def test_a_press_over_a_running_turn_cancels_it() -> None:
+    given = push_to_talk()
+    start, cancel = given.talk_start(1.0, True)
+    assert isinstance(start, Send) and cancel == CancelTurn(None)
+
+
+def test_a_press_while_an_ended_turn_still_plays_stops_that_playback_by_name() -> None:
+    given = push_to_talk()
+    given.turn_started()
+    given.audio_sent(10.0, 3 * TTS_SECOND, "t1")  # 3 s of audio, sent at once
+    start, cancelled = given.talk_start(11.0, False)  # the turn has ended; its audio plays on
+    assert isinstance(start, Send) and cancelled == Send(TurnCancelled("t1"))
+    assert not given.playback.playing(11.0)  # stopped: a second press cuts nothing
+    assert given.talk_end(11.5, False)[0] == Send(SpeechEnd(0.0, 0.0, "too_short"))
+    assert len(given.talk_start(12.0, False)) == 1
+
+
+def test_a_press_after_the_audio_played_out_cuts_nothing() -> None:
+    given = push_to_talk()
+    given.audio_sent(10.0, TTS_SECOND, "t1")
+    assert len(given.talk_start(11.5, False)) == 1  # played out at 11.0
+
+
+def test_a_running_turn_is_cancelled_naming_what_still_plays() -> None:
+    given = push_to_talk()
+    given.audio_sent(10.0, 3 * TTS_SECOND, "t1")
+    assert given.talk_start(10.5, True)[1] == CancelTurn("t1")
+
+
+def test_a_new_turn_and_a_stop_forget_what_was_playing() -> None:
+    given = push_to_talk()
+    given.audio_sent(10.0, 3 * TTS_SECOND, "t1")
+    given.turn_started()
+    assert not given.playback.playing(10.5)
+    given.audio_sent(10.0, 3 * TTS_SECOND, "t2")
+    given.turn_stopped()
+    assert len(given.talk_start(10.5, False)) == 1
+
+
+def test_listen_again_drops_the_press_in_progress_and_says_so() -> None:
+    given = push_to_talk()
+    given.talk_start(0.0, False)
+    frames(given, 3)
+    ended, state = given.listen("push_to_talk")
+    assert isinstance(ended, Send) and isinstance(ended.event, SpeechEnd)
+    assert (ended.event.audio_ms, ended.event.reason) == (0.0, "listen.stop")
+    assert isinstance(state, Send) and isinstance(state.event, Listening)
+    stopped = given.listen_stop()
+    assert [type(a.event) for a in stopped if isinstance(a, Send)] == [Listening]
+    assert stopped[-1] == Send(ListeningService(CONFIG, NeverCalled()).state(None))
