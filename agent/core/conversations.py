@@ -19,10 +19,11 @@ import contextlib
 import logging
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import Protocol
 
 from strands import Agent
 from strands.telemetry.metrics import EventLoopMetrics
-from strands.types.content import Message
+from strands.types.content import Message, Messages
 
 from agent.core.memory import remember, turn_start
 from agent.core.turn import TextModel, Turn
@@ -34,10 +35,18 @@ SUPERSEDE_WAIT_S = 2.0  # how long a new turn waits for the old one to let go
 log = logging.getLogger("agent.conversations")
 
 
+class ConversationModel(TextModel, Protocol):
+    """What a conversation needs of its model: a turn's text stream, and the history that
+    memory trims to what the user heard. A strands ``Agent`` has both; any model that keeps
+    its history as Bedrock-style messages can stand in."""
+
+    messages: Messages
+
+
 class Conversation:
     """One user's dialogue."""
 
-    def __init__(self, key: str, agent: TextModel, pool: SessionPool) -> None:
+    def __init__(self, key: str, agent: ConversationModel, pool: SessionPool) -> None:
         self.key = key
         self.agent = agent
         self._pool = pool
@@ -56,7 +65,7 @@ class Conversation:
                 await asyncio.wait_for(previous.finished.wait(), SUPERSEDE_WAIT_S)
         if isinstance(self.agent, Agent):  # strands keeps every past turn's metrics: ~3 KB each
             self.agent.event_loop_metrics = EventLoopMetrics()  # (docs/reliability.md)
-            self._anchor = self.agent.messages[-1] if self.agent.messages else None
+        self._anchor = self.agent.messages[-1] if self.agent.messages else None
         self.current = Turn(
             request,
             self.agent,
@@ -83,7 +92,7 @@ class Conversation:
 
     def _remember(self, turn: Turn) -> None:
         """Rewrite ``turn``'s messages to what the user heard, if it was cut or cut short."""
-        if not isinstance(self.agent, Agent) or turn is not self.current:
+        if turn is not self.current:
             return
         if turn.heard is None:
             if not turn.cut:
@@ -110,7 +119,7 @@ class Conversations:
 
     def __init__(
         self,
-        make_agent: Callable[[], TextModel],
+        make_agent: Callable[[], ConversationModel],
         transport: Transport,
         pool: SessionPool | None = None,
         limit: int = 64,

@@ -16,7 +16,7 @@ from strands import Agent
 from strands.types.content import Messages
 
 from agent.core.conversations import Conversation, Conversations
-from agent.core.llm import DemoConfig, DemoModel, demo_reply
+from agent.core.llm import DemoConfig, DemoModel, demo_reply, demo_tokens
 from agent.core.memory import (
     INTERRUPTED_NOTE,
     NOTHING_HEARD_NOTE,
@@ -364,3 +364,41 @@ async def test_a_report_for_a_turn_that_is_not_the_latest_is_ignored(
     call = texts(recording(conversation).calls[-1])
     assert call[1] == ("assistant", demo_reply("One", 4))
     assert call[3] == ("assistant", demo_reply("Two", 4))
+
+
+class PlainHistory:
+    """A model that is not a strands ``Agent`` but keeps its history as messages, as
+    strands does: the prompt when a turn starts, the reply when it completes."""
+
+    def __init__(self) -> None:
+        self.messages: Messages = []
+
+    async def stream_async(self, prompt: str) -> AsyncIterator[dict[str, Any]]:
+        self.messages.append({"role": "user", "content": [{"text": prompt}]})
+        reply = demo_reply(prompt, 4)
+        for token in demo_tokens(reply):
+            await asyncio.sleep(0.01)
+            yield {"data": token}
+        self.messages.append({"role": "assistant", "content": [{"text": reply}]})
+
+
+async def test_memory_works_with_any_model_that_keeps_its_history(
+    fake_server: ServerThread,
+) -> None:
+    conversations = Conversations(PlainHistory, WebSocketTransport(fake_server.ws_url))
+    try:
+        conversation = conversations.get("plain")
+        first = await conversation.start_turn(TurnRequest("Never mind"))
+        listening, _ = await play(first, until=lambda e: e["type"] == "text.delta")
+        second = await conversation.start_turn(TurnRequest("Hello"))
+        await asyncio.wait_for(listening, 10)
+        await asyncio.wait_for((await play(second))[0], 60)
+        assert isinstance(conversation.agent, PlainHistory)
+        assert texts(conversation.agent.messages) == [
+            ("user", "Never mind"),
+            ("assistant", NOTHING_HEARD_NOTE),
+            ("user", "Hello"),
+            ("assistant", demo_reply("Hello", 4)),
+        ]
+    finally:
+        await conversations.aclose()
