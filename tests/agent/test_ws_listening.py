@@ -23,7 +23,7 @@ from agent.listening.recognizer import Recognition, RecognitionError
 from agent.listening.settings import ListeningConfig
 from agent.listening.whisper import WhisperRecognizer, shared_whisper
 from agent.llm import demo_reply
-from bench.intelligibility import word_error_rate
+from bench.speech.intelligibility import word_error_rate
 from tests.agent.listening.speech import mic_frames, noise, silence, spoken
 from tests.agent.test_ws import Frame, kinds, open_socket, receive, until, voice_agent
 from tts_server.engines import Engine

@@ -15,15 +15,11 @@ from typing import Any
 
 import pytest
 
-from bench import (
-    latency_report,
-    normalization,
-    reliability_report,
-    segmenter_bench,
-    torch_engine_speech,
-    voice_to_voice_report,
-)
-from bench.reliability_stats import FaultResult, Sample, SoakStats
+from bench.latency import report as latency_report
+from bench.latency import segmenter_bench, voice_to_voice_report
+from bench.reliability import report as reliability_report
+from bench.reliability.stats import FaultResult, Sample, SoakStats
+from bench.speech import normalization, torch_engine_speech
 
 ROOT = Path(__file__).resolve().parents[2]
 REPORTS = ROOT / "docs" / "benchmarks"

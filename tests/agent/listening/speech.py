@@ -8,7 +8,7 @@ import numpy as np
 
 from agent.browser_leg import mic_frame
 from agent.listening.settings import BYTES_PER_SAMPLE, SAMPLE_RATE
-from bench.intelligibility import to_whisper_input
+from bench.speech.intelligibility import to_whisper_input
 from tts_protocol import SAMPLE_RATE as TTS_RATE
 from tts_server.engines import Engine
 
