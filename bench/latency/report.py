@@ -101,8 +101,7 @@ def _legs_table(legs: dict[str, Any]) -> list[str]:
     return lines
 
 
-def markdown(report: dict[str, Any]) -> str:
-    """The Markdown report."""
+def _introduction(report: dict[str, Any]) -> list[str]:
     setup, m = report["setup"], report["machine"]
     runs = ", ".join(
         f"{case['runs'][-1]['run']} ({level}, {case['case']})"
@@ -110,7 +109,7 @@ def markdown(report: dict[str, Any]) -> str:
         if level != "transport"
         for case in cases
     )
-    lines = [
+    return [
         "# Agent latency: first audio vs. completion, stream vs. batch",
         "",
         f"Machine: {m['cpu']}, {m['cores']} cores, {m['platform']}; Python {m['python']}; "
@@ -129,6 +128,15 @@ def markdown(report: dict[str, Any]) -> str:
         "## Headline",
         "",
         *headline(report),
+    ]
+
+
+def _agent_levels(report: dict[str, Any]) -> list[str]:
+    return [name for name in report["levels"] if name != "transport"]
+
+
+def _stream_vs_batch(report: dict[str, Any]) -> list[str]:
+    lines = [
         "",
         "## Stream vs. batch (median / p90)",
         "",
@@ -136,7 +144,7 @@ def markdown(report: dict[str, Any]) -> str:
         "overhead | underruns | underrun ms |",
         "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    agent_levels = [name for name in report["levels"] if name != "transport"]
+    agent_levels = _agent_levels(report)
     for level in agent_levels:
         for case in report["levels"][level]:
             for mode, s in case["summary"].items():
@@ -153,27 +161,32 @@ def markdown(report: dict[str, Any]) -> str:
                 f"| {level} | {case['case']} | {_fmt(case['ttfa_batch_over_stream'], 2)}x | "
                 f"{_fmt(case['total_batch_over_stream'], 2)}x |"
             )
-    if "legs" in report:
-        lines += _legs_table(report["legs"])
-    if "transport" in report["levels"]:
-        t = report["levels"]["transport"]
-        lines += [
-            "",
-            "## TTS transport alone (4 sentences on one connection, median / p90)",
-            "",
-            "`bench/latency/tts_transport_bench.py`'s modes on the same server: "
-            f"{len(t['sentences'])} "
-            "short sentences, pipelined on one warm session, one at a time on it, or a new "
-            "connection per sentence.",
-            "",
-            "| mode | first audio | total |",
-            "|---|---:|---:|",
-        ]
-        for mode, s in t["summary"].items():
-            lines.append(f"| {mode} | {_cell(s, 'first_audio_ms')} | {_cell(s, 'total_ms')} |")
-    lines += [
+    return lines
+
+
+def _transport(t: dict[str, Any]) -> list[str]:
+    lines = [
         "",
-        f"## Concurrent conversations ({setup['concurrency_sentences']} sentences, stream)",
+        "## TTS transport alone (4 sentences on one connection, median / p90)",
+        "",
+        "`bench/latency/tts_transport_bench.py`'s modes on the same server: "
+        f"{len(t['sentences'])} "
+        "short sentences, pipelined on one warm session, one at a time on it, or a new "
+        "connection per sentence.",
+        "",
+        "| mode | first audio | total |",
+        "|---|---:|---:|",
+    ]
+    for mode, s in t["summary"].items():
+        lines.append(f"| {mode} | {_cell(s, 'first_audio_ms')} | {_cell(s, 'total_ms')} |")
+    return lines
+
+
+def _concurrency(report: dict[str, Any]) -> list[str]:
+    lines = [
+        "",
+        f"## Concurrent conversations ({report['setup']['concurrency_sentences']} sentences, "
+        "stream)",
         "",
         "Each level starts that many turns at once, one per conversation (its own session "
         "header; each turn borrows a TTS connection of its own from the agent's pool). The TTS "
@@ -189,7 +202,11 @@ def markdown(report: dict[str, Any]) -> str:
             f"{_fmt(c['total_p50'])} | {c['wall_s']} | {c['turns_per_s']} | "
             f"{c['audio_s_per_s']} | {c['underruns']} | {_fmt(c['underrun_ms'])} |"
         )
-    lines += [
+    return lines
+
+
+def _per_run(report: dict[str, Any]) -> list[str]:
+    lines = [
         "",
         "## Per run",
         "",
@@ -197,7 +214,7 @@ def markdown(report: dict[str, Any]) -> str:
         "first audio | overhead | total | audio | underruns |",
         "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for level in agent_levels:
+    for level in _agent_levels(report):
         for case in report["levels"][level]:
             for r in case["runs"]:
                 row = " | ".join(_fmt(r[k]) for k in PER_RUN)
@@ -205,7 +222,17 @@ def markdown(report: dict[str, Any]) -> str:
                     f"| {level} | {case['case']} | {r['run']} | {r['mode']} | {row} | "
                     f"{r['underruns']} |"
                 )
-    lines += ["", *DEFINITIONS]
+    return lines
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """The Markdown report."""
+    lines = [*_introduction(report), *_stream_vs_batch(report)]
+    if "legs" in report:
+        lines += _legs_table(report["legs"])
+    if "transport" in report["levels"]:
+        lines += _transport(report["levels"]["transport"])
+    lines += [*_concurrency(report), *_per_run(report), "", *DEFINITIONS]
     return "\n".join(lines) + "\n"
 
 

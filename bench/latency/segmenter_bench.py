@@ -172,10 +172,9 @@ def machine() -> str:
     return f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
-def markdown(result: dict[str, Any]) -> str:
-    """The report for docs/benchmarks/segmenter.md."""
+def _cost_and_release(result: dict[str, Any]) -> list[str]:
     cost, lat = result["cost_us_per_token"], result["latency"]
-    lines = [
+    return [
         "# Segmenter benchmark",
         "",
         f"Machine: {result['machine']}. Written by `bench/latency/segmenter_bench.py`; all figures "
@@ -199,6 +198,11 @@ def markdown(result: dict[str, Any]) -> str:
         "|---:|---:|---:|---:|",
         f"| {lat['boundaries']} | {lat['median_ms']:.0f} | {lat['p90_ms']:.0f} | "
         f"{lat['max_ms']:.0f} |",
+    ]
+
+
+def _first_segment(result: dict[str, Any]) -> list[str]:
+    lines = [
         "",
         "## First segment (time to first audio)",
         "",
@@ -226,8 +230,11 @@ def markdown(result: dict[str, Any]) -> str:
         ]
         cells = [f"**{c}**" for c in cells] if default else cells
         lines.append("| " + " | ".join(cells) + " |")
-    phon = result["phonemes_per_char"]
-    lines += ["", "## Kokoro phonemes per character", ""]
+    return lines
+
+
+def _phonemes(phon: dict[str, Any] | None) -> list[str]:
+    lines = ["", "## Kokoro phonemes per character", ""]
     if phon is None:
         lines.append("Not measured: the G2P (`pip install -e '.[tts]'`) is not installed.")
     else:
@@ -238,6 +245,16 @@ def markdown(result: dict[str, Any]) -> str:
             f"pass ({phon['kokoro_max_phonemes']} phonemes) up to "
             f"{phon['kokoro_max_phonemes'] / phon['window_chars']:.2f} phonemes per character."
         )
+    return lines
+
+
+def markdown(result: dict[str, Any]) -> str:
+    """The report for docs/benchmarks/segmenter.md."""
+    lines = [
+        *_cost_and_release(result),
+        *_first_segment(result),
+        *_phonemes(result["phonemes_per_char"]),
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -53,9 +53,9 @@ def _shared_note(machine: dict[str, Any]) -> str:
     return " (other jobs shared the machine: the figures carry their noise)"
 
 
-def markdown(report: dict[str, Any]) -> str:
-    s, m, setup = report["summary"], report["machine"], report["setup"]
-    lines = [
+def _introduction(report: dict[str, Any]) -> list[str]:
+    m, setup = report["machine"], report["setup"]
+    return [
         "# Voice to voice",
         "",
         f"`python -m bench.latency.voice_to_voice`, {report['date']}. {m['cpu']}, "
@@ -69,6 +69,11 @@ def markdown(report: dict[str, Any]) -> str:
         f"{setup['listening']['asr_threads']} threads).",
         "",
         *headline(report),
+    ]
+
+
+def _goals(s: dict[str, Any]) -> list[str]:
+    return [
         "",
         "## Goals",
         "",
@@ -79,20 +84,31 @@ def markdown(report: dict[str, Any]) -> str:
             f"{'yes' if g['met'] else '**no**'} |"
             for name, g in s["goals"].items()
         ),
+    ]
+
+
+def _stages(report: dict[str, Any]) -> list[str]:
+    s, rows = report["summary"], report["utterances"]
+    lines = [
         "",
         "## Voice to voice and its stages (ms, median / p90)",
         "",
         "| stage | measured | floor (median) |",
         "|---|---|---|",
     ]
-    rows = report["utterances"]
     for key, name in STAGE_NAMES.items():
         floors = sorted(r["floors"][key] for r in rows if r["floors"][key] is not None)
         floor = floors[len(floors) // 2] if floors else None
         lines.append(f"| {name} | {_cell(s[key])} | {_fmt(floor)} |")
-    lines += [
+    return [
+        *lines,
         f"| **voice to voice** | **{_cell(s['voice_to_voice_ms'])}** | {_cell(s['floor_ms'])} |",
         f"| overhead (voice to voice - floors) | {_cell(s['overhead_ms'])} | |",
+    ]
+
+
+def _per_utterance(report: dict[str, Any]) -> list[str]:
+    return [
         "",
         "## Per utterance",
         "",
@@ -101,7 +117,7 @@ def markdown(report: dict[str, Any]) -> str:
         *(
             f"| {r['text']} | {r['heard']} | {_fmt(r['wer'], 2)} | {_fmt(r['speech_ms'])} | "
             f"{_fmt(r['asr_ms'])} ({_fmt(r['asr_rtf'], 2)}) | {_fmt(r['voice_to_voice_ms'])} |"
-            for r in rows
+            for r in report["utterances"]
         ),
         "",
         "Recognition alone (the same clips, one at a time after the runs, in the benchmark's "
@@ -110,6 +126,11 @@ def markdown(report: dict[str, Any]) -> str:
             f"{_fmt(a['asr_ms'])} ms for {_fmt(a['audio_ms'])} ms" for a in report["asr_alone"]
         )
         + ".",
+    ]
+
+
+def _barge_in(s: dict[str, Any]) -> list[str]:
+    return [
         "",
         "## Barge-in (ms, median / p90)",
         "",
@@ -120,6 +141,11 @@ def markdown(report: dict[str, Any]) -> str:
         "",
         "The barge-in threshold (200 ms of speech) is in both by design; the page stops its "
         "playback on `cancelled`, so the reply is silenced when `cancelled` arrives.",
+    ]
+
+
+def _definitions(rows: list[dict[str, Any]]) -> list[str]:
+    return [
         "",
         "## Definitions",
         "",
@@ -142,6 +168,17 @@ def markdown(report: dict[str, Any]) -> str:
         "computes (recognition, synthesis) stretches with the other jobs' load, while the "
         "waits by design (end of turn, the demo model's delay) do not.",
         "",
+    ]
+
+
+def markdown(report: dict[str, Any]) -> str:
+    lines = [
+        *_introduction(report),
+        *_goals(report["summary"]),
+        *_stages(report),
+        *_per_utterance(report),
+        *_barge_in(report["summary"]),
+        *_definitions(report["utterances"]),
     ]
     return "\n".join(lines)
 

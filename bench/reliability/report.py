@@ -34,13 +34,12 @@ def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}"
 
 
-def markdown(
+def _introduction(
     phases: Sequence[SoakStats], faults: Sequence[FaultResult], meta: dict[str, Any]
-) -> str:
-    """The soak table, the fault matrix, the bounds and what the words mean."""
+) -> list[str]:
     plan = meta["plan"]
     failed = [f for p in phases for f in p.failures()] + [f.fault for f in faults if not f.ok]
-    lines = [
+    return [
         "# Reliability: soak and faults",
         "",
         f"Mode: **{meta['mode']}**. Machine: {meta['machine']}; load average before the run: "
@@ -49,6 +48,11 @@ def markdown(
         "dev server (SSE, demo model at "
         f"{plan['tokens_per_second']:g} tokens/s) and a TTS server with the fake engine, in one "
         "process. **Bounds: " + ("all held.**" if not failed else f"exceeded: {failed}.**"),
+    ]
+
+
+def _soak(phases: Sequence[SoakStats]) -> list[str]:
+    lines = [
         "",
         "## Soak",
         "",
@@ -67,7 +71,11 @@ def markdown(
         lines.append(
             f"| {p.name} | {_resource(p.fds)} | {_resource(p.tasks)} | {_resource(p.rss_mb)} |"
         )
-    lines += [
+    return lines
+
+
+def _faults(faults: Sequence[FaultResult]) -> list[str]:
+    lines = [
         "",
         "## Faults between the agent and the TTS server",
         "",
@@ -83,7 +91,11 @@ def markdown(
             f"| {once} | {'ok' if f.next_turn_ok else '**failed**'} "
             f"| {'yes' if f.ok else '**no**'} |"
         )
-    lines += [
+    return lines
+
+
+def _definitions(plan: dict[str, Any]) -> list[str]:
+    return [
         "",
         "Definitions: growth is the last sample minus the first one after the warm-up "
         f"({plan['warmup']} turns; the first round of the conversations), sampled every 25 turns "
@@ -96,6 +108,18 @@ def markdown(
         "reported speech down, its text went on, it ended with `turn.end`. *In order, once*: "
         "audio never went back to an earlier segment and no segment's audio repeated a byte. "
         "*Next turn*: a clean turn right after spoke every segment exactly.",
+    ]
+
+
+def markdown(
+    phases: Sequence[SoakStats], faults: Sequence[FaultResult], meta: dict[str, Any]
+) -> str:
+    """The soak table, the fault matrix, the bounds and what the words mean."""
+    lines = [
+        *_introduction(phases, faults, meta),
+        *_soak(phases),
+        *_faults(faults),
+        *_definitions(meta["plan"]),
     ]
     return "\n".join(lines) + "\n"
 

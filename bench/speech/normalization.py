@@ -185,12 +185,9 @@ def intelligibility(cases: tuple[tuple[str, str], ...]) -> dict[str, Any]:
     return {"sentences": len(rows), **summary, "rows": rows}
 
 
-def report(result: dict[str, Any]) -> str:
-    """The markdown note."""
-    c, w = result["cost"], result["intelligibility"]
-    goal_wer = w["wer_with"] <= w["wer_without"] / 2
-    goal_whisper = w.get("whisper_wer_with", 1.0) <= w.get("whisper_wer_without", 0.0) / 2
-    lines = [
+def _cost(result: dict[str, Any]) -> list[str]:
+    c = result["cost"]
+    return [
         "# Text normalization: cost and intelligibility",
         "",
         f"`python -m bench.speech.normalization` on {result['machine']}, {result['date']}.",
@@ -215,6 +212,13 @@ def report(result: dict[str, Any]) -> str:
         *(f"| {name} | {ms} |" for name, ms in c["hostile_max_ms"].items()),
         "",
         f"Goal: 10 kB of digits, dots or slashes under {GOAL_HOSTILE_MS:.0f} ms.",
+    ]
+
+
+def _intelligibility(w: dict[str, Any]) -> list[str]:
+    goal_wer = w["wer_with"] <= w["wer_without"] / 2
+    goal_whisper = w.get("whisper_wer_with", 1.0) <= w.get("whisper_wer_without", 0.0) / 2
+    lines = [
         "",
         "## Intelligibility: Whisper tiny.en WER, same run, same engine",
         "",
@@ -236,7 +240,8 @@ def report(result: dict[str, Any]) -> str:
             f"| Whisper-normalizer WER | {w['whisper_wer_without']:.3f} "
             f"| {w['whisper_wer_with']:.3f} |"
         )
-    lines += [
+    return [
+        *lines,
         "",
         f"Goal: with normalization at most half the WER without: spoken-form "
         f"{'met' if goal_wer else 'missed'}, Whisper-normalizer "
@@ -251,7 +256,11 @@ def report(result: dict[str, Any]) -> str:
         ),
         "",
     ]
-    return "\n".join(lines)
+
+
+def report(result: dict[str, Any]) -> str:
+    """The markdown note."""
+    return "\n".join([*_cost(result), *_intelligibility(result["intelligibility"])])
 
 
 def run(sentences: int, rounds: int) -> dict[str, Any]:

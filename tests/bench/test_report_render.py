@@ -19,7 +19,7 @@ from bench.latency import report as latency_report
 from bench.latency import segmenter_bench, voice_to_voice_report
 from bench.reliability import report as reliability_report
 from bench.reliability.stats import FaultResult, Sample, SoakStats
-from bench.speech import normalization, torch_engine_speech
+from bench.speech import normalization, torch_report
 
 ROOT = Path(__file__).resolve().parents[2]
 REPORTS = ROOT / "docs" / "benchmarks"
@@ -42,7 +42,7 @@ def _reliability(result: dict[str, Any]) -> str:
 
 CASES: dict[str, tuple[Callable[[dict[str, Any]], str], str, Path]] = {
     "torch_engine_speech": (
-        torch_engine_speech.markdown,
+        torch_report.markdown,
         "torch_engine_speech.json",
         REPORTS / "torch_engine_speech.md",
     ),

@@ -12,15 +12,9 @@ import numpy as np
 import pytest
 import torch
 
-from bench.speech.torch_engine_speech import (
-    OnnxReference,
-    activation_rounding,
-    fake_int8,
-    stage_comparison,
-    style_row,
-    token_ids,
-    wer_of,
-)
+from bench.speech.torch_engines import wer_of
+from bench.speech.torch_rounding import activation_rounding, fake_int8
+from bench.speech.torch_stages import OnnxReference, stage_comparison, style_row, token_ids
 from tts_protocol.validation import parse_voice
 from tts_server.engines.base import Engine
 from tts_server.engines.g2p import Phonemized, phonemize
