@@ -8,13 +8,13 @@ run:
 test:
 	scripts/test.sh
 
-# Measure the local stack (bench/agent_latency.py, about 5 minutes on 2 cores);
+# Measure the local stack (bench/latency/agent_latency.py, about 5 minutes on 2 cores);
 # writes docs/benchmarks/agent_latency.*
 bench:
 	scripts/bootstrap.sh
 	.venv/bin/voice-agent bench
 
-# Dependency floors, vulnerability scan and SBOMs (bench/audit.py; fails closed without a
+# Dependency floors, vulnerability scan and SBOMs (devtools/audit.py; fails closed without a
 # vulnerability service)
 audit:
 	scripts/bootstrap.sh

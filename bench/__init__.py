@@ -1,15 +1,15 @@
-"""Tooling around the runtime packages: benchmarks and the dependency audit.
+"""Benchmarks: what the stack measures, grouped by what is measured.
 
 Nothing in ``agent``, ``tts_client``, ``tts_server`` or ``tts_protocol`` imports this package;
-``voice-agent bench`` and ``voice-agent audit`` import their module only when they run.
+``voice-agent bench`` imports its module only when it runs. The tools that are not
+benchmarks (the dependency audit, mutation testing) are ``devtools``. Every benchmark writes
+its figures to ``docs/benchmarks/`` (``docs/benchmarks/README.md`` lists them).
 
-- ``bench.agent_latency``: ``voice-agent bench``, the whole pipeline's latency, built from
-  ``latency_plan`` (what runs), ``latency_targets`` (where a turn runs), ``latency_levels``
-  (measuring each level), ``latency_stats`` (a turn's figures) and ``latency_report`` (output);
-- ``bench.audit``: ``voice-agent audit``, dependency floors, vulnerability scan and SBOMs;
-- ``python -m bench.tts_transport_bench``, ``python -m bench.tts_engine_bench``,
-  ``python -m bench.segmenter_bench``: the TTS transport, engine and segmenter alone.
-- ``python -m bench.tts_load_bench``: the TTS server under N concurrent sessions (``load_stats``,
-  ``load_report``, ``load_server``); ``bench.gpu_run`` (``scripts/gpu_load_run.sh``) runs it on a
-  GPU machine with a calibrated checkpoint.
+- ``bench.latency``: how soon speech comes: the whole pipeline (``voice-agent bench``), voice to
+  voice over ``/ws``, the TTS transport, engine and segmenter alone, long text's first audio;
+- ``bench.load``: the TTS server under concurrent sessions, capacity as users meet it, and the
+  GPU run with its calibrated checkpoint and phoneme table;
+- ``bench.reliability``: a soak of many turns and a fault matrix between the agent and TTS;
+- ``bench.speech``: whether the speech is right: intelligibility (Whisper WER), text
+  normalization, the torch engine against the ONNX one.
 """

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # The GPU load run, on a machine with Python 3.12, torch and CUDA but no network:
 # install the carried cp312 wheels (scripts/fetch_gpu_wheels.sh made them), then run
-# bench/gpu_run.py, which builds the calibrated checkpoint and runs the load benchmark
+# bench/load/gpu_run.py, which builds the calibrated checkpoint and runs the load benchmark
 # batched and unbatched. Everything it writes goes to $OUT (default: ./gpu_out).
 #
 #   scripts/gpu_load_run.sh [--phoneme-table FILE] [--quick] [--device cpu] [...]
 #
-# Flags go to `python -m bench.gpu_run`. PYTHON picks the interpreter (default: python3),
+# Flags go to `python -m bench.load.gpu_run`. PYTHON picks the interpreter (default: python3),
 # GPU_WHEELS the wheel folder (default: gpu_wheels; skipped when absent).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,4 +22,4 @@ if [ -d "$wheels" ]; then
         opentelemetry-api opentelemetry-sdk python-json-logger
 fi
 mkdir -p "$out" && "$python" -m pip list --format=freeze >"$out/pip-freeze.txt"  # what ran
-exec "$python" -m bench.gpu_run --out "$out" "$@"
+exec "$python" -m bench.load.gpu_run --out "$out" "$@"

@@ -36,7 +36,7 @@ WILDCARD_HOSTS = ("0.0.0.0", "::", "")  # every interface: its names are the use
 TOOLS: tuple[tuple[str, str, str], ...] = (  # command, its module (imported when chosen), help
     (
         "bench",
-        "bench.agent_latency",
+        "bench.latency.agent_latency",
         "latency benchmark: first audio vs. completion, stream vs. batch",
     ),
     (
@@ -44,7 +44,7 @@ TOOLS: tuple[tuple[str, str, str], ...] = (  # command, its module (imported whe
         "tts_client.acceptance",
         "acceptance test of a TTS endpoint; exit 1 on any failure",
     ),
-    ("audit", "bench.audit", "dependency floors, vulnerability scan and SBOMs"),
+    ("audit", "devtools.audit", "dependency floors, vulnerability scan and SBOMs"),
     (
         "chat",
         "voice_agent_cli.chat",

@@ -23,7 +23,7 @@ from strands import Agent
 from agent.browser_leg import MIC_SAMPLE_RATE
 from agent.core.memory import INTERRUPTED_NOTE
 from agent.core.service import VoiceAgent
-from bench.intelligibility import word_error_rate
+from bench.speech.intelligibility import word_error_rate
 from tests.agent.listening.speech import silence, spoken
 from tests.e2e.browser_helpers import (
     CHROMIUM_ARGS,

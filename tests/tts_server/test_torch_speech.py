@@ -1,7 +1,7 @@
 """The PyTorch engine speaks: real Kokoro weights (imported from the embedded ONNX model)
 against the ONNX engine, on the same tokens, style rows and speeds.
 
-Small versions of ``bench/torch_engine_speech.py`` (more sentences, the figures written):
+Small versions of ``bench/speech/torch_engine_speech.py`` (more sentences, the figures written):
 stage by stage, intelligibility with offline Whisper, the batched path, word timings, speed
 and blends. Torch on a shared CPU is slow: four short sentences, each model call once.
 """
@@ -12,15 +12,9 @@ import numpy as np
 import pytest
 import torch
 
-from bench.torch_engine_speech import (
-    OnnxReference,
-    activation_rounding,
-    fake_int8,
-    stage_comparison,
-    style_row,
-    token_ids,
-    wer_of,
-)
+from bench.speech.torch_engines import wer_of
+from bench.speech.torch_rounding import activation_rounding, fake_int8
+from bench.speech.torch_stages import OnnxReference, stage_comparison, style_row, token_ids
 from tts_protocol.validation import parse_voice
 from tts_server.engines.base import Engine
 from tts_server.engines.g2p import Phonemized, phonemize

@@ -16,7 +16,8 @@ from types import ModuleType
 import pytest
 
 from agent.config import AgentConfig
-from bench import agent_latency, audit
+from bench.latency import agent_latency
+from devtools import audit
 from tts_client import acceptance
 from tts_server.settings import EngineName
 from voice_agent_cli import cli, local_tts
@@ -25,10 +26,10 @@ RUNTIME = ("agent", "observability", "tts_client", "tts_protocol", "tts_server")
 
 
 def imported_after(code: str) -> list[str]:
-    """The tool modules (``bench``, ``tts_client.acceptance``) loaded by ``code``, run fresh."""
+    """The tool modules (``bench``, ``devtools``, ``tts_client.acceptance``) loaded by ``code``."""
     probe = (
         f"import json, sys\n{code}\n"
-        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'bench'"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in ('bench', 'devtools')"
         " or m.startswith('tts_client.acceptance') or m == 'voice_agent_cli.cli')))"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
@@ -67,18 +68,20 @@ def test_the_cli_imports_no_tool_until_one_is_chosen() -> None:
     setup = "import voice_agent_cli.cli as c\nc.build_parser()\nc.build_parser('dev')"
     assert imported_after(setup) == ["voice_agent_cli.cli"]
     audit_only = imported_after(f"{setup}\nc.build_parser('audit')")
-    assert "bench.audit" in audit_only and "bench.agent_latency" not in audit_only
+    assert "devtools.audit" in audit_only and "bench.latency.agent_latency" not in audit_only
 
 
 def test_the_benchmark_does_not_import_the_cli() -> None:
-    assert "voice_agent_cli.cli" not in imported_after("import bench.agent_latency")
+    assert "voice_agent_cli.cli" not in imported_after("import bench.latency.agent_latency")
 
 
 def test_no_runtime_package_names_the_tooling() -> None:
-    """Only this package reaches ``bench`` and ``deploy``, and nothing reaches it."""
+    """Only this package reaches ``bench``, ``devtools`` and ``deploy``; nothing reaches it."""
     root = Path(__file__).resolve().parents[2]
     tooling = re.compile(
-        r"^\s*(from|import) (bench|deploy|voice_agent_cli)\b|[\"'](bench|deploy)\.", re.M
+        r"^\s*(from|import) (bench|devtools|deploy|voice_agent_cli)\b"
+        r"|[\"'](bench|devtools|deploy)\.",
+        re.M,
     )
     for package in RUNTIME:
         for path in (root / package).rglob("*.py"):

@@ -22,7 +22,7 @@ from agent.doors import agentcore as agentcore_app
 from agent.doors import devserver
 from agent.listening.recognizer import Recognition, RecognitionError
 from agent.listening.whisper import WhisperRecognizer, shared_whisper
-from bench.intelligibility import word_error_rate
+from bench.speech.intelligibility import word_error_rate
 from tests.agent.leg.test_ws import Frame, kinds, open_socket, receive, until, voice_agent
 from tests.agent.listening.speech import mic_frames, noise, silence, spoken
 from tts_server.engines import Engine

@@ -7,7 +7,7 @@ import asyncio
 import numpy as np
 
 from agent.browser_leg import MIC_SAMPLE_RATE, mic_frame
-from bench.intelligibility import to_whisper_input
+from bench.speech.intelligibility import to_whisper_input
 from tts_protocol import BYTES_PER_SAMPLE
 from tts_protocol import SAMPLE_RATE as TTS_RATE
 from tts_server.engines import Engine

@@ -9,7 +9,7 @@ import pytest
 from agent.config import ListeningConfig
 from agent.listening.recognizer import Recognizer, RecognizerBusy, RecognizerUnavailable
 from agent.listening.whisper import WhisperRecognizer, shared_whisper
-from bench.intelligibility import word_error_rate
+from bench.speech.intelligibility import word_error_rate
 from tests.agent.listening.speech import silence, spoken
 from tts_server.engines import Engine
 

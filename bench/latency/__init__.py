@@ -1,0 +1,20 @@
+"""Latency benchmarks: how soon text and speech come, from the whole pipeline to one engine.
+
+Entry points (each writes ``docs/benchmarks/<name>.*``):
+
+- ``agent_latency``: ``voice-agent bench`` (or ``python -m bench.latency.agent_latency``), the
+  whole pipeline's latency: first audio vs. completion, stream vs. batch, overhead over the
+  floor, the browser leg, concurrency. Built from
+  ``plan`` (what runs), ``targets`` (where a turn runs), ``levels`` (measuring each level),
+  ``stats`` (a turn's figures) and ``report`` (JSON, Markdown, plot);
+- ``voice_to_voice``: ``python -m bench.latency.voice_to_voice``, TTS-made utterances played
+  into ``/ws`` as a microphone would; ``voice_to_voice_report`` writes its output;
+- ``tts_transport_bench``: ``python -m bench.latency.tts_transport_bench``, the TTS client
+  alone: pipelined vs. one at a time vs. a new connection each;
+- ``tts_engine_bench``: ``python -m bench.latency.tts_engine_bench``, the engine alone: time to
+  first audio and real-time factor, alone and under concurrent load;
+- ``long_text_first_audio``: ``python -m bench.latency.long_text_first_audio``, first audio for
+  long unpunctuated text against a normal sentence;
+- ``segmenter_bench``: ``python -m bench.latency.segmenter_bench``, the sentence segmenter's
+  cost per token and how soon it releases boundaries.
+"""

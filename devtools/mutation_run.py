@@ -1,0 +1,231 @@
+"""Run mutmut over one tier of the contract modules (``make mutate``), each group in a copy.
+
+    python -m devtools.mutation_run io [--jobs 2] [--group session]
+
+A group is modules and the tests that guard them. mutmut reads one ``[tool.mutmut]`` table and
+keeps its verdicts in ``mutants/``, so each group runs in its own copy of the checkout
+(``build/mutate/<group>/``): the shared settings come from ``pyproject.toml``, the group adds
+``only_mutate`` and ``pytest_add_cli_args_test_selection``. The contract tier is one group: the
+pure modules against their unit tests. The io tier is a group per module against that module's
+own tests, so that a mutant costs seconds rather than the whole server-backed suite (mutmut
+runs every test that calls the mutated function; a surviving mutant runs them all). The edges
+tier holds the newer modules whose tests need no server (the batch scheduler, the origin
+guard, the audio encoders, the deploy plan and IAM policies), the serving tier those behind
+the server's routes (admission, the OpenAI speech routes, the agent's ``/ws`` leg).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+WORK = ROOT / "build" / "mutate"
+
+
+@dataclass(frozen=True)
+class Group:
+    """Modules mutated together, and the tests run against them."""
+
+    name: str
+    modules: tuple[str, ...]
+    tests: tuple[str, ...]
+
+
+TIERS: dict[str, tuple[Group, ...]] = {
+    "contract": (
+        Group(
+            "contract",
+            (
+                "agent/segmenter/sentences.py",
+                "agent/segmenter/text_filter.py",
+                "agent/leg/messages.py",
+                "agent/leg/voice_input.py",
+                "tts_protocol/audio.py",
+                "tts_protocol/messages.py",
+                "tts_protocol/server.py",
+                "tts_protocol/validation.py",
+            ),
+            (
+                "tests/tts_protocol",
+                "tests/agent/segmenter",
+                "tests/agent/leg/test_messages.py",
+                "tests/agent/leg/test_voice_input.py",
+            ),
+        ),
+    ),
+    "io": (
+        Group("client", ("tts_protocol/client.py",), ("tests/tts_protocol/test_client.py",)),
+        Group("segment", ("tts_client/segment.py",), ("tests/tts_client/test_segment.py",)),
+        Group("health", ("tts_server/health.py",), ("tests/tts_server/test_health.py",)),
+        Group(
+            "connection",
+            ("tts_server/connection.py",),
+            (  # the connection's own tests, and those of what it drives: marks, limits, metrics
+                "tests/tts_server/test_connection.py",
+                "tests/tts_server/test_limits.py",
+                "tests/tts_server/test_marks.py",
+                "tests/tts_server/test_metrics.py",
+                "tests/tts_server/test_admission.py",
+                "tests/tts_server/test_slow_client.py",
+                "tests/tts_server/test_shutdown.py",
+            ),
+        ),
+        Group(
+            "session",
+            ("tts_client/session.py",),
+            (
+                "tests/tts_client/test_session.py",
+                "tests/tts_client/test_session_busy.py",
+                "tests/tts_client/test_resilience.py",
+                "tests/tts_client/test_pool.py",
+            ),
+        ),
+    ),
+    # The newer modules with fast, in-process tests: each against the smallest test selection
+    # that covers it (the scheduler and origins without sockets, deploy against stubbed clients).
+    "edges": (
+        Group(
+            "scheduler",
+            ("tts_server/engines/scheduler.py",),
+            ("tests/tts_server/test_scheduler.py",),
+        ),
+        Group(
+            "audio_encoding",
+            ("tts_server/openai_api/audio_encoding.py",),
+            ("tests/tts_server/test_audio_encoding.py",),
+        ),
+        Group("origins", ("agent/doors/origins.py",), ("tests/agent/doors/test_origins.py",)),
+        Group("deploy", ("deploy/iam.py", "deploy/plan.py"), ("tests/deploy",)),
+        Group(
+            "normalize",
+            tuple(
+                f"tts_server/normalize/{name}.py"
+                for name in (
+                    "clock",
+                    "context",
+                    "normalizer",
+                    "numbers",
+                    "quantities",
+                    "units",
+                    "web",
+                    "words",
+                )
+            ),
+            ("tests/tts_server/test_normalize.py",),
+        ),
+        Group(
+            "listening",
+            (
+                "agent/listening/endpointer.py",
+                "agent/leg/playback.py",
+                "agent/listening/vad.py",
+            ),
+            (
+                "tests/agent/listening/test_endpointer.py",
+                "tests/agent/leg/test_playback.py",
+                "tests/agent/listening/test_vad.py",
+            ),
+        ),
+        Group("memory", ("agent/core/memory.py",), ("tests/agent/core/test_memory.py",)),
+    ),
+    # The newer modules behind the server's routes, whose tests run real servers.
+    "serving": (
+        Group(
+            "admission",
+            ("tts_server/admission.py",),
+            ("tests/tts_server/test_admission.py", "tests/tts_server/test_metrics.py"),
+        ),
+        # The request's checks against their tests without a server (milliseconds a mutant);
+        # the routes and bodies against the servers' tests (10 to 30 s a mutant).
+        Group(
+            "openai_request",
+            ("tts_server/openai_api/speech_request.py",),
+            ("tests/tts_server/test_speech_request.py", "tests/tts_server/test_openai_voices.py"),
+        ),
+        Group(
+            "openai_routes",
+            ("tts_server/openai_api/bodies.py", "tts_server/openai_api/routes.py"),
+            (
+                "tests/tts_server/test_openai_api.py",
+                "tests/tts_server/test_marks.py",  # the captioned route
+                "tests/tts_server/test_normalization_routes.py",  # normalization_options
+            ),
+        ),
+        Group(
+            "ws",
+            ("agent/leg/socket.py",)
+            # In process, scripted turns, milliseconds a test; test_ws.py and the listening
+            # and memory socket tests run real servers for minutes a pass, too long per mutant.
+            ("tests/agent/leg/test_messages.py", "tests/agent/leg/test_voice_socket.py"),
+        ),
+    ),
+}
+
+
+def modules_of(tier: str) -> tuple[str, ...]:
+    """Every module ``tier`` mutates."""
+    return tuple(module for group in TIERS[tier] for module in group.modules)
+
+
+def _toml_list(values: tuple[str, ...]) -> str:
+    return "[" + ", ".join(f'"{value}"' for value in values) + "]"
+
+
+def prepare(group: Group, work: Path = WORK) -> Path:
+    """A fresh copy of the checkout for ``group``, its pyproject naming what to mutate."""
+    target = work / group.name
+    shutil.rmtree(target, ignore_errors=True)
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        source = ROOT / name
+        if source.is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target / name)
+    (target / ".venv").symlink_to(ROOT / ".venv")
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    if not pyproject.rstrip().split("\n[")[-1].startswith("tool.mutmut]"):
+        raise SystemExit("pyproject.toml: [tool.mutmut] must be its last table")
+    (target / "pyproject.toml").write_text(
+        f"{pyproject.rstrip()}\n"
+        f"only_mutate = {_toml_list(group.modules)}\n"
+        f"pytest_add_cli_args_test_selection = {_toml_list(group.tests)}\n"
+    )
+    return target
+
+
+def run(group: Group, jobs: int, work: Path = WORK) -> int:
+    """mutmut over ``group`` in its copy; its verdicts stay in ``<copy>/mutants``."""
+    target = prepare(group, work)
+    mutmut = str(ROOT / ".venv" / "bin" / "mutmut")
+    print(f"--- {group.name}: {', '.join(group.modules)}", flush=True)
+    return subprocess.run([mutmut, "run", "--max-children", str(jobs)], cwd=target).returncode
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run every group of a tier, one after another."""
+    parser = argparse.ArgumentParser(prog="python -m devtools.mutation_run")
+    parser.add_argument("tier", choices=sorted(TIERS))
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--group", help="only this group of the tier")
+    args = parser.parse_args(argv)
+    groups = [g for g in TIERS[args.tier] if args.group in (None, g.name)]
+    if not groups:
+        raise SystemExit(f"no group {args.group!r} in {args.tier}")
+    failed = [g.name for g in groups if run(g, args.jobs) != 0]
+    if failed:
+        sys.exit(f"mutmut failed for {', '.join(failed)}")
+
+
+if __name__ == "__main__":
+    main()
