@@ -159,10 +159,10 @@ TIERS: dict[str, tuple[Group, ...]] = {
         ),
         Group(
             "ws",
-            ("agent/leg/socket.py",)
+            ("agent/leg/socket.py", "agent/leg/voice_input.py"),
             # In process, scripted turns, milliseconds a test; test_ws.py and the listening
             # and memory socket tests run real servers for minutes a pass, too long per mutant.
-            ("tests/agent/leg/test_messages.py", "tests/agent/leg/test_voice_socket.py"),
+            ("tests/agent/leg/test_voice_input.py", "tests/agent/leg/test_voice_socket.py"),
         ),
     ),
 }
