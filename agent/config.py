@@ -32,12 +32,12 @@ def _number(text: str, name: str) -> float:
     except ValueError:
         value = math.nan
     if not 0 < value < math.inf:  # NaN too
-        raise ValueError(f"{name} must be a positive _number, not {text!r}")
+        raise ValueError(f"{name} must be a positive number, not {text!r}")
     return value
 
 
 def _count(text: str, name: str) -> int:
-    """A positive _number, in whole units (ms, threads)."""
+    """A positive number, in whole units (ms, threads)."""
     return int(_number(text, name))
 
 
@@ -48,7 +48,7 @@ def _seconds(text: str, name: str) -> float:
     except ValueError:
         value = math.nan
     if not value > 0:  # NaN too
-        raise ValueError(f"{name} must be a positive number of _seconds, not {text!r}")
+        raise ValueError(f"{name} must be a positive number of seconds, not {text!r}")
     return value
 
 

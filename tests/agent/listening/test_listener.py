@@ -45,7 +45,7 @@ def test_push_to_talk_keeps_the_preroll_and_ends_at_talk_end() -> None:
     for _ in range(10):
         assert listener.feed(silence(100), False) == []
     assert listener.buffered_bytes == 192 * 32  # only the pre-roll before the press
-    assert listener.talk_start(turn_running=False) == [SpeechStart(1000.0)]
+    assert listener.talk_start(agent_speaking=False) == [SpeechStart(1000.0)]
     listener.feed(silence(100), False)
     ended, utterance = listener.talk_end()
     assert ended == SpeechEnd(1100.0, 292.0, "talk.end")  # 192 ms pre-roll + 100 ms pressed
@@ -55,9 +55,9 @@ def test_push_to_talk_keeps_the_preroll_and_ends_at_talk_end() -> None:
 
 def test_talk_start_over_a_running_turn_barges_in_at_once() -> None:
     listener = Listener(CONFIG, "push_to_talk", Clock())
-    assert listener.talk_start(turn_running=True) == [SpeechStart(0.0), BargeIn()]
+    assert listener.talk_start(agent_speaking=True) == [SpeechStart(0.0), BargeIn()]
     with pytest.raises(BadRequest, match="twice"):
-        listener.talk_start(turn_running=True)
+        listener.talk_start(agent_speaking=True)
 
 
 def test_a_press_under_100_ms_is_too_short_to_recognize() -> None:
