@@ -2,8 +2,8 @@
 
 The server (``agent.leg``, both front doors), the chat client (``voice_agent_cli.chat``), the
 benchmark (``bench.latency.targets``) and the page (``agent/web/``, through ``page_module``,
-which the dev server serves) all read them here. Standard library and ``tts_protocol`` only, so that a client
-importing them loads nothing of the server. Contract: docs/events.md.
+which the dev server serves) all read them here. Standard library and ``tts_protocol`` only,
+so that a client importing them loads nothing of the server. Contract: docs/events.md.
 """
 
 from __future__ import annotations
