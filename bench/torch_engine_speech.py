@@ -37,11 +37,11 @@ import torch
 
 from tts_server.engines.base import Engine
 from tts_server.engines.g2p import Phonemized, phonemize
-from tts_server.engines.imported_model import embedded_model_dir
-from tts_server.engines.kokoro_batch import BatchedKokoro
 from tts_server.engines.scheduler import Piece
 from tts_server.engines.timings import Timed
-from tts_server.engines.torch_engine import TorchEngine
+from tts_server.engines.torch.engine import TorchEngine
+from tts_server.engines.torch.kokoro_batch import BatchedKokoro
+from tts_server.engines.torch.onnx_import.model_dir import embedded_model_dir
 
 OUT = Path(__file__).resolve().parents[1] / "docs" / "benchmarks"
 SAMPLES_PER_FRAME = 600
@@ -101,7 +101,8 @@ class OnnxReference:
         import onnx
         import onnxruntime as ort
 
-        from tts_server.engines.onnx_engine import duration_output, packaged_files
+        from tts_server.engines.onnx_engine import duration_output
+        from tts_server.engines.packaged import packaged_files
 
         path, self.vocab, self.voices = packaged_files()
         model = onnx.load(str(path))
@@ -454,7 +455,7 @@ def activation_rounding(batched: BatchedKokoro, ids: Sequence[int]) -> dict[str,
     import onnx
     import onnxruntime as ort
 
-    from tts_server.engines.onnx_engine import packaged_files
+    from tts_server.engines.packaged import packaged_files
 
     names = [
         f"{PL_BERT_LAYER}full_layer_layer_norm{f'_{k}' if k else ''}/LayerNormalization_output_0"
@@ -500,7 +501,7 @@ def weight_rounding(model_path: Path) -> dict[str, Any]:
     channels rounded to all zeros."""
     import onnx
 
-    from tts_server.engines.onnx_weights import Graph, dequantize
+    from tts_server.engines.torch.onnx_import.graph_weights import Graph, dequantize
 
     graph = Graph(onnx.load(str(model_path)))
     ratios, zeroed, channels, signal, noise = [], 0, 0, 0.0, 0.0
@@ -554,7 +555,7 @@ def measure(runs: int, cache: Path | None = None) -> dict[str, Any]:
     torch_engine = TorchEngine(g2p, model_dir, device="cpu", max_batch=len(BATCH))
     onnx_engine = OnnxEngine(g2p)
     reference = OnnxReference()
-    from tts_server.engines.onnx_engine import packaged_files
+    from tts_server.engines.packaged import packaged_files
 
     rounding = weight_rounding(packaged_files()[0])
     try:
@@ -608,7 +609,7 @@ def markdown(result: dict[str, Any]) -> str:
         "# The PyTorch engine on real weights: does it speak?",
         "",
         "Real Kokoro-82M weights imported from the embedded int8 ONNX model "
-        f"(`tts_server/engines/onnx_weights.py`; imported, or found in the cache, in "
+        f"(`tts_server/engines/torch/onnx_import/`; imported, or found in the cache, in "
         f"{result['import_s']} s) against the ONNX engine. Machine: "
         f"{machine['cpu']}, {machine['cores']} cores shared with other work "
         f"(load average {machine['load_average']}), torch threads {machine['torch_threads']}. "

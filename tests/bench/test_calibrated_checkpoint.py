@@ -24,7 +24,7 @@ from bench.calibrated_checkpoint import (
 from tests.tts_server.conftest import IMPORT_CACHE
 from tests.tts_server.tiny_kokoro import tiny_config
 from tts_server.engines import Engine
-from tts_server.engines.torch_engine import CONFIG_KEYS, TorchEngine
+from tts_server.engines.torch.engine import CONFIG_KEYS, TorchEngine
 
 FRAMES_PER_TOKEN = 2.7
 RMS = 0.09

@@ -16,7 +16,6 @@ import torch
 from kokoro import KModel
 
 from tests.tts_server.tiny_kokoro import (
-    PARTS,
     Checkpoint,
     random_checkpoint,
     tiny_config,
@@ -26,7 +25,8 @@ from tts_protocol import check_voice
 from tts_server.engines.base import EngineError, Trim, UnknownVoice
 from tts_server.engines.g2p import EnglishG2P
 from tts_server.engines.scheduler import Piece
-from tts_server.engines.torch_engine import TorchEngine
+from tts_server.engines.torch.engine import TorchEngine
+from tts_server.engines.torch.kmodel import PARTS
 
 KEEP_ALL = Trim(threshold=0.0)  # random weights: do not let trimming decide what is "silence"
 

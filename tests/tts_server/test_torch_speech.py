@@ -26,7 +26,7 @@ from tts_server.engines.base import Engine
 from tts_server.engines.g2p import Phonemized, phonemize
 from tts_server.engines.scheduler import Piece
 from tts_server.engines.timings import Timed
-from tts_server.engines.torch_engine import TorchEngine
+from tts_server.engines.torch.engine import TorchEngine
 
 # Seconds each on an idle 2-core CPU; a shared, loaded one runs torch ten times slower.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
