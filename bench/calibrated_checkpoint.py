@@ -57,15 +57,17 @@ def onnx_targets(table: dict[str, str]) -> tuple[float, float]:
     """Frames per token (pads included) and output RMS of the embedded ONNX model."""
     import numpy as np
 
+    from tts_protocol.validation import parse_voice
     from tts_server.engines.onnx_engine import OnnxEngine
     from tts_server.engines.scheduler import Piece
 
     engine = OnnxEngine(table.__getitem__)
+    voice = parse_voice(ONNX_VOICE)
     try:
         frames = tokens = 0
         audio = []
         for phonemes in table.values():
-            (timed,) = engine._infer_batch(0, [Piece(phonemes, ONNX_VOICE, 1.0)])
+            (timed,) = engine._infer_batch(0, [Piece(phonemes, voice, 1.0)])
             wave = timed.audio
             frames += wave.size / SAMPLES_PER_FRAME
             tokens += sum(p in engine._vocab for p in phonemes) + 2

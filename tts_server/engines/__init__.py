@@ -13,11 +13,22 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from tts_server.engines.base import Engine, EngineError, Trim, UnknownVoice
+from tts_server.engines.base import Engine, EngineError, Trim
 from tts_server.engines.g2p import BadPhonemeTable, EnglishG2P, G2PUnavailable, PhonemeTable
+from tts_server.engines.prepared import Prepared, Refusal, UnknownVoice, UnsupportedText
 from tts_server.settings import Settings
 
-__all__ = ["Engine", "EngineError", "Trim", "UnknownVoice", "load_engine", "load_g2p"]
+__all__ = [
+    "Engine",
+    "EngineError",
+    "Prepared",
+    "Refusal",
+    "Trim",
+    "UnknownVoice",
+    "UnsupportedText",
+    "load_engine",
+    "load_g2p",
+]
 log = logging.getLogger("tts_server")
 
 

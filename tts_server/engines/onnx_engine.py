@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from tts_protocol.validation import VoiceMix
 from tts_server.engines.base import G2P, Engine, EngineError, Trim
 from tts_server.engines.packaged import PACKAGE_HINT, load_voices, packaged_files
 from tts_server.engines.scheduler import Piece
@@ -155,7 +156,7 @@ class OnnxEngine(Engine):
             self._infer_piece(lane, piece.phonemes, piece.voice, piece.speed) for piece in pieces
         ]
 
-    def _infer_piece(self, lane: int, phonemes: str, voice: str, speed: float) -> Timed:
+    def _infer_piece(self, lane: int, phonemes: str, voice: VoiceMix, speed: float) -> Timed:
         tokens = [self._vocab[p] for p in phonemes if p in self._vocab]
         if not tokens:
             return Timed(np.zeros(0, dtype=np.float32))
