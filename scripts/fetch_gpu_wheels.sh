@@ -12,7 +12,7 @@ dest=${1:-gpu_wheels}
 python=${PYTHON:-.venv/bin/python}
 # the server's stack, and kokoro's model (kokoro/model.py, modules.py, istftnet.py,
 # custom_stft.py): transformers' ALBERT, loguru, attrs. Not its G2P pipeline (spaCy, misaki,
-# eSpeak): the run reads phonemes from bench/load/phonemes.json (tts_server/engines/kokoro_import.py).
+# eSpeak): the run reads phonemes from bench/load/phonemes.json (tts_server/engines/torch/kmodel.py).
 resolved="fastapi uvicorn websockets httpx transformers loguru attrs prometheus-client
 opentelemetry-api opentelemetry-sdk python-json-logger"  # + observability/
 pins() {

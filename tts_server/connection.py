@@ -42,9 +42,10 @@ from tts_protocol import (
     split_audio,
 )
 from tts_server.admission import Admission
-from tts_server.engines.base import NORMALIZED, Engine, UnknownVoice, to_pcm16
-from tts_server.engines.g2p import UnsupportedText, check_speakable
+from tts_server.engines.base import Engine, to_pcm16
+from tts_server.engines.prepared import NORMALIZED, Prepared, Refusal
 from tts_server.metrics import TTSMetrics
+from tts_server.timing import Timing
 
 SendText = Callable[[str], Awaitable[None]]
 SendBytes = Callable[[bytes], Awaitable[None]]
@@ -78,10 +79,10 @@ class ConnectionEnding(Exception):
 
 @dataclass(frozen=True, slots=True)
 class _Segment:
-    """A queued ``speak`` and the voice it resolved to when it was queued."""
+    """A queued ``speak``, prepared when it was queued."""
 
     speak: Speak
-    voice: str
+    prepared: Prepared
     queued_at: float = field(default_factory=time.perf_counter)
 
     @property
@@ -93,8 +94,8 @@ class _Segment:
 class SynthesisConnection:
     """One connection's ``ServerProtocol``, driven by its frames and one synthesis worker.
 
-    A segment's voice is resolved once, when it is queued: an unknown voice is answered with
-    ``unknown_voice`` right away, and the engine speaks the segment in the resolved voice.
+    A segment is prepared once, when it is queued: a refusal (an unknown voice, unsupported
+    text) is answered with its code right away, and the engine speaks the prepared segment.
     """
 
     def __init__(
@@ -116,7 +117,7 @@ class SynthesisConnection:
         self._protocol = ServerProtocol(max_queue, max_text_chars)
         self._admission = admission or Admission.unlimited()  # the server-wide limits
         self._working = False  # counted as a session with work (segments queued or in synthesis)
-        self._waiting: dict[str, _Segment] = {}  # the protocol's queue, with resolved voices
+        self._waiting: dict[str, _Segment] = {}  # the protocol's queue, prepared
         self._wakeup = asyncio.Event()
         self._send_lock = asyncio.Lock()
         self._current_task: asyncio.Task[None] | None = None
@@ -188,16 +189,13 @@ class SynthesisConnection:
             self._current_task.cancel()  # `_report` sends its `cancelled`
 
     def _admit(self, speak: Speak) -> None:
-        """Admit a segment the protocol passed: its voice must exist, the server have room (a
-        session with work free, if this connection had none; a place in the queues)."""
+        """Admit a segment the protocol passed: the engine must prepare it, the server have room
+        (a session with work free, if this connection had none; a place in the queues)."""
+        normalization = NORMALIZED if speak.normalize else None
         try:
-            voice = self._engine.resolve_voice(speak.voice)
-        except UnknownVoice as exc:
-            raise ProtocolError(ErrorCode.UNKNOWN_VOICE, str(exc), speak.id) from exc
-        try:
-            check_speakable(speak.text)
-        except UnsupportedText as exc:
-            raise ProtocolError(ErrorCode.UNSUPPORTED_TEXT, str(exc), speak.id) from exc
+            prepared = self._engine.prepare(speak.text, speak.voice, speak.speed, normalization)
+        except Refusal as exc:
+            raise ProtocolError(exc.code, exc.message, speak.id) from exc
         if not self._working:
             if not self._admission.open_session():
                 raise ProtocolError(ErrorCode.BUSY, self._admission.sessions_full, speak.id)
@@ -208,7 +206,7 @@ class SynthesisConnection:
             self._rest()
             raise
         self._protocol.accept(speak)
-        self._waiting[speak.id] = _Segment(speak, voice)
+        self._waiting[speak.id] = _Segment(speak, prepared)
         self._wakeup.set()
 
     def _rest(self) -> None:
@@ -271,40 +269,28 @@ class SynthesisConnection:
             )
 
     async def _synthesize(self, segment: _Segment) -> None:
-        """Stream one segment in the voice it was resolved to when queued."""
+        """Stream one segment as it was prepared when queued."""
         speak = segment.speak
-        started = time.perf_counter()
-        first_audio: float | None = None
-        samples = 0
+        timing = Timing(queued=segment.queued_at)
         await self.send(Start(id=speak.id))
-        normalization = NORMALIZED if speak.normalize else None
-        chunks = self._engine.synthesize(speak.text, segment.voice, speak.speed, normalization)
-        async for chunk in chunks:
+        async for chunk in timing.measured(self._engine.synthesize(segment.prepared)):
+            offset = timing.samples - chunk.audio.size  # the chunk's first sample in the segment
             if speak.marks and chunk.words:  # each piece's words, before its audio
                 words = [
                     Word(
                         w.text,
-                        samples_ms(samples + w.start),
-                        samples_ms(samples + w.end),
+                        samples_ms(offset + w.start),
+                        samples_ms(offset + w.end),
                         w.spoken,
                     )
                     for w in chunk.words
                 ]
                 await self.send(Marks(id=speak.id, words=tuple(words)))
-            first_audio = first_audio or time.perf_counter()
-            samples += chunk.audio.size
             for frame in split_audio(to_pcm16(chunk.audio)):
                 await self._deliver(self._send_bytes, frame)
-        synth_ms = round((time.perf_counter() - started) * 1000, 1)
         if self._metrics is not None:
-            self._metrics.synthesized(
-                self._engine.name,
-                waited_s=started - segment.queued_at,
-                first_audio_s=first_audio and first_audio - segment.queued_at,
-                synthesis_s=synth_ms / 1000,
-                samples=samples,
-            )
-        await self.send(End(id=speak.id, samples=samples, synth_ms=synth_ms))
+            self._metrics.synthesized(self._engine.name, timing)
+        await self.send(End(id=speak.id, samples=timing.samples, synth_ms=timing.synthesis_ms))
 
     async def abort(self) -> None:
         """The peer is gone: drop the queue and stop the segment in progress."""

@@ -14,7 +14,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from tts_protocol import End, Error, Speak, Start, decode_server, encode
+from tts_protocol import End, Error, Speak, Start, decode_server, encode, pcm16_to_float
 from tts_server.connection import SynthesisConnection, frame_payload
 from tts_server.engines.base import Engine
 
@@ -79,7 +79,7 @@ async def warm_up(engine: Engine, limit_s: float = 120.0) -> dict[str, float]:
         raise WarmupFailed(f"warm-up synthesis failed: {errors[0].code}: {errors[0].message}")
     if not messages or not isinstance(messages[0], Start) or not isinstance(messages[-1], End):
         raise WarmupFailed(f"warm-up replies were not start..end: {replies!r}")
-    pcm = np.frombuffer(b"".join(audio), dtype="<i2").astype(np.float32) / 32768.0
+    pcm = pcm16_to_float(b"".join(audio))
     seconds = pcm.size / engine.sample_rate
     rms = math.sqrt(float(np.mean(pcm**2))) if pcm.size else 0.0
     if rms < MIN_RMS or seconds < MIN_SECONDS_PER_CHAR * len(WARMUP_TEXT):

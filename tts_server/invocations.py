@@ -24,9 +24,10 @@ from tts_protocol import (
     wav_bytes,
 )
 from tts_protocol.validation import check_fields, check_normalize
-from tts_server.engines.base import NORMALIZED, UnknownVoice, to_pcm16
-from tts_server.engines.g2p import UnsupportedText, check_speakable
-from tts_server.service import MAX_BODY_BYTES, RETRY_AFTER_S, SynthesisRefused, Timing, service_of
+from tts_server.engines.base import to_pcm16
+from tts_server.engines.prepared import NORMALIZED, Refusal
+from tts_server.service import MAX_BODY_BYTES, RETRY_AFTER_S, SynthesisRefused, service_of
+from tts_server.timing import Timing
 
 log = logging.getLogger("tts_server")
 FORMATS = ("wav", "pcm")
@@ -71,14 +72,11 @@ async def invocations(request: Request) -> Response:
         fmt = obj.get("format", "wav")
         if fmt not in FORMATS:
             raise ProtocolError(ErrorCode.INVALID_MESSAGE, "'format' must be 'wav' or 'pcm'")
-        voice = engine.resolve_voice(speak.voice)
-        check_speakable(speak.text)
+        prepared = engine.prepare(speak.text, speak.voice, speak.speed, normalization)
     except ProtocolError as exc:
         return _error(400, exc.code, exc.message)
-    except UnknownVoice as exc:
-        return _error(400, ErrorCode.UNKNOWN_VOICE, str(exc))
-    except UnsupportedText as exc:
-        return _error(422, ErrorCode.UNSUPPORTED_TEXT, str(exc))
+    except Refusal as exc:
+        return _error(exc.status, exc.code, exc.message)
     try:
         slot = service.admit()
     except SynthesisRefused as refused:
@@ -87,7 +85,7 @@ async def invocations(request: Request) -> Response:
     pcm = bytearray()
     with slot:
         try:
-            chunks = engine.synthesize(speak.text, voice, speak.speed, normalization)
+            chunks = engine.synthesize(prepared)
             async for chunk in service.measured(engine, chunks, timing):
                 pcm += to_pcm16(chunk.audio)
         except Exception as exc:
@@ -95,7 +93,7 @@ async def invocations(request: Request) -> Response:
             return _error(500, ErrorCode.SYNTHESIS_FAILED, f"{exc!r}")
     headers = {
         "X-Sample-Rate": str(SAMPLE_RATE),
-        "X-Synthesis-Ms": f"{timing.synthesis_s * 1000:.1f}",
+        "X-Synthesis-Ms": f"{timing.synthesis_ms:.1f}",
         "X-First-Audio-Ms": f"{(timing.first_audio_s or 0.0) * 1000:.1f}",
         "X-Audio-Ms": f"{samples_ms(timing.samples)}",
     }

@@ -23,6 +23,7 @@ from prometheus_client.registry import Collector
 from tts_protocol import SAMPLE_RATE
 from tts_server.admission import Admission
 from tts_server.engines.base import Engine
+from tts_server.timing import Timing
 
 LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.35, 0.5, 0.75, 1, 1.5, 2.5, 5, 10)
 SYNTHESIS_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32)
@@ -88,22 +89,16 @@ class TTSMetrics:
         """A segment ended: ``done``, ``cancelled`` or ``failed``."""
         self.segments.labels(engine, outcome).inc()
 
-    def synthesized(
-        self,
-        engine: str,
-        *,
-        waited_s: float | None,
-        first_audio_s: float | None,
-        synthesis_s: float,
-        samples: int,
-    ) -> None:
-        """The timings of one synthesis that ran to its end (``waited_s`` None: no queue)."""
-        if waited_s is not None:
-            self.queue_wait.labels(engine).observe(waited_s)
-        if first_audio_s is not None:
-            self.first_audio.labels(engine).observe(first_audio_s)
+    def synthesized(self, engine: str, timing: Timing) -> None:
+        """The timings of one synthesis that ran to its end (no queue wait if it was not
+        queued)."""
+        if timing.waited_s is not None:
+            self.queue_wait.labels(engine).observe(timing.waited_s)
+        if timing.first_audio_s is not None:
+            self.first_audio.labels(engine).observe(timing.first_audio_s)
+        synthesis_s = timing.synthesis_ms / 1000  # as the client is told
         self.synthesis.labels(engine).observe(synthesis_s)
-        audio_s = samples / SAMPLE_RATE
+        audio_s = timing.samples / SAMPLE_RATE
         self.audio.labels(engine).inc(audio_s)
         if audio_s > 0:
             self.real_time_factor.labels(engine).observe(synthesis_s / audio_s)

@@ -7,16 +7,15 @@ slot (``admit``, a session of work for an HTTP synthesis; ``connect``, a WebSock
 counts as a session only while it has work: ``connection.py``; each refused 429 ``busy`` when
 full), and times its synthesis into the metrics (``measured``). POST ``/invocations`` and the
 OpenAI speech routes take all four steps; the WebSocket route the first two (its connection
-times each segment itself). Each answers a ``SynthesisRefused`` in its own error shape.
+times each segment with the same ``Timing``). Each answers a ``SynthesisRefused`` in its own
+error shape.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TypeVar
 
@@ -30,6 +29,7 @@ from tts_server.engines.timings import Chunk
 from tts_server.health import Readiness, State, warm_up
 from tts_server.metrics import TTSMetrics
 from tts_server.settings import Settings
+from tts_server.timing import Timing
 
 EngineLoader = Callable[[Settings], Engine]
 MAX_BODY_BYTES = 64 * 1024  # a POST body; OpenAI's 4096 characters, each escaped as \uXXXX, fit
@@ -81,21 +81,6 @@ class Slot:
                 yield item
         finally:
             self.release()
-
-
-@dataclass(slots=True)
-class Timing:
-    """One synthesis as it is read: when it started, its first audio, its samples, its end."""
-
-    started: float = field(default_factory=time.perf_counter)
-    first_audio_s: float | None = None  # from ``started``; None until the first chunk
-    samples: int = 0
-    ended: float | None = None  # set once the stream ran to its end
-
-    @property
-    def synthesis_s(self) -> float:
-        """From the start to the end (to now, while the stream runs)."""
-        return (self.ended or time.perf_counter()) - self.started
 
 
 class SynthesisService:
@@ -160,19 +145,9 @@ class SynthesisService:
         self, engine: Engine, chunks: AsyncIterator[Chunk], timing: Timing
     ) -> AsyncIterator[Chunk]:
         """``chunks``, timed into ``timing``; at their end, into the server's histograms."""
-        async for chunk in chunks:
-            if timing.first_audio_s is None:
-                timing.first_audio_s = time.perf_counter() - timing.started
-            timing.samples += chunk.audio.size
+        async for chunk in timing.measured(chunks):
             yield chunk
-        timing.ended = time.perf_counter()
-        self.metrics.synthesized(
-            engine.name,
-            waited_s=None,
-            first_audio_s=timing.first_audio_s,
-            synthesis_s=timing.synthesis_s,
-            samples=timing.samples,
-        )
+        self.metrics.synthesized(engine.name, timing)
 
 
 def service_of(connection: HTTPConnection) -> SynthesisService:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.load.tts_load_bench import SENTENCES
+from tts_protocol.validation import parse_voice
 from tts_server.engines import Engine, load_engine
 from tts_server.engines.scheduler import Piece
 from tts_server.settings import Settings
@@ -50,7 +51,7 @@ async def measure(engine: Engine, text: str) -> dict[str, float]:
     started = time.perf_counter()
     first = None
     samples = 0
-    async for chunk in engine.synthesize(text, engine.default_voice):
+    async for chunk in engine.synthesize(engine.prepare(text)):
         first = first if first is not None else time.perf_counter() - started
         samples += chunk.audio.size
     total = time.perf_counter() - started
@@ -112,7 +113,7 @@ def speedups(settings: Settings, runs: int) -> dict[str, Any]:
     for label, on in (("eager", False), ("speed-ups", True)):
         engine = load_engine(replace(settings, fold_weight_norm=on, fuse_styles=on))
         try:
-            voice = engine.default_voice
+            voice = parse_voice(engine.default_voice)
             one = [Piece(engine._g2p(SENTENCES[0]), voice, 1.0)]
             engine._infer_batch(0, one)  # warm-up
             times = []

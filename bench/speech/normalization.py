@@ -150,7 +150,7 @@ async def _speak(engine: Any, text: str, normalized: bool) -> np.ndarray:
     from tts_server.engines.base import NORMALIZED
 
     options = NORMALIZED if normalized else None
-    chunks = [c.audio async for c in engine.synthesize(text, engine.default_voice, 1.0, options)]
+    chunks = [c.audio async for c in engine.synthesize(engine.prepare(text, None, 1.0, options))]
     return np.concatenate(chunks) if chunks else np.zeros(0, dtype=np.float32)
 
 

@@ -46,8 +46,8 @@ from bench.speech.torch_engines import (
 from bench.speech.torch_report import markdown
 from bench.speech.torch_rounding import activation_rounding, weight_rounding
 from bench.speech.torch_stages import OnnxReference, stage_comparison, token_ids
-from tts_server.engines.imported_model import embedded_model_dir
-from tts_server.engines.torch_engine import TorchEngine
+from tts_server.engines.torch.engine import TorchEngine
+from tts_server.engines.torch.onnx_import.model_dir import embedded_model_dir
 
 OUT = Path(__file__).resolve().parents[2] / "docs" / "benchmarks"
 
@@ -65,7 +65,7 @@ def measure(runs: int, cache: Path | None = None) -> dict[str, Any]:
     torch_engine = TorchEngine(g2p, model_dir, device="cpu", max_batch=len(BATCH))
     onnx_engine = OnnxEngine(g2p)
     reference = OnnxReference()
-    from tts_server.engines.onnx_engine import packaged_files
+    from tts_server.engines.packaged import packaged_files
 
     rounding = weight_rounding(packaged_files()[0])
     try:

@@ -16,13 +16,14 @@ import numpy as np
 import torch
 
 from bench.speech.torch_stages import OnnxReference, style_row, token_ids
+from tts_protocol.validation import parse_voice
 from tts_server.engines.base import Engine
 from tts_server.engines.g2p import Phonemized, phonemize
-from tts_server.engines.imported_model import embedded_model_dir
-from tts_server.engines.kokoro_batch import BatchedKokoro
 from tts_server.engines.scheduler import Piece
 from tts_server.engines.timings import Timed
-from tts_server.engines.torch_engine import TorchEngine
+from tts_server.engines.torch.engine import TorchEngine
+from tts_server.engines.torch.kokoro_batch import BatchedKokoro
+from tts_server.engines.torch.onnx_import.model_dir import embedded_model_dir
 
 SAMPLES_PER_FRAME = 600
 # About a hundred words, so that one word is a WER of 0.01, under the 0.02 goal (three
@@ -59,7 +60,8 @@ def wer_of(audio: np.ndarray, reference_text: str) -> tuple[float, str]:
 async def spoken(engine: Engine, text: str, voice: str, speed: float = 1.0) -> dict[str, Any]:
     """The engine's whole synthesis of ``text``: the audio and the seconds it took."""
     started = time.perf_counter()
-    chunks = [chunk.audio async for chunk in engine.synthesize(text, voice, speed)]
+    prepared = engine.prepare(text, parse_voice(voice), speed)
+    chunks = [chunk.audio async for chunk in engine.synthesize(prepared)]
     audio = np.concatenate(chunks) if chunks else np.zeros(0, np.float32)
     return {"audio": audio, "seconds": time.perf_counter() - started}
 
@@ -76,7 +78,7 @@ def batch_and_timings(
     """The eight sentences alone on both engines and in one torch batch: WER, word edges."""
     phonemized = [phonemize(g2p, text) for text, _, _ in BATCH]
     pieces = [
-        Piece(p.phonemes, voice, speed)
+        Piece(p.phonemes, parse_voice(voice), speed)
         for p, (_, voice, speed) in zip(phonemized, BATCH, strict=True)
     ]
     started = time.perf_counter()
@@ -118,14 +120,10 @@ def speed_and_blend(
     torch_engine: TorchEngine, onnx_engine: Engine, reference: OnnxReference, phonemes: str
 ) -> list[dict[str, Any]]:
     """Total frames at two speeds, one voice and one blend, on both models."""
-    from tts_protocol.validation import parse_voice
-
-    blend = onnx_engine.resolve_voice(parse_voice("jf_alpha(0.7)+jm_kumo(0.3)"))
-    torch_engine.resolve_voice(parse_voice(blend))
     ids = token_ids(phonemes, reference.vocab)
     rows = []
-    for voice in ("jf_alpha", blend):
-        style = style_row(onnx_engine.style_table(voice), ids)
+    for voice in ("jf_alpha", "jf_alpha(0.7)+jm_kumo(0.3)"):
+        style = style_row(onnx_engine.style_table(parse_voice(voice)), ids)
         for speed in (1.0, 1.5):
             theirs = reference(ids, style, speed).durations
             (ours,) = torch_engine._batched.durations([ids], torch.from_numpy(style[None]), [speed])
@@ -178,7 +176,8 @@ def calibrated_cost(
         calibrated = TorchEngine(lambda text: text, Path(folder), device="cpu")
     voice = torch.load(embedded_model_dir() / "voices" / "jf_alpha.pt", weights_only=True)
     models = {"real": real, "calibrated": calibrated._batched}
-    tables = {"real": voice, "calibrated": calibrated.style_table(calibrated.voices[0]).cpu()}
+    first = parse_voice(calibrated.voices[0])
+    tables = {"real": voice, "calibrated": calibrated.style_table(first).cpu()}
     timings: dict[str, list[float]] = {name: [] for name in models}
     for _ in range(runs):
         for name, batched in models.items():

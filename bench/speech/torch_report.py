@@ -16,7 +16,7 @@ def _introduction(result: dict[str, Any]) -> list[str]:
         "# The PyTorch engine on real weights: does it speak?",
         "",
         "Real Kokoro-82M weights imported from the embedded int8 ONNX model "
-        f"(`tts_server/engines/onnx_weights.py`; imported, or found in the cache, in "
+        f"(`tts_server/engines/torch/onnx_import/`; imported, or found in the cache, in "
         f"{result['import_s']} s) against the ONNX engine. Machine: "
         f"{machine['cpu']}, {machine['cores']} cores shared with other work "
         f"(load average {machine['load_average']}), torch threads {machine['torch_threads']}. "

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from bench.speech.torch_stages import relative_error
-from tts_server.engines.kokoro_batch import BatchedKokoro
+from tts_server.engines.torch.kokoro_batch import BatchedKokoro
 
 PL_BERT_LAYER = "/encoder/bert/encoder/albert_layer_groups.0/albert_layers.0/"
 
@@ -35,7 +35,7 @@ def activation_rounding(batched: BatchedKokoro, ids: Sequence[int]) -> dict[str,
     import onnx
     import onnxruntime as ort
 
-    from tts_server.engines.onnx_engine import packaged_files
+    from tts_server.engines.packaged import packaged_files
 
     names = [
         f"{PL_BERT_LAYER}full_layer_layer_norm{f'_{k}' if k else ''}/LayerNormalization_output_0"
@@ -81,7 +81,7 @@ def weight_rounding(model_path: Path) -> dict[str, Any]:
     channels rounded to all zeros."""
     import onnx
 
-    from tts_server.engines.onnx_weights import Graph, dequantize
+    from tts_server.engines.torch.onnx_import.graph_weights import Graph, dequantize
 
     graph = Graph(onnx.load(str(model_path)))
     ratios, zeroed, channels, signal, noise = [], 0, 0, 0.0, 0.0

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from tts_server.engines.kokoro_batch import BatchedKokoro
+from tts_server.engines.torch.kokoro_batch import BatchedKokoro
 
 EXPORT_ISTFT_GAIN = 1.5  # the export's iSTFT over torch.istft, measured (correlation 1.0)
 
@@ -50,7 +50,8 @@ class OnnxReference:
         import onnx
         import onnxruntime as ort
 
-        from tts_server.engines.onnx_engine import duration_output, packaged_files
+        from tts_server.engines.onnx_engine import duration_output
+        from tts_server.engines.packaged import packaged_files
 
         path, self.vocab, self.voices = packaged_files()
         model = onnx.load(str(path))

@@ -58,7 +58,7 @@ async def ws_url(via: str, tts_server: ServerThread) -> AsyncIterator[str]:
 
 async def reference_pcm(engine: Engine, text: str) -> bytes:
     """What the server sends for ``text`` with the default voice (the engine is deterministic)."""
-    chunks = engine.synthesize(text, engine.default_voice)
+    chunks = engine.synthesize(engine.prepare(text))
     return b"".join([to_pcm16(chunk.audio) async for chunk in chunks])
 
 

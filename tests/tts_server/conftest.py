@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from tts_server.engines import load_engine
-from tts_server.engines.imported_model import embedded_model_dir
-from tts_server.engines.torch_engine import TorchEngine
+from tts_server.engines.torch.engine import TorchEngine
+from tts_server.engines.torch.onnx_import.model_dir import embedded_model_dir
 from tts_server.settings import SAGEMAKER_MODEL_DIR, Settings
 
 IMPORT_CACHE = Path(

@@ -31,11 +31,11 @@ from tts_protocol import (
     encode,
     parse_voice,
     validation,
-    voice_name,
 )
 from tts_server.admission import Admission
 from tts_server.connection import Ending, SynthesisConnection, frame_payload
-from tts_server.engines import Engine, voices
+from tts_server.engines import Engine
+from tts_server.engines.prepared import Prepared
 from tts_server.engines.scheduler import Piece
 from tts_server.engines.timings import Timed
 from tts_server.metrics import TTSMetrics
@@ -150,11 +150,11 @@ class RecordingEngine(Engine):
         self.preferred_voice = inner.default_voice
         self._voices = dict.fromkeys(inner.voices)
         self.checked: list[VoiceMix | None] = []
-        self.spoken: list[str] = []
+        self.spoken: list[VoiceMix] = []
 
-    def resolve_voice(self, voice: VoiceMix | None) -> str:
+    def prepare(self, text: str, voice: VoiceMix | None = None, *rest: Any) -> Prepared:
         self.checked.append(voice)
-        return self.inner.resolve_voice(voice)  # the inner engine mixes (and caches) blends
+        return self.inner.prepare(text, voice, *rest)  # the inner engine mixes blends
 
     def _infer_batch(self, lane: int, pieces: Sequence[Piece]) -> list[Timed]:
         self.spoken += [piece.voice for piece in pieces]
@@ -401,7 +401,7 @@ async def test_refusals_come_in_order_the_connections_rules_the_voice_then_the_s
     assert admission.queued == 1
 
 
-async def test_the_voice_is_parsed_and_checked_once_when_queued_and_spoken_as_resolved(
+async def test_the_voice_is_parsed_and_checked_once_when_queued_and_spoken_as_prepared(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     recording = RecordingEngine(engine)
@@ -413,8 +413,7 @@ async def test_the_voice_is_parsed_and_checked_once_when_queued_and_spoken_as_re
         parsed.append(value)
         return parse_voice(value, id)
 
-    for module in (validation, voices):  # the decoder's parse, and the blend cache's
-        monkeypatch.setattr(module, "parse_voice", counted)
+    monkeypatch.setattr(validation, "parse_voice", counted)  # the decoder's parse, the only one
     peer = Peer(recording)
     peer.start()
     try:
@@ -427,8 +426,9 @@ async def test_the_voice_is_parsed_and_checked_once_when_queued_and_spoken_as_re
     assert parsed == [other, blend]  # once per segment that names a voice: in the decoder
     mix = parse_voice(blend)
     assert recording.checked == [None, ((other, 1.0),), mix]  # once, by the connection
-    assert recording.spoken[0] == engine.default_voice and other in recording.spoken
-    assert recording.spoken[-1] == voice_name(mix)
+    assert recording.spoken[0] == ((engine.default_voice, 1.0),)
+    assert ((other, 1.0),) in recording.spoken
+    assert recording.spoken[-1] == mix  # kept typed: never named and parsed back
     assert [type(e) for e in controls(peer.events)] == [Start, End, Start, End, Start, End]
 
 

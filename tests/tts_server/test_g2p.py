@@ -15,11 +15,11 @@ from tts_server.engines.g2p import (
     G2PUnavailable,
     NotInTable,
     PhonemeTable,
-    UnsupportedText,
     check_speakable,
     split_spans,
     split_text,
 )
+from tts_server.engines.prepared import UnsupportedText
 from tts_server.settings import Settings
 from tts_server.testing.fake_engine import FakeEngine
 
@@ -191,7 +191,7 @@ async def test_the_first_chunk_comes_before_the_whole_text_is_phonemized() -> No
 
     engine._g2p = counting
     try:
-        chunks = engine.synthesize(UNPUNCTUATED, engine.default_voice)
+        chunks = engine.synthesize(engine.prepare(UNPUNCTUATED))
         await anext(chunks)
         assert len(seen) == 1 and len(seen[0]) <= 100 and UNPUNCTUATED.startswith(seen[0])
         rest = [chunk async for chunk in chunks]

@@ -126,7 +126,7 @@ def test_the_edited_graph_outputs_durations_that_add_up_to_the_audio(engine: Eng
     }
     session = ort.InferenceSession(graph, providers=["CPUExecutionProvider"])
     tokens = [50, 157, 43, 135, 16, 53]  # any ids
-    style = engine.style_table(engine.default_voice)[len(tokens) - 1].reshape(1, -1)
+    style = engine.style_table(engine.prepare("").voice)[len(tokens) - 1].reshape(1, -1)
     feed = {"tokens": np.array([[0, *tokens, 0]]), "style": style, "speed": np.ones(1, np.float32)}
     audio, frames = session.run(outputs, feed)
     assert frames.size == len(tokens) + 2 and frames.min() >= 1
@@ -138,7 +138,7 @@ async def timed_words(
 ) -> tuple[list[Word], float]:
     """The segment-relative words and audio length of ``text`` (as the connection offsets)."""
     words, samples = [], 0
-    async for chunk in engine.synthesize(text, engine.default_voice, 1.0, normalization):
+    async for chunk in engine.synthesize(engine.prepare(text, None, 1.0, normalization)):
         words += [
             Word(w.text, samples_ms(samples + w.start), samples_ms(samples + w.end), w.spoken)
             for w in chunk.words
@@ -166,7 +166,7 @@ async def test_without_normalization_the_words_are_the_g2p_tokens(engine: Engine
 
 async def test_timings_of_later_pieces_are_offset_by_the_audio_before_them(engine: Engine) -> None:
     words, samples, pieces = [], 0, []
-    async for chunk in engine.synthesize(LONG, engine.default_voice, 1.0):
+    async for chunk in engine.synthesize(engine.prepare(LONG)):
         pieces.append((samples_ms(samples), [w.text for w in chunk.words]))
         words += [
             Word(w.text, samples_ms(samples + w.start), samples_ms(samples + w.end))
@@ -179,8 +179,8 @@ async def test_timings_of_later_pieces_are_offset_by_the_audio_before_them(engin
 
 
 async def test_speed_scales_the_timings(engine: Engine) -> None:
-    slow = [c async for c in engine.synthesize("Hello world.", engine.default_voice, 0.8)]
-    fast = [c async for c in engine.synthesize("Hello world.", engine.default_voice, 1.6)]
+    slow = [c async for c in engine.synthesize(engine.prepare("Hello world.", speed=0.8))]
+    fast = [c async for c in engine.synthesize(engine.prepare("Hello world.", speed=1.6))]
     slow_world, fast_world = slow[0].words[1], fast[0].words[1]
     assert slow_world.text == fast_world.text == "world"
     assert (slow_world.end - slow_world.start) > 1.5 * (fast_world.end - fast_world.start)

@@ -243,11 +243,11 @@ async def test_the_scheduler_counts_batches_by_size() -> None:
         return [p.phonemes for p in pieces]
 
     scheduler = BatchScheduler(run, size=lambda p: 1, max_batch=4)
-    first = asyncio.create_task(scheduler.synthesize(Piece("x", "v", 1.0)))
+    first = asyncio.create_task(scheduler.synthesize(Piece("x", (("v", 1.0),), 1.0)))
     async with asyncio.timeout(10):
         while scheduler.stats.in_flight != 1:
             await asyncio.sleep(0.001)
-    rest = [asyncio.create_task(scheduler.synthesize(Piece(t, "v", 1.0))) for t in "abc"]
+    rest = [asyncio.create_task(scheduler.synthesize(Piece(t, (("v", 1.0),), 1.0))) for t in "abc"]
     async with asyncio.timeout(10):
         while scheduler.stats.queued != 3:
             await asyncio.sleep(0.001)

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from tts_protocol import check_voice
-from tts_server.engines import Engine, EngineError, Trim, UnknownVoice
-from tts_server.engines.g2p import NotInTable, PhonemeTable, UnsupportedText
+from tts_server.engines import Engine, EngineError, Trim, UnknownVoice, UnsupportedText
+from tts_server.engines.g2p import NotInTable, PhonemeTable
 from tts_server.engines.onnx_engine import OnnxEngine, split_cores
 
 SAMPLE_RATE = 24000
@@ -19,7 +19,7 @@ SAMPLE_RATE = 24000
 async def _collect(
     engine: Engine, text: str, voice: str | None = None, speed: float = 1.0
 ) -> list[np.ndarray]:
-    chunks = engine.synthesize(text, engine.resolve_voice(check_voice(voice)), speed)
+    chunks = engine.synthesize(engine.prepare(text, check_voice(voice), speed))
     return [chunk.audio async for chunk in chunks]
 
 
@@ -61,21 +61,20 @@ async def test_long_text_streams_first_chunk_before_the_rest(engine: Engine) -> 
     text = " ".join(f"This is sentence number {n}, which keeps the engine busy." for n in range(5))
     started = time.perf_counter()
     arrivals: list[float] = []
-    async for _chunk in engine.synthesize(text, engine.default_voice):
+    async for _chunk in engine.synthesize(engine.prepare(text)):
         arrivals.append(time.perf_counter() - started)
     assert len(arrivals) >= 2
     assert arrivals[0] < 0.7 * arrivals[-1]
 
 
-async def test_text_the_g2p_cannot_speak_is_refused_before_any_audio(engine: Engine) -> None:
-    chunks = engine.synthesize("東京 is big.", engine.default_voice)
+def test_text_the_g2p_cannot_speak_is_refused_before_any_audio(engine: Engine) -> None:
     with pytest.raises(UnsupportedText, match="CJK"):
-        await anext(chunks)
+        engine.prepare("東京 is big.")
 
 
 def test_unknown_voice_is_typed(engine: Engine) -> None:
     with pytest.raises(UnknownVoice, match="jf_alpha"):
-        engine.resolve_voice(check_voice("af_nope"))
+        engine.prepare("Hello.", check_voice("af_nope"))
 
 
 def test_model_dir_without_files_says_what_it_needs(engine: Engine, tmp_path) -> None:
@@ -96,7 +95,7 @@ async def test_cancelling_a_synthesis_interrupts_the_running_inference(engine: E
     long_sentence = ", ".join(["the quick brown fox jumps over the lazy dog"] * 8) + "."
 
     async def speak(text: str) -> None:
-        async for _ in engine.synthesize(text, engine.default_voice):
+        async for _ in engine.synthesize(engine.prepare(text)):
             pass
 
     started = time.perf_counter()

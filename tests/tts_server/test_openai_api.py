@@ -26,6 +26,7 @@ from websockets.sync.client import connect
 
 from tests.conftest import start_server
 from tts_protocol import SAMPLE_RATE, End, Ready, Speak, decode_server, encode, parse_voice
+from tts_protocol.validation import VoiceMix
 from tts_server.app import create_app
 from tts_server.engines import Engine, EngineError
 from tts_server.engines.scheduler import Piece
@@ -65,7 +66,7 @@ class ToneEngine(Engine):
     def _infer_batch(self, lane: int, pieces: Sequence[Piece]) -> list[Timed]:
         return [Timed(self._tone(piece.phonemes, piece.voice)) for piece in pieces]
 
-    def _tone(self, phonemes: str, voice: str) -> np.ndarray:
+    def _tone(self, phonemes: str, voice: VoiceMix) -> np.ndarray:
         if "gated" in phonemes:
             opened = self.gate.wait(timeout=20)
             self.log.append("gated sentence synthesized" if opened else "gate timed out")

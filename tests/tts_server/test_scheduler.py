@@ -43,7 +43,7 @@ class Model:
 
 
 def piece(text: str) -> Piece:
-    return Piece(text, "af_heart", 1.0)
+    return Piece(text, (("af_heart", 1.0),), 1.0)
 
 
 def text_of(audio: np.ndarray) -> str:

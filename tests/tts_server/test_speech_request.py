@@ -11,6 +11,7 @@ import pytest
 
 from tts_protocol import ErrorCode
 from tts_server.engines.base import Engine
+from tts_server.engines.prepared import Prepared
 from tts_server.engines.scheduler import Piece
 from tts_server.engines.timings import Timed
 from tts_server.normalize import Options
@@ -21,7 +22,7 @@ from tts_server.openai_api.speech_request import (
     nearest_voice,
     openai_voice_map,
     parse_speech,
-    resolve_voice,
+    prepare_speech,
 )
 from tts_server.service import SynthesisRefused
 
@@ -159,7 +160,9 @@ def test_kokoros_own_checks_name_the_parameter_and_the_limit(
 
 
 def test_text_the_english_g2p_cannot_speak_is_422() -> None:
-    error = refusal({**GOOD, "input": "東京 is big."})
+    with pytest.raises(ApiError) as caught:
+        prepared(Voices(), {**GOOD, "input": "東京 is big."})
+    error = caught.value
     assert (error.status, error.param, error.code) == (422, "input", "unsupported_text")
     assert "東京" in error.message
 
@@ -199,25 +202,34 @@ class Voices(Engine):
         raise AssertionError("no synthesis here")
 
 
+def prepared(engine: Engine, body: dict[str, Any]) -> Prepared:
+    return prepare_speech(engine, parse_speech(json.dumps(body).encode()))
+
+
+def voice(engine: Engine, name: str | dict[str, str]) -> str:
+    """The name of the voice ``engine`` prepares for the request's ``voice``."""
+    return prepared(engine, {**GOOD, "voice": name}).voice_name
+
+
 def test_a_voice_resolves_by_engine_name_then_openai_name_then_as_a_blend() -> None:
     engine = Voices()
-    assert resolve_voice(engine, "am_adam") == "am_adam"
-    assert resolve_voice(engine, "alloy") == "af_alloy"  # OpenAI's name of a pack it has
-    assert resolve_voice(engine, "onyx") == "am_adam"  # the nearest male voice
-    assert resolve_voice(engine, VoiceId(id="nova")) == "af_heart"
-    assert resolve_voice(engine, "af_heart(2)+am_adam(1)") == "af_heart(0.6667)+am_adam(0.3333)"
+    assert voice(engine, "am_adam") == "am_adam"
+    assert voice(engine, "alloy") == "af_alloy"  # OpenAI's name of a pack it has
+    assert voice(engine, "onyx") == "am_adam"  # the nearest male voice
+    assert voice(engine, VoiceId(id="nova").model_dump()) == "af_heart"
+    assert voice(engine, "af_heart(2)+am_adam(1)") == "af_heart(0.6667)+am_adam(0.3333)"
 
 
 @pytest.mark.parametrize(
-    ("voice", "says"),
+    ("name", "says"),
     [
         ("af_nobody", "unknown voice 'af_nobody'; available: af_alloy, af_heart, am_adam"),
         ("af_heart(0)+am_adam", "'0'"),
     ],
 )
-def test_a_voice_it_cannot_resolve_is_a_400_naming_it(voice: str, says: str) -> None:
+def test_a_voice_it_cannot_resolve_is_a_400_naming_it(name: str, says: str) -> None:
     with pytest.raises(ApiError) as caught:
-        resolve_voice(Voices(), voice)
+        voice(Voices(), name)
     error = caught.value
     assert (error.status, error.param, error.code) == (400, "voice", "unknown_voice")
     assert says in error.message

@@ -16,18 +16,21 @@ import torch
 from kokoro import KModel
 
 from tests.tts_server.tiny_kokoro import (
-    PARTS,
     Checkpoint,
     random_checkpoint,
     tiny_config,
     write_model_dir,
 )
 from tts_protocol import check_voice
-from tts_server.engines.base import EngineError, Trim, UnknownVoice
+from tts_protocol.validation import VoiceMix
+from tts_server.engines.base import EngineError, Trim
 from tts_server.engines.g2p import EnglishG2P
+from tts_server.engines.prepared import UnknownVoice
 from tts_server.engines.scheduler import Piece
-from tts_server.engines.torch_engine import TorchEngine
+from tts_server.engines.torch.engine import TorchEngine
+from tts_server.engines.torch.kmodel import PARTS
 
+HEART, ADAM = (("af_heart", 1.0),), (("am_adam", 1.0),)  # two voices, as prepare keeps them
 KEEP_ALL = Trim(threshold=0.0)  # random weights: do not let trimming decide what is "silence"
 
 
@@ -131,8 +134,8 @@ def test_weights_come_from_the_checkpoint(
 
 @pytest.mark.parametrize("voice", [None, "am_adam"])
 async def test_synthesizes_float32_audio(engine: TorchEngine, voice: str | None) -> None:
-    resolved = engine.resolve_voice(check_voice(voice))
-    chunks = [chunk.audio async for chunk in engine.synthesize("Hello world.", resolved)]
+    prepared = engine.prepare("Hello world.", check_voice(voice))
+    chunks = [chunk.audio async for chunk in engine.synthesize(prepared)]
     assert chunks
     for chunk in chunks:
         assert chunk.dtype == np.float32
@@ -142,7 +145,7 @@ async def test_synthesizes_float32_audio(engine: TorchEngine, voice: str | None)
 
 
 def test_infer_without_known_phonemes_is_empty(engine: TorchEngine) -> None:
-    (timed,) = engine._infer_batch(0, [Piece("", "af_heart", 1.0)])
+    (timed,) = engine._infer_batch(0, [Piece("", HEART, 1.0)])
     audio = timed.audio
     assert audio.dtype == np.float32
     assert audio.size == 0
@@ -151,7 +154,7 @@ def test_infer_without_known_phonemes_is_empty(engine: TorchEngine) -> None:
 def test_voices_from_voice_files(engine: TorchEngine) -> None:
     assert engine.voices == ("af_heart", "am_adam")
     assert engine.default_voice == "af_heart"
-    assert engine.resolve_voice(None) == "af_heart"
+    assert engine.prepare("Hello.").voice == (("af_heart", 1.0),)
 
 
 def test_default_voice_is_first_sorted_without_af_heart(
@@ -176,7 +179,7 @@ def test_loads_keys_without_module_prefix(
 
 def test_unknown_voice(engine: TorchEngine) -> None:
     with pytest.raises(UnknownVoice, match="af_heart, am_adam"):
-        engine.resolve_voice(check_voice("xx_nobody"))
+        engine.prepare("Hello.", check_voice("xx_nobody"))
 
 
 def test_cuda_requested_without_cuda(
@@ -354,7 +357,7 @@ def test_each_item_of_a_mixed_batch_equals_its_unbatched_synthesis(
     phonemes = [g2p(text) for text in MIXED]
     token_ids = [[0, *(engine._vocab[p] for p in x if p in engine._vocab), 0] for x in phonemes]
     assert len({len(ids) for ids in token_ids}) == len(MIXED)  # really mixed lengths
-    table = engine.style_table("af_heart")
+    table = engine.style_table(HEART)
     styles = torch.stack([table[len(x) - 1].reshape(-1) for x in phonemes]).cpu()
     speeds = [1.0, 1.25, 0.8]
     seeds = [11, 12, 13]  # the harmonic source's noise: the same draws on both sides
@@ -376,7 +379,7 @@ def test_speed_ups_off_give_the_same_audio(engine: TorchEngine, eager_engine: To
     assert not any(name.endswith("weight_g") for name, _ in engine._model.named_parameters())
     assert any(name.endswith("weight_g") for name, _ in eager_engine._model.named_parameters())
     token_ids = [[0, 50, 83, 156, 16, 0], [0, 43, 102, 0]]
-    styles = engine.style_table("am_adam")[:2].reshape(2, -1).cpu()
+    styles = engine.style_table(ADAM)[:2].reshape(2, -1).cpu()
     outputs = [
         model._batched(token_ids, styles, [1.0, 1.0], [torch.Generator().manual_seed(3)] * 2)
         for model in (engine, eager_engine)
@@ -392,28 +395,28 @@ async def test_concurrent_texts_share_one_forward_pass(
     try:
         assert batched.max_batch == 3 and engine.max_batch == 1  # CPU default: unbatched
 
-        async def speak(text: str, voice: str) -> list[np.ndarray]:
-            return [chunk.audio async for chunk in batched.synthesize(text, voice)]
+        async def speak(text: str, voice: VoiceMix) -> list[np.ndarray]:
+            return [chunk.audio async for chunk in batched.synthesize(batched.prepare(text, voice))]
 
         short = ("Hello there.", "Good morning.", "See you soon.")  # one length bucket
-        voices = ("af_heart", "am_adam", "af_heart")
+        voices = (HEART, ADAM, HEART)
         results = await asyncio.gather(*(speak(t, v) for t, v in zip(short, voices, strict=True)))
         assert batched.stats.batches == 1 and batched.stats.pieces == 3
         for text, voice, chunks in zip(short, voices, results, strict=True):
-            alone = [chunk.audio async for chunk in engine.synthesize(text, voice)]
+            alone = [chunk.audio async for chunk in engine.synthesize(engine.prepare(text, voice))]
             assert [c.size for c in chunks] == [c.size for c in alone]  # same durations
     finally:
         batched.close()
 
 
 def test_a_batch_with_an_unspeakable_piece(engine: TorchEngine) -> None:
-    timed = engine._infer_batch(0, [Piece("", "af_heart", 1.0), Piece("hɛlˈO", "af_heart", 1.0)])
+    timed = engine._infer_batch(0, [Piece("", HEART, 1.0), Piece("hɛlˈO", HEART, 1.0)])
     assert timed[0].audio.size == 0 and timed[1].audio.size > 0
 
 
 async def test_word_timings_come_from_the_forward_pass_durations(engine: TorchEngine) -> None:
     text = "The quick brown fox jumps over the dog."
-    chunks = [c async for c in engine.synthesize(text, "af_heart", 1.0)]
+    chunks = [c async for c in engine.synthesize(engine.prepare(text, HEART))]
     words = [w for chunk in chunks for w in chunk.words]
     assert [w.text for w in words] == text.rstrip(".").split(" ")
     (chunk,) = chunks
@@ -422,7 +425,7 @@ async def test_word_timings_come_from_the_forward_pass_durations(engine: TorchEn
 
 
 def test_a_batched_forward_times_each_piece_as_if_alone(engine: TorchEngine) -> None:
-    pieces = [Piece("hɛlˈO wˈɜɹld.", "af_heart", 1.0), Piece("ðə kwˈɪk fˈɑks.", "am_adam", 1.3)]
+    pieces = [Piece("hɛlˈO wˈɜɹld.", HEART, 1.0), Piece("ðə kwˈɪk fˈɑks.", ADAM, 1.3)]
     together = engine._infer_batch(0, pieces)  # one forward pass over both
     for piece, timed in zip(pieces, together, strict=True):
         (alone,) = engine._infer_batch(0, [piece])

@@ -20,7 +20,7 @@ from tts_server.engines.base import Engine
 from tts_server.engines.g2p import Phonemized, phonemize
 from tts_server.engines.scheduler import Piece
 from tts_server.engines.timings import Timed
-from tts_server.engines.torch_engine import TorchEngine
+from tts_server.engines.torch.engine import TorchEngine
 
 # Seconds each on an idle 2-core CPU; a shared, loaded one runs torch ten times slower.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
@@ -46,7 +46,7 @@ def phonemized(engine: Engine) -> list[Phonemized]:
 
 def pieces(phonemized: list[Phonemized]) -> list[Piece]:
     return [
-        Piece(p.phonemes, voice, speed)
+        Piece(p.phonemes, parse_voice(voice), speed)
         for p, (_, voice, speed) in zip(phonemized, ITEMS, strict=True)
     ]
 
@@ -77,7 +77,7 @@ def test_the_torch_engine_speaks_with_the_onnx_engines_voices(
             "jm_kumo",
         )
     )
-    for voice in engine.voices:
+    for voice in map(parse_voice, engine.voices):
         ours = real_torch_engine.style_table(voice).cpu().numpy()
         np.testing.assert_array_equal(ours, engine.style_table(voice))
 
@@ -173,11 +173,12 @@ def test_speed_and_blends_change_durations_as_on_the_onnx_engine(
     phonemized: list[Phonemized],
 ) -> None:
     blend = parse_voice("jf_alpha(0.7)+jm_kumo(0.3)")
-    names = [real_torch_engine.resolve_voice(blend), engine.resolve_voice(blend)]
-    assert names[0] == names[1]
+    prepared = [one.prepare("Hello.", blend) for one in (real_torch_engine, engine)]
+    assert prepared[0].voice == prepared[1].voice == blend
     ids = token_ids(phonemized[3].phonemes, onnx_reference.vocab)
     totals = {}
-    for voice in ("jf_alpha", names[0]):
+    voices = (parse_voice("jf_alpha"), blend)
+    for voice in voices:
         style = style_row(engine.style_table(voice), ids)
         mixed = real_torch_engine.style_table(voice)[len(ids) - 3].cpu().numpy().ravel()
         np.testing.assert_allclose(mixed, style, atol=1e-6)  # the same blend on both engines
@@ -188,7 +189,7 @@ def test_speed_and_blends_change_durations_as_on_the_onnx_engine(
             )
             assert np.abs(np.subtract(ours, theirs)).max() <= 1, (voice, speed)
             totals[voice, speed] = (sum(ours), sum(theirs))
-    for voice in ("jf_alpha", names[0]):
+    for voice in voices:
         for side in (0, 1):  # at 1.5 times the speed, about two thirds of the frames
             ratio = totals[voice, 1.5][side] / totals[voice, 1.0][side]
             assert 0.6 < ratio < 0.73, (voice, side, ratio)

@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 import torch
 
-from tts_protocol.validation import parse_voice
-from tts_server.engines import voices
-from tts_server.engines.base import Engine, UnknownVoice
+from tts_protocol import validation
+from tts_protocol.validation import VoiceMix, parse_voice
+from tts_server.engines.base import Engine
+from tts_server.engines.prepared import UnknownVoice
 from tts_server.engines.scheduler import Piece
 from tts_server.engines.timings import Timed
 from tts_server.engines.voices import BlendCache, BlendMismatch, mix_tables
@@ -61,9 +62,14 @@ def test_tables_of_different_shapes_do_not_blend_and_say_so_in_words() -> None:
     )
 
 
+def voice_of(engine: Engine, voice: str | None) -> VoiceMix:
+    """The mix ``prepare`` keeps for ``voice`` (None: the default)."""
+    return engine.prepare("Hello.", None if voice is None else parse_voice(voice)).voice
+
+
 def test_an_unknown_voice_lists_the_voices_as_words_not_a_python_tuple() -> None:
     with pytest.raises(UnknownVoice) as caught:
-        TableEngine(TABLES).resolve_voice(parse_voice("af_nobody"))
+        voice_of(TableEngine(TABLES), "af_nobody")
     assert str(caught.value) == (
         "unknown voice 'af_nobody'; available: af_heart, am_michael, bf_emma"
     )
@@ -71,35 +77,35 @@ def test_an_unknown_voice_lists_the_voices_as_words_not_a_python_tuple() -> None
 
 def test_the_cache_mixes_each_blend_once_and_drops_the_least_recently_used() -> None:
     cache = BlendCache(size=2)
-    first = cache.table("af_heart(0.5)+am_michael(0.5)", TABLES)
-    assert cache.table("af_heart(0.5)+am_michael(0.5)", TABLES) is first
-    cache.table("af_heart(0.5)+bf_emma(0.5)", TABLES)
-    cache.table("af_heart(0.5)+am_michael(0.5)", TABLES)  # used again: now the most recent
-    cache.table("am_michael(0.5)+bf_emma(0.5)", TABLES)  # evicts af_heart+bf_emma
+    heart_michael, heart_emma, michael_emma = (
+        parse_voice(name)
+        for name in ("af_heart+am_michael", "af_heart+bf_emma", "am_michael+bf_emma")
+    )
+    first = cache.table(heart_michael, TABLES)
+    assert cache.table(heart_michael, TABLES) is first
+    cache.table(heart_emma, TABLES)
+    cache.table(heart_michael, TABLES)  # used again: now the most recent
+    cache.table(michael_emma, TABLES)  # evicts af_heart+bf_emma
     assert len(cache) == 2
-    assert cache.table("af_heart(0.5)+am_michael(0.5)", TABLES) is first
-    np.testing.assert_allclose(cache.table("af_heart(0.5)+bf_emma(0.5)", TABLES), table(5.5))
+    assert cache.table(heart_michael, TABLES) is first
+    np.testing.assert_allclose(cache.table(heart_emma, TABLES), table(5.5))
 
 
-def test_resolve_voice_gives_plain_names_and_canonical_blends() -> None:
+def test_prepare_keeps_plain_voices_and_blends_typed_with_canonical_names() -> None:
     engine = TableEngine(TABLES)
-    assert engine.resolve_voice(None) == "af_heart"
-    assert engine.resolve_voice(parse_voice("am_michael")) == "am_michael"
-    assert (
-        engine.resolve_voice(parse_voice("am_michael + af_heart"))
-        == "af_heart(0.5)+am_michael(0.5)"
-    )
-    assert (
-        engine.resolve_voice(parse_voice("bf_emma(1)+af_heart(3)"))
-        == "af_heart(0.75)+bf_emma(0.25)"
-    )
+    assert voice_of(engine, None) == (("af_heart", 1.0),)
+    assert voice_of(engine, "am_michael") == (("am_michael", 1.0),)
+    assert voice_of(engine, "am_michael + af_heart") == (("af_heart", 0.5), ("am_michael", 0.5))
+    blend = engine.prepare("Hello.", parse_voice("bf_emma(1)+af_heart(3)"))
+    assert blend.voice == (("af_heart", 0.75), ("bf_emma", 0.25))
+    assert blend.voice_name == "af_heart(0.75)+bf_emma(0.25)"
     assert engine.voices == ("af_heart", "am_michael", "bf_emma")  # blends are not listed
 
 
 def test_style_table_serves_voices_as_loaded_and_blends_as_mixed() -> None:
     engine = TableEngine(TABLES)
-    assert engine.style_table("bf_emma") is TABLES["bf_emma"]
-    blend = engine.resolve_voice(parse_voice("af_heart(0.7)+am_michael(0.3)"))
+    assert engine.style_table(voice_of(engine, "bf_emma")) is TABLES["bf_emma"]
+    blend = voice_of(engine, "af_heart(0.7)+am_michael(0.3)")
     np.testing.assert_allclose(engine.style_table(blend), table(1.6), rtol=1e-6)
     assert engine.style_table(blend) is engine.style_table(blend)
 
@@ -113,33 +119,27 @@ def test_style_table_serves_voices_as_loaded_and_blends_as_mixed() -> None:
 )
 def test_unknown_components_are_unknown_voice_naming_them(voice: str, problem: str) -> None:
     with pytest.raises(UnknownVoice) as caught:  # a malformed blend never gets here: see
-        TableEngine(TABLES).resolve_voice(parse_voice(voice))  # test_validation.py
+        voice_of(TableEngine(TABLES), voice)  # test_validation.py
     assert problem in str(caught.value)
 
 
-def test_a_resolved_blend_is_mixed_from_its_parsed_mix_without_parsing_again(
+def test_a_blend_is_mixed_from_its_typed_mix_even_after_the_cache_dropped_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     engine = TableEngine(TABLES)
-    mix = parse_voice("af_heart(0.7)+am_michael(0.3)")
+    first = voice_of(engine, "af_heart(0.7)+am_michael(0.3)")
+    newer = [parse_voice(f"af_heart({weight})+bf_emma(1)") for weight in range(1, 33)]
 
     def parse_again(name: str) -> object:
         raise AssertionError(f"{name!r} was parsed a second time")
 
-    monkeypatch.setattr(voices, "parse_voice", parse_again)
-    blend = engine.resolve_voice(mix)
-    np.testing.assert_allclose(engine.style_table(blend), table(1.6), rtol=1e-6)
-
-
-def test_a_blend_the_cache_dropped_is_mixed_again_from_its_name() -> None:
-    engine = TableEngine(TABLES)
-    first = engine.resolve_voice(parse_voice("af_heart(0.7)+am_michael(0.3)"))
-    for weight in range(1, 33):  # as many newer blends as the cache holds (32)
-        engine.resolve_voice(parse_voice(f"af_heart({weight})+bf_emma(1)"))
+    monkeypatch.setattr(validation, "parse_voice", parse_again)
+    for mix in newer:  # as many newer blends as the cache holds (32)
+        engine.prepare("Hello.", mix)
     np.testing.assert_allclose(engine.style_table(first), table(1.6), rtol=1e-6)
 
 
-def test_a_blend_of_mismatched_tables_fails_when_resolved_not_mid_stream() -> None:
+def test_a_blend_of_mismatched_tables_fails_when_prepared_not_mid_stream() -> None:
     engine = TableEngine({"a": table(1.0), "b": table(2.0, (10, 1, 256))})
     with pytest.raises(UnknownVoice, match="different shapes"):
-        engine.resolve_voice(parse_voice("a+b"))
+        voice_of(engine, "a+b")

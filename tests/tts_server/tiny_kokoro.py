@@ -20,7 +20,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import torch
 from kokoro import KModel
 
-PARTS = ("bert", "bert_encoder", "predictor", "text_encoder", "decoder")
+from tts_server.engines.torch.kmodel import PARTS
+
 VOICE_SHAPE = (510, 1, 256)
 Checkpoint = dict[str, dict[str, torch.Tensor]]
 

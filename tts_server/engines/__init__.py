@@ -1,9 +1,11 @@
 """Synthesis: Kokoro engines behind one interface, and what they share.
 
-``base.py`` is the interface, ``g2p.py`` turns text into phonemes, ``scheduler.py`` batches
-every connection's pieces onto the engine's lanes, ``voices.py`` mixes blends, ``timings.py``
-times words; ``onnx_engine.py`` and ``torch_engine.py`` (with ``kokoro_*.py``) run the model.
-Heavy imports (onnxruntime, torch) happen only for the engine chosen.
+The shared machinery: ``base`` (the interface: ``prepare``, then ``synthesize``), ``g2p``
+(text to phonemes), ``scheduler`` (every connection's pieces batched onto the engine's lanes),
+``voices`` (blends), ``timings`` (word times), ``packaged`` (the Kokoro files shipped on
+PyPI). The engines: ``onnx_engine`` (int8 ONNX on the CPU) and the ``torch/`` wing (PyTorch,
+with ``torch/onnx_import/``). Heavy imports (onnxruntime, torch) happen only for the engine
+chosen.
 """
 
 from __future__ import annotations
@@ -11,11 +13,22 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from tts_server.engines.base import Engine, EngineError, Trim, UnknownVoice
+from tts_server.engines.base import Engine, EngineError, Trim
 from tts_server.engines.g2p import BadPhonemeTable, EnglishG2P, G2PUnavailable, PhonemeTable
+from tts_server.engines.prepared import Prepared, Refusal, UnknownVoice, UnsupportedText
 from tts_server.settings import Settings
 
-__all__ = ["Engine", "EngineError", "Trim", "UnknownVoice", "load_engine", "load_g2p"]
+__all__ = [
+    "Engine",
+    "EngineError",
+    "Prepared",
+    "Refusal",
+    "Trim",
+    "UnknownVoice",
+    "UnsupportedText",
+    "load_engine",
+    "load_g2p",
+]
 log = logging.getLogger("tts_server")
 
 
@@ -42,8 +55,8 @@ def load_engine(settings: Settings) -> Engine:
     """Build the engine ``settings`` asks for (blocking: loads G2P and weights)."""
     g2p = load_g2p(settings)
     if settings.engine == "torch":
-        from tts_server.engines.imported_model import default_model_dir
-        from tts_server.engines.torch_engine import TorchEngine
+        from tts_server.engines.torch.engine import TorchEngine
+        from tts_server.engines.torch.onnx_import.model_dir import default_model_dir
 
         return TorchEngine(
             g2p,

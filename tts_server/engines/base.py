@@ -1,6 +1,7 @@
 """The engine interface: text + voice + speed in, 24 kHz float32 audio chunks out.
 
-One public entry point, ``synthesize``, and one hook for an engine to provide, ``_infer_batch``.
+Two public steps, ``prepare`` (the one check: a ``Prepared``, or a ``Refusal``) and
+``synthesize``, and one hook for an engine to provide, ``_infer_batch``.
 
 An engine cuts text into sentence-sized pieces (a long run at clause marks or spaces, the first
 piece short), turns each into phonemes just before it is needed (shared English G2P, on its own
@@ -32,22 +33,18 @@ from tts_server.engines.g2p import (
     split_spans,
     split_text,
 )
+from tts_server.engines.prepared import NORMALIZED, Prepared, UnknownVoice
 from tts_server.engines.scheduler import BatchScheduler, Piece, SchedulerStats
 from tts_server.engines.timings import Chunk, Timed, word_times, written_words
 from tts_server.engines.voices import BlendCache, BlendMismatch
-from tts_server.normalize import Normalized, Options, normalize
+from tts_server.normalize import Options
 from tts_server.settings import DEFAULT_BATCH_WAIT_MS
 
-NORMALIZED = Options()  # every reading on: the default of every route
 G2P = Callable[[str], str]  # text -> phonemes (EnglishG2P, or a PhonemeTable in front of it)
 
 
 class EngineError(RuntimeError):
     """The engine could not be loaded or could not synthesize."""
-
-
-class UnknownVoice(ValueError):
-    """The requested voice is not one the engine has."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,29 +151,41 @@ class Engine(ABC):
         The scheduler calls it with one piece, or with several if the engine is ``batchable``.
         """
 
-    def resolve_voice(self, voice: VoiceMix | None) -> str:
-        """The canonical name of ``voice``, a parsed voice or blend (the one voice check).
+    def prepare(
+        self,
+        text: str,
+        voice: VoiceMix | None = None,
+        speed: float = 1.0,
+        normalization: Options | None = NORMALIZED,
+    ) -> Prepared:
+        """The one check of a synthesis: ``UnknownVoice`` or ``UnsupportedText`` (``Refusal``s).
 
-        ``None`` is the default voice. A blend's table is mixed now, so a bad blend fails here,
-        never mid-stream. A voice the engine lacks raises ``UnknownVoice`` naming it.
+        ``voice`` is a parsed voice or blend (None: the default voice); a blend's table is mixed
+        now, so a bad blend fails here, never mid-stream. Then text with letters the English G2P
+        cannot speak is refused, before anything is synthesized.
         """
+        mix = self._voice(voice)
+        check_speakable(text)
+        return Prepared(text, mix, speed, normalization)
+
+    def _voice(self, voice: VoiceMix | None) -> VoiceMix:
+        """``voice`` if the engine has it (a blend mixed and cached), else ``UnknownVoice``."""
         if voice is None:
-            return self.default_voice
+            return ((self.default_voice, 1.0),)
         missing = ", ".join(repr(name) for name, _ in voice if name not in self._voices)
         if missing:
             raise UnknownVoice(f"unknown voice {missing}; available: {', '.join(self.voices)}")
-        name = voice_name(voice)
         if len(voice) > 1:
             try:
-                self._blends.mix(name, voice, self._voices)
+                self._blends.table(voice, self._voices)
             except BlendMismatch as exc:
-                raise UnknownVoice(f"voice {name!r}: {exc}") from exc
-        return name
+                raise UnknownVoice(f"voice {voice_name(voice)!r}: {exc}") from exc
+        return voice
 
-    def style_table(self, voice: str) -> Any:
-        """The style table of ``voice``, a name ``resolve_voice`` returned (a blend is cached)."""
-        if voice in self._voices:
-            return self._voices[voice]
+    def style_table(self, voice: VoiceMix) -> Any:
+        """The style table of ``voice``, a mix ``prepare`` kept (a blend's is cached)."""
+        if len(voice) == 1:
+            return self._voices[voice[0][0]]
         return self._blends.table(voice, self._voices)
 
     def _interrupt(self, lane: int) -> None:  # noqa: B027 - optional hook, not abstract
@@ -199,24 +208,16 @@ class Engine(ABC):
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._g2p_executor, phonemize, self._g2p, text)
 
-    async def synthesize(
-        self,
-        text: str,
-        voice: str,
-        speed: float = 1.0,
-        normalization: Options | None = NORMALIZED,
-    ) -> AsyncIterator[Chunk]:
-        """Trimmed float32 audio for ``text``, one chunk per model-sized piece, with its words.
+    async def synthesize(self, prepared: Prepared) -> AsyncIterator[Chunk]:
+        """Trimmed float32 audio of a prepared text, one chunk per model-sized piece, with its
+        words. Nothing is checked again.
 
-        ``voice`` is a name ``resolve_voice`` returned: it is not checked again. The text is
-        normalized first (numbers, money, abbreviations... in words) with ``normalization``'s
-        switches; None speaks it as written. A chunk's words are those whose phonemes start
-        in it, in samples from the chunk's first (trimmed) sample, each naming the written
-        text it says; without the model's durations there are none. Text with letters the
-        English G2P cannot speak raises ``UnsupportedText`` before anything is synthesized.
+        The text is read as ``prepared.spoken`` (numbers, money, abbreviations... in words,
+        unless normalization is off). A chunk's words are those whose phonemes start in it, in
+        samples from the chunk's first (trimmed) sample, each naming the written text it says;
+        without the model's durations there are none.
         """
-        check_speakable(text)
-        spoken = Normalized(text, text) if normalization is None else normalize(text, normalization)
+        spoken = prepared.spoken
         cursor = 0
         for part in split_text(spoken.text):  # each phonemized only when the one before is spoken
             offset = spoken.text.find(part, cursor)
@@ -225,7 +226,7 @@ class Engine(ABC):
             phonemes = phonemized.phonemes
             named = written_words(phonemized.words, part, offset, spoken)
             for span in split_spans(phonemes, MAX_PHONEMES):
-                piece = Piece(phonemes[span[0] : span[1]], voice, speed)
+                piece = Piece(phonemes[span[0] : span[1]], prepared.voice, prepared.speed)
                 timed: Timed = await self._scheduler.synthesize(piece)
                 audio = np.asarray(timed.audio, dtype=np.float32).ravel()
                 window = self._trim.window(audio)

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from tts_server.engines.prepared import UnsupportedText
+
 MAX_PHONEMES = 510  # Kokoro's context is 512 tokens, two of which are the boundary pads.
 # Text is phonemized a piece at a time, just before the piece is synthesized: a long text's first
 # audio waits for its first words only. A text this short is phonemized whole (one G2P call,
@@ -51,10 +53,6 @@ _CUT_PATTERNS = (
 
 class G2PUnavailable(RuntimeError):
     """The G2P packages are not installed; the message says what to install."""
-
-
-class UnsupportedText(ValueError):
-    """The text has letters the English G2P cannot speak: it would read them out by name."""
 
 
 class NotInTable(LookupError):

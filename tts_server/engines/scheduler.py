@@ -26,6 +26,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tts_protocol.validation import VoiceMix
+
 # Token-count edges of the length buckets: a batch mixes only pieces of one bucket, so the
 # padding stays below about a third of the batch's frames.
 BUCKET_EDGES = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384)
@@ -33,10 +35,10 @@ BUCKET_EDGES = (16, 24, 32, 48, 64, 96, 128, 192, 256, 384)
 
 @dataclass(frozen=True, slots=True)
 class Piece:
-    """One model-sized phoneme string to speak, in a resolved voice at a speed."""
+    """One model-sized phoneme string to speak, in a checked voice (a mix) at a speed."""
 
     phonemes: str
-    voice: str
+    voice: VoiceMix
     speed: float
 
 

@@ -1,8 +1,9 @@
 """Voice blends: a weighted mix of style tables, made once per blend and kept in a bounded cache.
 
-A blend is named canonically by ``tts_protocol.voice_name`` (``a(0.7)+b(0.3)``); the name alone
-determines the mix, so it is the cache key. Style tables are NumPy arrays (ONNX engine) or
-torch tensors (PyTorch engine, on its device): both support ``share * table`` and ``+``.
+A blend is kept typed (``VoiceMix``, as ``Engine.prepare`` checked it) and mixed from its
+shares; its canonical name (``tts_protocol.voice_name``: ``a(0.7)+b(0.3)``) is the cache key.
+Style tables are NumPy arrays (ONNX engine) or torch tensors (PyTorch engine, on its device):
+both support ``share * table`` and ``+``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 
-from tts_protocol.validation import VoiceMix, parse_voice
+from tts_protocol.validation import VoiceMix, voice_name
 
 DEFAULT_CACHE_SIZE = 32
 
@@ -50,14 +51,9 @@ class BlendCache:
         with self._lock:
             return len(self._tables)
 
-    def table(self, name: str, tables: Mapping[str, Any]) -> Any:
-        """The style table of blend ``name`` (canonical). ``resolve_voice`` mixed it already;
-        only a blend the cache dropped since is read back from its name and mixed again."""
-        cached = self._cached(name)
-        return cached if cached is not None else self.mix(name, parse_voice(name), tables)
-
-    def mix(self, name: str, mix: VoiceMix, tables: Mapping[str, Any]) -> Any:
-        """The style table of ``mix`` (named ``name``), mixed from ``tables`` unless cached."""
+    def table(self, mix: VoiceMix, tables: Mapping[str, Any]) -> Any:
+        """The style table of blend ``mix``, mixed from ``tables`` unless cached."""
+        name = voice_name(mix)
         cached = self._cached(name)
         if cached is not None:
             return cached

@@ -16,9 +16,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from tts_protocol import samples_ms
-from tts_server.engines.base import NORMALIZED, Engine, to_pcm16
+from tts_server.engines.base import Engine, to_pcm16
+from tts_server.engines.prepared import Prepared
 from tts_server.engines.timings import Chunk
-from tts_server.normalize import Options
 from tts_server.openai_api.audio_encoding import StreamingEncoder
 
 log = logging.getLogger("tts_server.openai_api")
@@ -44,16 +44,11 @@ def split_sentences(text: str) -> list[str]:
     return [s.text.strip() for s in _sentencizer()(text).sents if s.text.strip()]
 
 
-async def spoken(
-    engine: Engine,
-    sentences: list[str],
-    voice: str,
-    speed: float,
-    normalization: Options | None = NORMALIZED,
-) -> AsyncIterator[Chunk]:
-    """Each sentence in turn through the engine: one stream of chunks for the whole input."""
+async def spoken(engine: Engine, prepared: Prepared, sentences: list[str]) -> AsyncIterator[Chunk]:
+    """Each sentence of the prepared input in turn through the engine: one stream of chunks
+    for the whole input."""
     for sentence in sentences:
-        async for chunk in engine.synthesize(sentence, voice, speed, normalization):
+        async for chunk in engine.synthesize(prepared.part(sentence)):
             yield chunk
 
 

@@ -24,6 +24,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from observability.request_body import read_bounded
 from tts_protocol import SAMPLE_RATE
 from tts_server.engines.base import Engine
+from tts_server.engines.prepared import Prepared
 from tts_server.engines.timings import Chunk
 from tts_server.openai_api import bodies
 from tts_server.openai_api.audio_encoding import AudioFormat, StreamingEncoder
@@ -33,16 +34,10 @@ from tts_server.openai_api.speech_request import (
     SpeechRequest,
     openai_voice_map,
     parse_speech,
-    resolve_voice,
+    prepare_speech,
 )
-from tts_server.service import (
-    MAX_BODY_BYTES,
-    Slot,
-    SynthesisRefused,
-    SynthesisService,
-    Timing,
-    service_of,
-)
+from tts_server.service import MAX_BODY_BYTES, Slot, SynthesisRefused, SynthesisService, service_of
+from tts_server.timing import Timing
 
 log = logging.getLogger("tts_server.openai_api")
 T = TypeVar("T")
@@ -64,30 +59,24 @@ async def _speech(request: Request, captioned: bool = False) -> Response:
     except SynthesisRefused as refused:
         raise ApiError.refused(refused) from None
     try:
-        speech, voice, sentences = await _request(request, engine)
-        chunks = service.measured(
-            engine,
-            bodies.spoken(
-                engine, sentences, voice, speech.speed, speech.normalization_options.options()
-            ),
-            Timing(),
-        )
+        speech, prepared, sentences = await _request(request, engine)
+        chunks = service.measured(engine, bodies.spoken(engine, prepared, sentences), Timing())
         if captioned:
-            return await _captions(speech, voice, chunks, slot)
-        return await _audio(speech, voice, chunks, slot)
+            return await _captions(speech, prepared.voice_name, chunks, slot)
+        return await _audio(speech, prepared.voice_name, chunks, slot)
     except BaseException:
         slot.release()
         raise
 
 
-async def _request(request: Request, engine: Engine) -> tuple[SpeechRequest, str, list[str]]:
-    """The checked body, its resolved voice and its sentences."""
+async def _request(request: Request, engine: Engine) -> tuple[SpeechRequest, Prepared, list[str]]:
+    """The checked body, the engine's preparation of it and its sentences."""
     body = await read_bounded(request, MAX_BODY_BYTES)
     if body is None:
         raise ApiError(413, f"the body exceeds {MAX_BODY_BYTES} bytes", code="request_too_large")
     speech = parse_speech(body)
-    voice = resolve_voice(engine, speech.voice)
-    return speech, voice, await asyncio.to_thread(bodies.split_sentences, speech.input)
+    prepared = prepare_speech(engine, speech)
+    return speech, prepared, await asyncio.to_thread(bodies.split_sentences, speech.input)
 
 
 async def _first(stream: AsyncIterator[T]) -> T:

@@ -1,7 +1,8 @@
 """OpenAI's speech request: its body, the checks Kokoro adds, and errors in OpenAI's shape.
 
 Errors use OpenAI's JSON shape ``{"error": {"message", "type", "param", "code"}}``;
-``ApiError.refused`` puts the server's own refusals (not ready, busy) into it.
+``ApiError.refused`` puts the server's own refusals (not ready, busy) into it, ``ApiError.of``
+the engine's (``prepare_speech``: an unknown voice, unsupported text).
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tts_protocol import MAX_SPEED, MIN_SPEED, ErrorCode, ProtocolError, parse_voice
-from tts_server.engines.base import Engine, UnknownVoice
-from tts_server.engines.g2p import UnsupportedText, check_speakable
+from tts_protocol.validation import VoiceMix
+from tts_server.engines.base import Engine
+from tts_server.engines.prepared import Prepared, Refusal
 from tts_server.normalize import Options
 from tts_server.service import RETRY_AFTER_S, SynthesisRefused
 
@@ -43,6 +45,7 @@ _KOKORO_NAME = re.compile(r"([a-z])([fm])_")
 _ENGLISH = ("a", "b")  # American, then British
 MAX_INPUT_CHARS = 4096  # OpenAI's limit
 OPENAI_MIN_SPEED, OPENAI_MAX_SPEED = 0.25, 4.0
+PARAMS = {"voice": "voice", "text": "input"}  # a refusal's field, as OpenAI's parameter
 
 
 class ApiError(Exception):
@@ -74,6 +77,11 @@ class ApiError(Exception):
         """The server's refusal (503 not ready, 429 busy) in OpenAI's words."""
         code = "busy" if refused.code is ErrorCode.BUSY else "service_unavailable"
         return cls(refused.status, refused.message, kind="server_error", code=code)
+
+    @classmethod
+    def of(cls, refusal: Refusal) -> ApiError:
+        """The engine's refusal of the request, naming OpenAI's parameter."""
+        return cls(refusal.status, refusal.message, param=PARAMS[refusal.field], code=refusal.code)
 
     def response(self) -> JSONResponse:
         """The JSON response; a 429 or 503 says when to try again."""
@@ -189,22 +197,30 @@ def openai_voice_map(voices: Sequence[str], default: str) -> dict[str, str]:
     return mapping
 
 
-def resolve_voice(engine: Engine, voice: str | VoiceId) -> str:
-    """The engine's name for ``voice``; an OpenAI name the engine lacks maps to one it has."""
+def voice_mix(engine: Engine, voice: str | VoiceId) -> VoiceMix:
+    """``voice`` parsed; an OpenAI name the engine lacks maps to a voice it has."""
     name = voice.id if isinstance(voice, VoiceId) else voice
     if name in OPENAI_VOICES and name not in engine.voices:
         name = openai_voice_map(engine.voices, engine.default_voice)[name]
     try:
-        return engine.resolve_voice(parse_voice(name))
+        return parse_voice(name)
     except ProtocolError as exc:  # a malformed blend
         raise ApiError(400, exc.message, param="voice", code="unknown_voice") from exc
-    except UnknownVoice as exc:
-        raise ApiError(400, str(exc), param="voice", code="unknown_voice") from exc
+
+
+def prepare_speech(engine: Engine, speech: SpeechRequest) -> Prepared:
+    """The request prepared by the engine, or its refusal as an ``ApiError`` (400 for an
+    unknown voice, 422 for text it cannot speak)."""
+    options = speech.normalization_options.options()
+    try:
+        return engine.prepare(speech.input, voice_mix(engine, speech.voice), speech.speed, options)
+    except Refusal as exc:
+        raise ApiError.of(exc) from exc
 
 
 def _check(request: SpeechRequest) -> None:
-    """What Kokoro adds to OpenAI's schema: a known model, some input it can speak, Kokoro's
-    speeds."""
+    """What Kokoro adds to OpenAI's schema: a known model, some input, Kokoro's speeds (what
+    the engine must check is ``prepare_speech``'s)."""
     if request.model not in MODELS:
         raise ApiError(
             404,
@@ -221,10 +237,6 @@ def _check(request: SpeechRequest) -> None:
             param="input",
             code="string_above_max_length",
         )
-    try:
-        check_speakable(request.input)
-    except UnsupportedText as exc:
-        raise ApiError(422, str(exc), param="input", code=ErrorCode.UNSUPPORTED_TEXT) from exc
     if not MIN_SPEED <= request.speed <= MAX_SPEED:
         raise ApiError(
             400,

@@ -19,8 +19,8 @@ def spoken(engine: Engine, text: str) -> bytes:
     """``text`` said by the embedded engine: 16 kHz s16le mono, as the page sends it."""
 
     async def speak() -> np.ndarray:
-        voice = engine.resolve_voice(None)
-        return np.concatenate([chunk.audio async for chunk in engine.synthesize(text, voice)])
+        chunks = engine.synthesize(engine.prepare(text))
+        return np.concatenate([chunk.audio async for chunk in chunks])
 
     return to_pcm(to_whisper_input(asyncio.run(speak()), TTS_RATE))
 

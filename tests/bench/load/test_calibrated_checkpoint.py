@@ -23,8 +23,9 @@ from bench.load.calibrated_checkpoint import (
 )
 from tests.tts_server.conftest import IMPORT_CACHE
 from tests.tts_server.tiny_kokoro import tiny_config
+from tts_protocol.validation import parse_voice
 from tts_server.engines import Engine
-from tts_server.engines.torch_engine import CONFIG_KEYS, TorchEngine
+from tts_server.engines.torch.engine import CONFIG_KEYS, TorchEngine
 
 FRAMES_PER_TOKEN = 2.7
 RMS = 0.09
@@ -63,7 +64,7 @@ def test_the_directory_loads_in_the_engine_and_meets_its_targets(
     try:
         assert set(torch_engine.voices) == set(VOICES)
         # Measured again, independently, on the loaded engine's own model.
-        table = torch_engine.style_table(VOICES[0]).cpu()
+        table = torch_engine.style_table(parse_voice(VOICES[0])).cpu()
         check = Calibration(torch_engine._model, phonemes, table)
         assert check.frames_per_token() == pytest.approx(FRAMES_PER_TOKEN, abs=0.05)
         assert check.rms() == pytest.approx(RMS, rel=0.05)

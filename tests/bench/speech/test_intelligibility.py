@@ -12,8 +12,7 @@ SENTENCE = "The quick brown fox jumps over the lazy dog."
 
 
 async def speak(engine: Engine, text: str) -> np.ndarray:
-    voice = engine.resolve_voice(None)
-    chunks = [chunk.audio async for chunk in engine.synthesize(text, voice)]
+    chunks = [chunk.audio async for chunk in engine.synthesize(engine.prepare(text))]
     return np.concatenate(chunks)
 
 

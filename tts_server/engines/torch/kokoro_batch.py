@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 import torch
 from torch import nn
 
-from tts_server.engines.kokoro_masked import Ragged, StyleOf, decode, f0_and_noise, run_lstm
+from tts_server.engines.torch.kokoro_masked import Ragged, StyleOf, decode, f0_and_noise, run_lstm
 
 STYLE_SPLIT = 128  # ref_s[:, :128] styles the decoder, ref_s[:, 128:] the prosody predictor
 

@@ -12,18 +12,17 @@ import torch
 from onnx import TensorProto, helper, numpy_helper
 
 from tests.tts_server.conftest import IMPORT_CACHE
-from tts_server.engines import imported_model
-from tts_server.engines.imported_model import CHECKPOINT, embedded_model_dir, sha256
-from tts_server.engines.onnx_engine import packaged_files
-from tts_server.engines.onnx_weights import (
-    PARTS,
+from tts_server.engines.packaged import packaged_files
+from tts_server.engines.torch.kmodel import PARTS
+from tts_server.engines.torch.onnx_import import model_dir
+from tts_server.engines.torch.onnx_import.graph_weights import (
     Graph,
     ImportFailure,
     _lstm,
-    _weight_norm,
-    convert,
     dequantize,
 )
+from tts_server.engines.torch.onnx_import.model_dir import CHECKPOINT, embedded_model_dir, sha256
+from tts_server.engines.torch.onnx_import.state_dicts import _weight_norm, convert
 
 HIDDEN, INPUTS, STEPS = 4, 3, 5
 
@@ -138,7 +137,7 @@ def test_without_a_model_dir_sagemakers_wins_then_the_import(
     imported_model_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sagemaker = tmp_path / "opt-ml-model"
-    monkeypatch.setattr(imported_model, "SAGEMAKER_MODEL_DIR", sagemaker)
-    assert imported_model.default_model_dir(IMPORT_CACHE) == imported_model_dir
+    monkeypatch.setattr(model_dir, "SAGEMAKER_MODEL_DIR", sagemaker)
+    assert model_dir.default_model_dir(IMPORT_CACHE) == imported_model_dir
     sagemaker.mkdir()
-    assert imported_model.default_model_dir(IMPORT_CACHE) == sagemaker
+    assert model_dir.default_model_dir(IMPORT_CACHE) == sagemaker

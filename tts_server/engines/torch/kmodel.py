@@ -1,4 +1,5 @@
-"""``KModel`` from the kokoro package, also where kokoro's G2P pipeline cannot be imported.
+"""kokoro's ``KModel``: its import (also where kokoro's G2P pipeline cannot be imported), the
+parts of its checkpoint and the Hugging Face repository it names.
 
 ``import kokoro`` runs its ``__init__``, which imports ``KPipeline`` and with it misaki's
 English and eSpeak G2P (spaCy, phonemizer, espeakng-loader). The engine needs only the model,
@@ -19,6 +20,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from kokoro import KModel
 
+REPO_ID = "hexgrad/Kokoro-82M"
+PARTS = ("bert", "bert_encoder", "predictor", "text_encoder", "decoder")  # a checkpoint's parts
 # what kokoro/pipeline.py needs and kokoro/model.py does not
 PIPELINE_ONLY = frozenset({"misaki", "spacy", "phonemizer", "espeakng_loader", "num2words"})
 

@@ -1,7 +1,7 @@
 """The PyTorch engine's model directory, made once from the embedded int8 ONNX model.
 
 Where no real ``kokoro-v1_0.pth`` is at hand (no ``--model-dir``, nothing at ``/opt/ml/model``),
-``--engine torch`` speaks with the weights of the model the CPU engine runs: ``onnx_weights``
+``--engine torch`` speaks with the weights of the model the CPU engine runs: ``state_dicts``
 reads them back (dequantized to float32), and ``import_model_dir`` writes the engine's layout:
 ``config.json`` (the published Kokoro-82M config with the ONNX model's vocabulary), one
 ``kokoro.pth`` and ``voices/<name>.pt`` from the embedded voice packs. The result is cached under
@@ -27,12 +27,14 @@ from typing import Any
 import numpy as np
 
 from tts_server.engines.base import EngineError
-from tts_server.engines.onnx_weights import PARTS, convert, parameter_shapes
+from tts_server.engines.packaged import packaged_files
+from tts_server.engines.torch.kmodel import PARTS, REPO_ID, import_kmodel
+from tts_server.engines.torch.onnx_import.state_dicts import convert, parameter_shapes
 from tts_server.settings import SAGEMAKER_MODEL_DIR
 
 log = logging.getLogger("tts_server")
 CHECKPOINT = "kokoro.pth"
-REPO_ID = "hexgrad/Kokoro-82M"
+CONFIG_PACKAGE = "tts_server.engines.torch"  # where kokoro82m_config.json is packaged
 _CHUNK = 1 << 20
 
 
@@ -53,15 +55,13 @@ def sha256(path: Path) -> str:
 
 def published_config(vocab: dict[str, int]) -> dict[str, Any]:
     """Kokoro-82M's published ``config.json`` with ``vocab`` (the ONNX model's)."""
-    text = (importlib.resources.files(__package__) / "kokoro82m_config.json").read_text("utf-8")
+    text = (importlib.resources.files(CONFIG_PACKAGE) / "kokoro82m_config.json").read_text("utf-8")
     return {**json.loads(text), "vocab": vocab}
 
 
 def _kmodel_shapes(config: dict[str, Any]) -> dict[str, dict[str, tuple[int, ...]]]:
     """The parameter shapes of a ``KModel`` built from ``config`` (random init, nothing read)."""
     import torch
-
-    from tts_server.engines.kokoro_import import import_kmodel
 
     empty = io.BytesIO()
     torch.save({}, empty)
@@ -105,8 +105,6 @@ def embedded_model_dir(cache: Path | None = None) -> Path:
     ``EngineError`` if the embedded model is missing or does not import (listing what it
     could not fill).
     """
-    from tts_server.engines.onnx_engine import packaged_files
-
     model, vocab, voices = packaged_files()
     target = (cache or cache_root()) / sha256(model)
     if (target / CHECKPOINT).is_file():

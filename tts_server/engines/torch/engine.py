@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from tts_server.engines.base import G2P, Engine, EngineError, Trim
-from tts_server.engines.kokoro_import import import_kmodel
 from tts_server.engines.scheduler import Piece
 from tts_server.engines.timings import Timed, char_bounds
+from tts_server.engines.torch.kmodel import PARTS, REPO_ID, import_kmodel
 from tts_server.settings import DEFAULT_BATCH_WAIT_MS, SAGEMAKER_MODEL_DIR
 
 if TYPE_CHECKING:
@@ -31,11 +31,9 @@ if TYPE_CHECKING:
     from kokoro import KModel
 
 PACKAGE_HINT = "pip install torch kokoro (or: pip install -e '.[tts]')"
-REPO_ID = "hexgrad/Kokoro-82M"
 DEFAULT_VOICE = "af_heart"
 CUDA_MAX_BATCH = 32  # the H200's forward pass reaches 891 audio-s/s at B=32
 VOICE_SHAPE = (510, 1, 256)
-PARTS = ("bert", "bert_encoder", "predictor", "text_encoder", "decoder")
 CONFIG_KEYS = (
     "vocab",
     "n_token",
@@ -216,7 +214,7 @@ class TorchEngine(Engine):
         remove_weight_norm: bool = True,
         fuse_styles: bool = True,
     ) -> None:
-        from tts_server.engines.kokoro_batch import BatchedKokoro
+        from tts_server.engines.torch.kokoro_batch import BatchedKokoro
 
         kmodel = _import_kmodel()
         self.device = _pick_device(device)

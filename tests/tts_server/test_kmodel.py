@@ -24,7 +24,7 @@ def run(code: str, *, hide_g2p: bool) -> subprocess.CompletedProcess[str]:
 def test_the_model_imports_without_spacy_misaki_or_espeak() -> None:
     result = run(
         "import sys\n"
-        "from tts_server.engines.kokoro_import import import_kmodel\n"
+        "from tts_server.engines.torch.kmodel import import_kmodel\n"
         "model = import_kmodel()\n"
         "from kokoro import KModel\n"  # the package the workaround left behind still answers
         "print(model.__module__, model is KModel, sys.modules['spacy'])\n",
@@ -36,7 +36,7 @@ def test_the_model_imports_without_spacy_misaki_or_espeak() -> None:
 
 def test_with_the_g2p_installed_kokoro_is_imported_as_usual() -> None:
     result = run(
-        "from tts_server.engines.kokoro_import import import_kmodel\n"
+        "from tts_server.engines.torch.kmodel import import_kmodel\n"
         "import kokoro\n"
         "print(import_kmodel() is kokoro.KModel, hasattr(kokoro, 'KPipeline'))\n",
         hide_g2p=False,
@@ -49,7 +49,7 @@ def test_a_missing_package_the_model_needs_is_not_hidden() -> None:
     result = run(
         "import sys\n"
         "sys.modules['transformers'] = None\n"  # kokoro.model needs it: no workaround applies
-        "from tts_server.engines.kokoro_import import import_kmodel\n"
+        "from tts_server.engines.torch.kmodel import import_kmodel\n"
         "try:\n"
         "    import_kmodel()\n"
         "except ImportError as exc:\n"
