@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -25,15 +26,20 @@ LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")  # the names a local server a
 C = TypeVar("C")
 
 
-def _number(text: str, name: str) -> float:
-    """A positive finite number."""
+def _positive(text: str, name: str, what: str, most: float = math.inf) -> float:
+    """``text`` as a number in (0, ``most``]; raises ``ValueError`` naming the variable."""
     try:
         value = float(text)
     except ValueError:
         value = math.nan
-    if not 0 < value < math.inf:  # NaN too
-        raise ValueError(f"{name} must be a positive number, not {text!r}")
+    if not 0 < value <= most:  # NaN too
+        raise ValueError(f"{name} must be a positive {what}, not {text!r}")
     return value
+
+
+def _number(text: str, name: str) -> float:
+    """A positive finite number."""
+    return _positive(text, name, "number", most=sys.float_info.max)
 
 
 def _count(text: str, name: str) -> int:
@@ -43,13 +49,7 @@ def _count(text: str, name: str) -> int:
 
 def _seconds(text: str, name: str) -> float:
     """A positive number of seconds (``inf``: never)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not value > 0:  # NaN too
-        raise ValueError(f"{name} must be a positive number of seconds, not {text!r}")
-    return value
+    return _positive(text, name, "number of seconds")
 
 
 def _fraction(text: str, name: str) -> float:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -105,3 +107,16 @@ def test_a_bad_listening_knob_fails_at_start_with_its_name(
 ) -> None:
     with pytest.raises(ValueError, match=f"{name} {says}"):
         AgentConfig.from_env({name: value})
+
+
+def test_each_setting_declares_its_variable_and_help_once_and_the_docs_name_it() -> None:
+    root = Path(__file__).resolve().parents[2]
+    docs = "".join((root / "docs" / name).read_text() for name in ("agent.md", "listening.md"))
+    names: list[str] = []
+    for cls in (AgentConfig, ListeningConfig):
+        for spec in dataclasses.fields(cls):
+            if "env" in spec.metadata:
+                assert spec.metadata["help"], spec.name
+                names += spec.metadata["env"]
+    assert len(names) == len(set(names)) == 19
+    assert [name for name in names if f"`{name}`" not in docs] == []
