@@ -44,6 +44,7 @@ from bench.latency.agent_latency import _free_port, dev_server, machine, ws_url
 from bench.latency.levels import lone_first_audio_ms
 from bench.latency.stats import spread
 from bench.speech.intelligibility import to_whisper_input, word_error_rate
+from tts_protocol import pcm16_to_float
 from voice_agent_cli.local_tts import local_tts
 
 STEM = "voice_to_voice"
@@ -90,7 +91,7 @@ async def speech_pcm(texts: list[str]) -> dict[str, bytes]:
 
 def speech_span_ms(pcm: bytes) -> tuple[float, float]:
     """Where the speech in ``pcm`` starts and ends (first and last sample over -34 dBFS)."""
-    samples = np.abs(np.frombuffer(pcm, dtype="<i2").astype(np.float32)) / 32768
+    samples = np.abs(pcm16_to_float(pcm))
     loud = np.flatnonzero(samples > 0.02)
     return loud[0] * 1000 / MIC_SAMPLE_RATE, (loud[-1] + 1) * 1000 / MIC_SAMPLE_RATE
 

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tts_protocol import pcm16_to_float
+
 if TYPE_CHECKING:
     from faster_whisper import WhisperModel
 
@@ -41,7 +43,7 @@ def to_whisper_input(audio: np.ndarray, sample_rate: int) -> np.ndarray:
 
     samples = np.asarray(audio)
     if samples.dtype == np.int16:
-        samples = samples.astype(np.float32) / 32768.0
+        samples = pcm16_to_float(samples.astype("<i2").tobytes())
     samples = samples.astype(np.float32).reshape(-1)
     if sample_rate != WHISPER_RATE:
         samples = soxr.resample(samples, sample_rate, WHISPER_RATE).astype(np.float32)

@@ -5,7 +5,14 @@ from __future__ import annotations
 import io
 import wave
 
-from tts_protocol import MAX_AUDIO_FRAME_BYTES, SAMPLE_RATE, samples_ms, split_audio, wav_bytes
+from tts_protocol import (
+    MAX_AUDIO_FRAME_BYTES,
+    SAMPLE_RATE,
+    pcm16_to_float,
+    samples_ms,
+    split_audio,
+    wav_bytes,
+)
 
 
 def test_split_audio_keeps_frames_small_and_on_sample_boundaries() -> None:
@@ -31,3 +38,12 @@ def test_samples_ms() -> None:
     assert samples_ms(36) == 1.5
     assert samples_ms(1) == 0.0  # to a tenth of a millisecond, as the wire reports it
     assert samples_ms(160, sample_rate=16_000) == 10.0
+
+
+def test_pcm16_to_float_reads_s16le_into_minus_one_to_one() -> None:
+    import numpy as np
+
+    pcm = np.array([-32768, -16384, 0, 16384, 32767], dtype="<i2").tobytes()
+    samples = pcm16_to_float(pcm)
+    assert samples.dtype == np.float32
+    assert samples.tolist() == [-1.0, -0.5, 0.0, 0.5, 32767 / 32768]
