@@ -336,13 +336,14 @@ export class Turns {
   cut(status, { cancel = true } = {}) {
     const turn = this.current;
     if (turn === null) return;
+    const playing = this.player.busy(turn.n); // a turn whose stream ended may still be heard
     this.requests.get(turn.n)?.abort();
     if (cancel && turn.transport === "websocket" && turn.status === "streaming") this.socket.cancel();
     turn.stoppedAt = this.player.currentTime;
     this.player.stop();
     this.reportHeard(turn);
     this.display.setSpeaking(turn, null);
-    if (turn.status === "streaming") this.finish(turn, status);
+    if (turn.status === "streaming" || playing) this.finish(turn, status);
     this.current = null;
     this.display.setState("idle");
   }
