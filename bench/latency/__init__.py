@@ -16,5 +16,7 @@ Entry points (each writes ``docs/benchmarks/<name>.*``):
 - ``long_text_first_audio``: ``python -m bench.latency.long_text_first_audio``, first audio for
   long unpunctuated text against a normal sentence;
 - ``segmenter_bench``: ``python -m bench.latency.segmenter_bench``, the sentence segmenter's
-  cost per token and how soon it releases boundaries.
+  cost per token and how soon it releases boundaries;
+- ``before_after``: ``python -m bench.latency.before_after BEFORE AFTER``, two runs of the
+  above side by side (a refactor's before and after), medians and their change.
 """
