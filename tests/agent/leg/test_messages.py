@@ -231,3 +231,12 @@ def test_a_bad_listen_is_a_typed_refusal(message: dict[str, object], code: str) 
     with pytest.raises(BadRequest) as refused:
         parse_listen({"type": "listen", **message})
     assert refused.value.code == code
+
+
+def test_a_bad_listen_says_what_a_listen_must_be() -> None:
+    with pytest.raises(BadRequest) as mode:
+        parse_listen({"type": "listen", "mode": "loud"})
+    assert mode.value.message == "'mode' must be one of hands_free, push_to_talk"
+    with pytest.raises(BadRequest) as rate:
+        parse_listen({"type": "listen", "mode": "hands_free", "sample_rate": 8000})
+    assert rate.value.message == "audio must be s16le mono at 16000 Hz, not 's16le' at 8000"

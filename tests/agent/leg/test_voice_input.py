@@ -14,6 +14,7 @@ from agent.leg.messages import MicFrame
 from agent.leg.voice_input import CancelTurn, Recognize, Send, VoiceInput, check_frame
 from agent.listening.listener import ListeningService
 from agent.listening.recognizer import Recognition
+from agent.listening.settings import WINDOW_BYTES
 from agent.requests import BadRequest
 from tests.agent.listening.speech import silence
 
@@ -146,3 +147,109 @@ def test_listen_again_drops_the_press_in_progress_and_says_so() -> None:
     stopped = given.listen_stop()
     assert [type(a.event) for a in stopped if isinstance(a, Send)] == [Listening]
     assert stopped[-1] == Send(ListeningService(CONFIG, NeverCalled()).state(None))
+
+
+# --- the exact refusals ---------------------------------------------------------------------
+
+
+def test_each_refusal_says_what_was_wrong_in_words() -> None:
+    with pytest.raises(BadRequest) as odd:
+        check_frame(MicFrame(b"\x00" * 5), CONFIG)
+    assert odd.value.message == "an audio frame is whole s16le samples, not 5 bytes"
+    with pytest.raises(BadRequest) as large:
+        check_frame(MicFrame(silence(102)), CONFIG)
+    assert large.value.message == "an audio frame is at most 100 ms (3200 bytes)"
+    with pytest.raises(BadRequest) as deaf:
+        VoiceInput(None).listen_stop()
+    assert deaf.value.message == "this server does not listen"
+    given = voice_input()
+    for call, what in (
+        (lambda: given.talk_end(0.0, False), "talk.end"),
+        (lambda: given.frame(MicFrame(silence(32)), 0.0, False), "audio"),
+    ):
+        with pytest.raises(BadRequest) as early:
+            call()
+        assert early.value.message == f"{what} before 'listen'; send 'listen' first"
+
+
+def test_a_listener_that_cannot_be_made_is_listening_unavailable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def no_vad(*_: object) -> None:
+        raise ImportError("onnxruntime is missing")
+
+    monkeypatch.setattr("agent.leg.voice_input.Listener", no_vad)
+    with pytest.raises(BadRequest) as refused:
+        voice_input().listen("hands_free")
+    assert (refused.value.code, refused.value.message) == (
+        "listening_unavailable",
+        "no VAD here: onnxruntime is missing",
+    )
+
+
+def test_a_press_over_a_running_turn_whose_audio_played_out_names_no_playback() -> None:
+    given = push_to_talk()
+    given.audio_sent(10.0, TTS_SECOND, "t1")  # played out at 11.0; the turn still runs
+    assert given.talk_start(11.5, True)[1] == CancelTurn(None)
+
+
+# --- hands-free, with a VAD that hears any sound as speech ---------------------------------
+
+
+class LoudIsSpeech:
+    """Silero's interface: each whole 32 ms window, speech if it holds any sound."""
+
+    def __init__(self) -> None:
+        self._rest = b""
+
+    def windows(self, pcm: bytes) -> list[tuple[bytes, float]]:
+        data = self._rest + pcm
+        whole = len(data) - len(data) % WINDOW_BYTES
+        self._rest = data[whole:]
+        return [
+            (data[i : i + WINDOW_BYTES], 0.9 if any(data[i : i + WINDOW_BYTES]) else 0.0)
+            for i in range(0, whole, WINDOW_BYTES)
+        ]
+
+    def reset(self) -> None:
+        self._rest = b""
+
+
+@pytest.fixture
+def hands_free(monkeypatch: pytest.MonkeyPatch) -> VoiceInput:
+    monkeypatch.setattr("agent.listening.listener.VoiceActivity", LoudIsSpeech)
+    given = voice_input()
+    given.listen("hands_free")
+    return given
+
+
+def speak(given: VoiceInput, ms: int, now: float, running: bool, loud: bool = True) -> list:
+    frame = MicFrame((b"\x10\x10" if loud else b"\x00\x00") * (16 * 32))  # 32 ms
+    return [a for _ in range(ms // 32) for a in given.frame(frame, now, running)]
+
+
+def test_speech_over_a_running_turn_cancels_it_once_at_the_barge_in_threshold(
+    hands_free: VoiceInput,
+) -> None:
+    actions = speak(hands_free, 640, 10.0, True)
+    assert [a for a in actions if isinstance(a, CancelTurn)] == [CancelTurn(None)]
+    ended = speak(hands_free, 800, 10.0, False, loud=False)
+    assert isinstance(ended[-1], Recognize)  # then it is the next prompt
+
+
+def test_speech_while_an_ended_turn_still_plays_stops_that_playback(
+    hands_free: VoiceInput,
+) -> None:
+    hands_free.audio_sent(10.0, 5 * TTS_SECOND, "t1")
+    actions = speak(hands_free, 640, 11.0, False)
+    assert [a for a in actions if isinstance(a, Send) and isinstance(a.event, TurnCancelled)] == [
+        Send(TurnCancelled("t1"))
+    ]
+    assert not any(isinstance(a, CancelTurn) for a in actions)
+
+
+def test_speech_while_the_agent_is_silent_cuts_nothing(hands_free: VoiceInput) -> None:
+    hands_free.audio_sent(10.0, TTS_SECOND, "t1")  # played out at 11.0
+    actions = speak(hands_free, 640, 12.0, False)
+    assert not any(isinstance(a, CancelTurn) for a in actions)
+    assert not any(isinstance(a, Send) and isinstance(a.event, TurnCancelled) for a in actions)
