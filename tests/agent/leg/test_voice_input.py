@@ -40,6 +40,7 @@ def push_to_talk() -> VoiceInput:
     given = voice_input()
     [sent] = given.listen("push_to_talk")
     assert isinstance(sent, Send) and isinstance(sent.event, Listening)
+    assert sent.event.mode == "push_to_talk"
     return given
 
 
@@ -82,7 +83,8 @@ def test_audio_and_talk_before_listen_are_not_listening() -> None:
     given = voice_input()
     with pytest.raises(BadRequest) as refused:
         given.talk_start(0.0, False)
-    assert refused.value.code == "not_listening" and "talk.start" in refused.value.message
+    assert refused.value.code == "not_listening"
+    assert refused.value.message == "talk.start before 'listen'; send 'listen' first"
 
 
 def test_a_press_is_an_utterance_to_recognize_after_its_speech_events() -> None:
