@@ -161,6 +161,8 @@ class VoiceSocket:
             return
         try:
             await self._take(message)
+        except MessageRefused as exc:  # a listening message, refused by VoiceInput
+            await self._refuse(exc, exc.in_reply_to)
         except BadRequest as exc:
             await self._refuse(exc, AUDIO if isinstance(message, MicFrame) else PROMPT)
 
@@ -194,7 +196,7 @@ class VoiceSocket:
             elif isinstance(message, TalkStart):
                 actions = self._input.talk_start(now, running)
             else:
-                actions = self._input.talk_end(now, running)
+                actions = self._input.talk_end()
         except BadRequest as exc:
             raise MessageRefused(exc, _LISTENING_TYPES[type(message)]) from exc
         await self._do(actions)
@@ -207,8 +209,6 @@ class VoiceSocket:
             raise BadRequest(exc.code, str(exc)) from exc
 
     async def _refuse(self, exc: BadRequest, in_reply_to: str | None) -> None:
-        if isinstance(exc, MessageRefused):
-            in_reply_to = exc.in_reply_to
         await self._tell(Refused(exc.code, exc.message, in_reply_to))
 
     async def _do(self, actions: list[Action]) -> None:

@@ -109,10 +109,10 @@ class VoiceInput:
         listener = self._listening_now("talk.start")
         return self._act(listener.talk_start(self._speaking(now, turn_running)), now, turn_running)
 
-    def talk_end(self, now: float, turn_running: bool) -> list[Action]:
-        """Push-to-talk released: the utterance ends here."""
+    def talk_end(self) -> list[Action]:
+        """Push-to-talk released: the utterance ends here (a release never barges in)."""
         self.service()
-        return self._act(self._listening_now("talk.end").talk_end(), now, turn_running)
+        return [self._passed_on(output) for output in self._listening_now("talk.end").talk_end()]
 
     def frame(self, frame: MicFrame, now: float, turn_running: bool) -> list[Action]:
         """One microphone frame."""
@@ -152,11 +152,17 @@ class VoiceInput:
         for output in outputs:
             if isinstance(output, BargeIn):
                 actions += self._barge_in(now, turn_running)
-            elif isinstance(output, Utterance):
-                actions.append(Recognize(output))
             else:
-                actions.append(Send(output))
+                actions.append(self._passed_on(output))
         return actions
+
+    @staticmethod
+    def _passed_on(output: Event | Utterance | BargeIn) -> Action:
+        """An utterance is recognized; an event is sent."""
+        if isinstance(output, Utterance):
+            return Recognize(output)
+        assert not isinstance(output, BargeIn)  # the listener's only other output
+        return Send(output)
 
     def _barge_in(self, now: float, turn_running: bool) -> list[Action]:
         playing = self.playback.turn_id if self.playback.playing(now) else None

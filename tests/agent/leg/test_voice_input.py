@@ -69,7 +69,7 @@ def test_without_listening_every_listening_message_is_refused_but_audio_is_not_l
         lambda: given.listen("hands_free"),
         given.listen_stop,
         lambda: given.talk_start(0.0, False),
-        lambda: given.talk_end(0.0, False),
+        given.talk_end,
     ):
         with pytest.raises(BadRequest) as refused:
             call()
@@ -93,7 +93,7 @@ def test_a_press_is_an_utterance_to_recognize_after_its_speech_events() -> None:
     [start] = given.talk_start(1.0, False)
     assert isinstance(start, Send) and isinstance(start.event, SpeechStart)
     assert frames(given, 10) == []
-    end, recognize = given.talk_end(2.0, False)
+    end, recognize = given.talk_end()
     assert isinstance(end, Send) and isinstance(end.event, SpeechEnd)
     assert end.event.reason == "talk.end"
     assert isinstance(recognize, Recognize) and len(recognize.utterance.pcm) > 0
@@ -112,7 +112,7 @@ def test_a_press_while_an_ended_turn_still_plays_stops_that_playback_by_name() -
     start, cancelled = given.talk_start(11.0, False)  # the turn has ended; its audio plays on
     assert isinstance(start, Send) and cancelled == Send(TurnCancelled("t1"))
     assert not given.playback.playing(11.0)  # stopped: a second press cuts nothing
-    assert given.talk_end(11.5, False)[0] == Send(SpeechEnd(0.0, 0.0, "too_short"))
+    assert given.talk_end()[0] == Send(SpeechEnd(0.0, 0.0, "too_short"))
     assert len(given.talk_start(12.0, False)) == 1
 
 
@@ -166,7 +166,7 @@ def test_each_refusal_says_what_was_wrong_in_words() -> None:
     assert deaf.value.message == "this server does not listen"
     given = voice_input()
     for call, what in (
-        (lambda: given.talk_end(0.0, False), "talk.end"),
+        (given.talk_end, "talk.end"),
         (lambda: given.frame(MicFrame(silence(32)), 0.0, False), "audio"),
     ):
         with pytest.raises(BadRequest) as early:
