@@ -249,3 +249,13 @@ def test_normalization_options_switch_each_reading_and_off_is_none() -> None:
     for field, option in switches.items():
         options = NormalizationOptions(**{field: False}).options()
         assert options == Options(**{option: False}), field
+
+
+def test_the_prepared_request_carries_its_text_speed_and_readings() -> None:
+    body = {**GOOD, "input": "Pay $5.", "speed": 1.5}
+    plain = prepared(Voices(), body)
+    assert (plain.text, plain.speed, plain.normalization) == ("Pay $5.", 1.5, Options())
+    unread = prepared(Voices(), {**body, "normalization_options": {"normalize": False}})
+    assert unread.normalization is None and unread.speed == 1.5
+    no_urls = prepared(Voices(), {**body, "normalization_options": {"url_normalization": False}})
+    assert no_urls.normalization == NormalizationOptions(url_normalization=False).options()
