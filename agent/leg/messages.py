@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar
 
 from agent.browser_leg import MAX_MESSAGE_BYTES, MIC_MAGIC, MIC_SAMPLE_RATE
 from agent.listening.listener import LISTEN_MODES, ListenMode
@@ -63,6 +63,8 @@ class Prompt:
 class Cancel:
     """``cancel``: stop the running turn (barge-in by button)."""
 
+    type: ClassVar[str] = CANCEL
+
 
 @dataclass(frozen=True, slots=True)
 class Config:
@@ -77,6 +79,8 @@ class Config:
 class Listen:
     """``listen``: start listening in ``mode`` (or switch to it)."""
 
+    type: ClassVar[str] = LISTEN
+
     mode: ListenMode
 
 
@@ -84,15 +88,21 @@ class Listen:
 class ListenStop:
     """``listen.stop``: stop listening; an utterance in progress is dropped."""
 
+    type: ClassVar[str] = LISTEN_STOP
+
 
 @dataclass(frozen=True, slots=True)
 class TalkStart:
     """``talk.start``: push-to-talk pressed."""
 
+    type: ClassVar[str] = TALK_START
+
 
 @dataclass(frozen=True, slots=True)
 class TalkEnd:
     """``talk.end``: push-to-talk released."""
+
+    type: ClassVar[str] = TALK_END
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +115,7 @@ class MicFrame:
 ClientMessage = (
     Prompt | Cancel | Config | PlaybackReport | Listen | ListenStop | TalkStart | TalkEnd | MicFrame
 )
-_BARE = {CANCEL: Cancel(), LISTEN_STOP: ListenStop(), TALK_START: TalkStart(), TALK_END: TalkEnd()}
+_BARE = {kind.type: kind() for kind in (Cancel, ListenStop, TalkStart, TalkEnd)}
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,11 +43,7 @@ from agent.events import (
 )
 from agent.leg.messages import (
     AUDIO,
-    LISTEN,
-    LISTEN_STOP,
     PROMPT,
-    TALK_END,
-    TALK_START,
     Cancel,
     ClientMessage,
     Config,
@@ -198,7 +194,7 @@ class VoiceSocket:
             else:
                 actions = self._input.talk_end()
         except BadRequest as exc:
-            raise MessageRefused(exc, _LISTENING_TYPES[type(message)]) from exc
+            raise MessageRefused(exc, message.type) from exc
         await self._do(actions)
 
     async def _load_recognizer(self) -> None:
@@ -315,11 +311,3 @@ class VoiceSocket:
             if WebSocketState.DISCONNECTED in (websocket.client_state, websocket.application_state):
                 raise WebSocketDisconnect(1006)
             await websocket.send(message)
-
-
-_LISTENING_TYPES = {
-    Listen: LISTEN,
-    ListenStop: LISTEN_STOP,
-    TalkStart: TALK_START,
-    TalkEnd: TALK_END,
-}
