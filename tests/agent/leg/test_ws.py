@@ -86,7 +86,11 @@ def kinds(frames: list[Frame]) -> list[str]:
 
 
 async def open_socket(server: ServerThread, conversation: str) -> ClientConnection:
-    socket = await connect(ws_url(server), additional_headers={SESSION_HEADER: conversation})
+    # An unbounded queue: a test that stops reading mid-turn still takes the server's close
+    # frame at once (a full queue stops the reads, and close() waits out its 10 s timeout).
+    socket = await connect(
+        ws_url(server), additional_headers={SESSION_HEADER: conversation}, max_queue=None
+    )
     hello = await receive(socket)
     assert hello == {
         "type": "ready",
