@@ -1,8 +1,10 @@
 """The PyTorch engine on real Kokoro weights, imported once from the embedded ONNX model.
 
-The import (10-30 s) is cached on disk keyed by the ONNX model's SHA-256, in
-``$TTS_TEST_IMPORT_CACHE`` or a folder of the system's temporary directory, so that later
-test sessions reuse it; the engine (about 10 s to load) is shared by the session.
+The import (10-30 s) is cached on disk keyed by the ONNX model's SHA-256 and the importer's
+own digest (``model_dir.cache_key``: an edited importer imports again, never reads what an
+earlier one wrote), in ``$TTS_TEST_IMPORT_CACHE`` or a folder of the system's temporary
+directory, so that later test sessions reuse it; the engine (about 10 s to load) is shared by
+the session.
 """
 
 from __future__ import annotations

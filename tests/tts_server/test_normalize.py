@@ -87,6 +87,15 @@ def test_a_spoken_span_maps_back_to_the_written_text() -> None:
     assert normalized.written_span(0, 3)[:2] == (0, 3)  # "Pay", before any replacement
 
 
+def test_a_span_that_starts_where_a_replacement_ends_is_not_part_of_it() -> None:
+    normalized = normalize("Pay $5, then go.")  # "Pay five dollars, then go."
+    comma = normalized.text.index(",")
+    assert normalized.written_span(comma, comma + 1) == (6, 7, None)  # the comma, as written
+    dollars = normalized.text.index("dollars")
+    assert normalized.written_span(dollars, comma + 1) == (4, 7, 0)  # "$5,": it overlaps
+    assert normalized.written_span(0, 4) == (0, 4, None)  # "Pay ", ending where "$5" starts
+
+
 def test_the_words_of_one_written_word_become_one_timed_word() -> None:
     normalized = normalize("Pay $5.99 now")  # "Pay five dollars and ninety-nine cents now"
     spoken = normalized.text.split()

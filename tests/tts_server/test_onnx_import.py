@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -20,8 +21,13 @@ from tts_server.engines.torch.onnx_import.graph_weights import (
     ImportFailure,
     _lstm,
     dequantize,
+    find_weights,
 )
-from tts_server.engines.torch.onnx_import.model_dir import CHECKPOINT, embedded_model_dir, sha256
+from tts_server.engines.torch.onnx_import.model_dir import (
+    CHECKPOINT,
+    cache_key,
+    embedded_model_dir,
+)
 from tts_server.engines.torch.onnx_import.state_dicts import _weight_norm, convert
 
 HIDDEN, INPUTS, STEPS = 4, 3, 5
@@ -33,6 +39,48 @@ def test_dequantize_uses_each_channels_own_scale_and_zero_point() -> None:
     np.testing.assert_array_equal(per_column, [[0.0, 0.0], [10.0, 40.0]])
     per_tensor = dequantize(quantized, np.array(10), np.array(0.5), axis=0)
     np.testing.assert_array_equal(per_tensor, [[0.0, 5.0], [10.0, 15.0]])
+
+
+def _conv_integer(zero_point: int) -> onnx.ModelProto:
+    """One ``ConvInteger`` as onnxruntime's quantizer writes it: uint8 weights with their zero
+    point, the scale stored beside them as ``<name>_scale``."""
+    rng = np.random.default_rng(3)
+    tensors = {
+        "x_zero_point": np.array(7, dtype=np.uint8),
+        "conv.weight_quantized": rng.integers(0, 256, size=(4, 3, 5), dtype=np.uint8),
+        "conv.weight_zero_point": np.array(zero_point, dtype=np.uint8),
+        "conv.weight_scale": np.array(0.02, dtype=np.float32),
+    }
+    node = helper.make_node(
+        "ConvInteger",
+        ["X", "conv.weight_quantized", "x_zero_point", "conv.weight_zero_point"],
+        ["Y"],
+        name="/conv/Conv_quant",
+    )
+    graph = helper.make_graph(
+        [node],
+        "conv",
+        [helper.make_tensor_value_info("X", TensorProto.UINT8, [1, 3, STEPS * 4])],
+        [helper.make_tensor_value_info("Y", TensorProto.INT32, None)],
+        [numpy_helper.from_array(value, name) for name, value in tensors.items()],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("zero_point", [0, 69, 200])
+def test_a_conv_integer_weight_computes_in_torch_what_onnxruntime_computes(
+    zero_point: int,
+) -> None:
+    """The weight is ``(q - zero_point) * scale``: the real model's are uint8 around 60-70."""
+    model = _conv_integer(zero_point)
+    x = np.random.default_rng(4).integers(0, 256, size=(1, 3, STEPS * 4), dtype=np.uint8)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (y,) = session.run(None, {"X": x})  # sum of (x - x_zero_point) * (q - zero_point)
+    (found,) = find_weights(Graph(model))
+    assert found.modules == {"conv"}
+    weight = torch.from_numpy(found.tensors["weight"])
+    ours = torch.nn.functional.conv1d(torch.from_numpy(x.astype(np.float32) - 7), weight)
+    np.testing.assert_allclose(ours.numpy(), y * np.float32(0.02), rtol=1e-5, atol=1e-3)
 
 
 def test_a_folded_weight_comes_back_exactly_through_weight_norm_even_a_zero_channel() -> None:
@@ -95,9 +143,54 @@ def test_a_quantized_lstm_runs_in_torch_as_in_onnxruntime() -> None:
     assert np.abs(expected).mean() > 0.1  # the comparison is not between near-zeros
 
 
-def test_the_import_is_cached_by_the_onnx_models_checksum(imported_model_dir: Path) -> None:
-    model = packaged_files()[0]
-    assert imported_model_dir == IMPORT_CACHE / sha256(model)
+@pytest.mark.parametrize("source", ["graph_weights.py", "state_dicts.py", "model_dir.py"])
+def test_the_cache_key_changes_with_any_of_the_importers_source(
+    source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An importer that changes (a fix, a bug) never reads the checkpoint an earlier one made."""
+    onnx_file = tmp_path / "model.onnx"
+    onnx_file.write_bytes(b"the same ONNX model")
+    inputs = (onnx_file, {"a": 1}, {"af": np.zeros((2, 3), dtype=np.float32)})
+    importer = tmp_path / "onnx_import"
+    shutil.copytree(model_dir.IMPORTER, importer, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(model_dir, "IMPORTER", importer)
+    before = cache_key(*inputs)
+    assert cache_key(*inputs) == before
+    with (importer / source).open("a", encoding="utf-8") as handle:
+        handle.write("# one more line\n")
+    assert cache_key(*inputs) != before
+    assert cache_key(*inputs).startswith(before.split("-")[0])  # the model's checksum: the same
+
+
+def test_a_changed_importer_imports_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    onnx_file = tmp_path / "model.onnx"
+    onnx_file.write_bytes(b"the same ONNX model")
+    inputs = (onnx_file, {"a": 1}, {"af": np.zeros((2, 3), dtype=np.float32)})
+    monkeypatch.setattr(model_dir, "packaged_files", lambda: inputs)
+    imports: list[Path] = []
+
+    def import_model_dir(model: Path, vocab: object, voices: object, out: Path) -> Path:
+        imports.append(out)
+        (out / CHECKPOINT).write_bytes(b"weights")
+        return out
+
+    monkeypatch.setattr(model_dir, "import_model_dir", import_model_dir)
+    cache = tmp_path / "cache"
+    first = embedded_model_dir(cache)
+    assert embedded_model_dir(cache) == first and len(imports) == 1  # cached
+    importer = tmp_path / "onnx_import"
+    shutil.copytree(model_dir.IMPORTER, importer, ignore=shutil.ignore_patterns("__pycache__"))
+    (importer / "graph_weights.py").write_text("# a fixed importer\n", encoding="utf-8")
+    monkeypatch.setattr(model_dir, "IMPORTER", importer)
+    second = embedded_model_dir(cache)
+    assert second != first and len(imports) == 2
+    assert (first / CHECKPOINT).is_file() and (second / CHECKPOINT).is_file()
+
+
+def test_the_import_is_cached_by_the_onnx_models_checksum_and_its_producer(
+    imported_model_dir: Path,
+) -> None:
+    assert imported_model_dir == IMPORT_CACHE / cache_key(*packaged_files())
     written = (imported_model_dir / CHECKPOINT).stat().st_mtime_ns
     assert embedded_model_dir(IMPORT_CACHE) == imported_model_dir
     assert (imported_model_dir / CHECKPOINT).stat().st_mtime_ns == written  # not imported again

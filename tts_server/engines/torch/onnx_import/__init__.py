@@ -4,5 +4,5 @@
   and laid out as torch has it, with the modules it may belong to;
 - ``state_dicts``: those weights placed into ``KModel``'s per-part state dicts (``convert``);
 - ``model_dir``: the torch engine's model directory written from them, cached by the ONNX
-  model's checksum.
+  model's checksum and a digest of the importer's own source (and its other inputs).
 """

@@ -5,9 +5,11 @@ Where no real ``kokoro-v1_0.pth`` is at hand (no ``--model-dir``, nothing at ``/
 reads them back (dequantized to float32), and ``import_model_dir`` writes the engine's layout:
 ``config.json`` (the published Kokoro-82M config with the ONNX model's vocabulary), one
 ``kokoro.pth`` and ``voices/<name>.pt`` from the embedded voice packs. The result is cached under
-``<cache>/<sha256 of the ONNX model>`` (``--import-cache``, default ``cache_root()``), written
-to a temporary folder and then renamed into place, so the import (10-30 s) happens once per
-ONNX model and machine.
+``<cache>/<cache_key>`` (``--import-cache``, default ``cache_root()``): the ONNX model's SHA-256
+and a digest of everything else that made it (this package's source, the packaged config, the
+vocabulary and voice packs), so a changed importer imports again instead of reading what an
+earlier one wrote. It is written to a temporary folder and then renamed into place, so the
+import (10-30 s) happens once per ONNX model, importer and machine.
 """
 
 from __future__ import annotations
@@ -35,6 +37,8 @@ from tts_server.settings import SAGEMAKER_MODEL_DIR
 log = logging.getLogger("tts_server")
 CHECKPOINT = "kokoro.pth"
 CONFIG_PACKAGE = "tts_server.engines.torch"  # where kokoro82m_config.json is packaged
+CONFIG_NAME = "kokoro82m_config.json"
+IMPORTER = Path(__file__).parent  # the importer's source: its every *.py is in the cache key
 _CHUNK = 1 << 20
 
 
@@ -53,9 +57,25 @@ def sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def cache_key(model: Path, vocab: dict[str, int], voices: dict[str, np.ndarray]) -> str:
+    """The import's folder name: ``<sha256 of the ONNX model>-<producer>``, where the producer
+    digest covers the importer's source files, the packaged config, ``vocab`` and ``voices``."""
+    config = (importlib.resources.files(CONFIG_PACKAGE) / CONFIG_NAME).read_bytes()
+    parts = [(path.name, path.read_bytes()) for path in sorted(IMPORTER.glob("*.py"))]
+    parts += [(CONFIG_NAME, config), ("vocab", json.dumps(vocab, sort_keys=True).encode())]
+    for name in sorted(voices):
+        pack = np.ascontiguousarray(voices[name], dtype=np.float32)
+        parts.append((f"voice {name} {pack.shape}", pack.tobytes()))
+    digest = hashlib.sha256()
+    for name, data in parts:
+        digest.update(f"{name}\0{len(data)}\0".encode())
+        digest.update(data)
+    return f"{sha256(model)}-{digest.hexdigest()[:16]}"
+
+
 def published_config(vocab: dict[str, int]) -> dict[str, Any]:
     """Kokoro-82M's published ``config.json`` with ``vocab`` (the ONNX model's)."""
-    text = (importlib.resources.files(CONFIG_PACKAGE) / "kokoro82m_config.json").read_text("utf-8")
+    text = (importlib.resources.files(CONFIG_PACKAGE) / CONFIG_NAME).read_text("utf-8")
     return {**json.loads(text), "vocab": vocab}
 
 
@@ -106,7 +126,7 @@ def embedded_model_dir(cache: Path | None = None) -> Path:
     could not fill).
     """
     model, vocab, voices = packaged_files()
-    target = (cache or cache_root()) / sha256(model)
+    target = (cache or cache_root()) / cache_key(model, vocab, voices)
     if (target / CHECKPOINT).is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
