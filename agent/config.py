@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from tts_protocol import BYTES_PER_SAMPLE, STREAM_PATH
 DEFAULT_TTS_URL = f"ws://127.0.0.1:8080{STREAM_PATH}"
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")  # the names a local server answers to
 C = TypeVar("C")
+FACTORY_SPEC = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")  # package.module:function
 
 
 def _positive(text: str, name: str, what: str, most: float = math.inf) -> float:
@@ -67,6 +69,13 @@ def _listed(text: str, _name: str) -> tuple[str, ...]:
 
 def _text(text: str, _name: str) -> str:
     return text
+
+
+def _factory_spec(text: str, name: str) -> str:
+    """``package.module:function``."""
+    if not FACTORY_SPEC.fullmatch(text.strip()):
+        raise ValueError(f"{name} must be package.module:function, not {text!r}")
+    return text.strip()
 
 
 def _env(
@@ -156,7 +165,8 @@ class ListeningConfig:
 
 @dataclass(frozen=True, slots=True)
 class AgentConfig:
-    """Which LLM, which speech endpoint; which origins and host names, how long /ws may idle."""
+    """Which agent and LLM, which speech endpoint; which origins and host names, how long /ws
+    may idle."""
 
     model: str = field(
         default="demo",
@@ -190,6 +200,25 @@ class AgentConfig:
             "the names the dev server answers to (its Host header), against DNS rebinding;"
             ' "*" answers to any; `voice-agent dev --host` adds its own',
         ),
+    )
+    agent_factory: str | Callable[..., Any] | None = field(
+        default=None,
+        metadata=_env(
+            "VOICE_AGENT_FACTORY",
+            _factory_spec,
+            "package.module:function that builds your strands Agent (docs/your_agent.md); "
+            "in code, the function itself",
+        ),
+    )
+    tool_filler: str = field(
+        default="",
+        metadata=_env(
+            "VOICE_AGENT_TOOL_FILLER", _text, 'said once a tool has run long, e.g. "One moment."'
+        ),
+    )
+    tool_filler_s: float = field(
+        default=1.5,
+        metadata=_env("VOICE_AGENT_TOOL_FILLER_S", _seconds, "how long is long, for the filler"),
     )
     ws_idle_s: float = field(
         default=300.0,

@@ -106,6 +106,27 @@ class SegmentEnd(Event):
 
 
 @dataclass(frozen=True, slots=True)
+class ToolStart(Event):
+    """The agent started tool ``name``; ``id`` is the model's id of this call."""
+
+    type: ClassVar[str] = "tool.start"
+    name: str
+    id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolEnd(Event):
+    """Tool call ``id`` ended: ``ok``, ``error`` (reported to the model, which goes on) or
+    ``cancelled`` (the turn was cut while it ran), after ``duration_ms``."""
+
+    type: ClassVar[str] = "tool.end"
+    id: str
+    name: str
+    status: str
+    duration_ms: float
+
+
+@dataclass(frozen=True, slots=True)
 class ErrorEvent(Event):
     """A problem the turn (or the socket) reports; the turn goes on if it can."""
 

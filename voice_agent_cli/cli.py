@@ -1,6 +1,7 @@
 """``voice-agent``: run the local stack, measure it, accept an endpoint, audit the environment.
 
     voice-agent dev [--host 127.0.0.1] [--port 8000] [--tts-url ws://...] [--model demo]
+                    [--agent package.module:function]
                     [--tts-port 8080] [--engine onnx|torch] [--model-dir PATH]
                     [--allow-origin https://app.example.com ...]
     voice-agent bench [--quick] [--tts-url ws://...] [--agent-url URL | --agent-arn ARN]
@@ -31,6 +32,7 @@ from observability import logs, tracing
 from voice_agent_cli.local_tts import LocalTTSFailed, PortInUse, bind, local_sagemaker, local_tts
 
 EXIT_NOT_STARTED = 3  # a port in use, or the TTS child never healthy (uvicorn's own code for it)
+EXIT_BAD_AGENT = 2  # the agent factory or the model spec cannot build an agent (argparse's code)
 ENGINES = ("onnx", "torch")  # tts-server's --engine choices (tts_server.settings.EngineName)
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")  # every interface: its names are the user's to list
 TOOLS: tuple[tuple[str, str, str], ...] = (  # command, its module (imported when chosen), help
@@ -56,15 +58,22 @@ TOOLS: tuple[tuple[str, str, str], ...] = (  # command, its module (imported whe
 
 def dev(args: argparse.Namespace) -> int:
     """Start the dev server (and the local TTS server unless ``--tts-url`` is given)."""
+    from agent.core.factory import AgentFactoryError
+    from agent.core.llm import ModelSpecError
+
     try:
         _dev(args)
     except (PortInUse, LocalTTSFailed) as exc:
         print(f"voice-agent dev: {exc}", file=sys.stderr, flush=True)
         return EXIT_NOT_STARTED
+    except (AgentFactoryError, ModelSpecError) as exc:
+        print(f"voice-agent dev: {exc}", file=sys.stderr, flush=True)
+        return EXIT_BAD_AGENT
     return 0
 
 
 def _dev(args: argparse.Namespace) -> None:
+    from agent.core.factory import VoiceFactory
     from agent.doors.devserver import create_app
 
     logs.configure("INFO")  # LOG_FORMAT: text (the default here) or json
@@ -72,6 +81,15 @@ def _dev(args: argparse.Namespace) -> None:
     config = AgentConfig.from_env()
     if args.model:
         config = replace(config, model=args.model)
+    if args.agent:
+        if os.getcwd() not in sys.path:  # the user's module, from their project (uvicorn's way)
+            sys.path.insert(0, os.getcwd())
+        if args.model:  # for a factory that reads it (make_model())
+            os.environ["VOICE_AGENT_MODEL"] = args.model
+        config = replace(config, agent_factory=args.agent)
+    # checked before anything starts: a bad factory or model spec is one line, status 2
+    factory = VoiceFactory.check(config.agent_factory, config.model)
+    config = replace(config, agent_factory=factory)
     if args.allow_origin:
         config = replace(config, allow_origins=tuple(args.allow_origin))
     config = replace(config, allow_hosts=served_hosts(config, args))
@@ -84,7 +102,11 @@ def _dev(args: argparse.Namespace) -> None:
             os.environ.update(stack.enter_context(emulator))
             os.environ.setdefault("AWS_REGION", "us-east-1")
             from_env = AgentConfig.from_env()  # now naming the emulator's endpoint
-            keep = {"model": config.model, "allow_origins": config.allow_origins}
+            keep = {
+                "model": config.model,
+                "agent_factory": config.agent_factory,
+                "allow_origins": config.allow_origins,
+            }
             config = replace(from_env, **keep, allow_hosts=config.allow_hosts)
         elif not tts_url and not config.sagemaker_endpoint:
             tts_url = stack.enter_context(local_tts(args.host, args.tts_port, **speech))
@@ -95,6 +117,7 @@ def _dev(args: argparse.Namespace) -> None:
             f"\n  voice chat:  http://{args.host}:{args.port}/\n"
             f"  model:       {config.model}"
             f"{' (offline demo model, not a real LLM)' if config.model == 'demo' else ''}\n"
+            f"  agent:       {factory.name}\n"
             f"  speech:      {config.sagemaker_endpoint or config.tts_url}\n",
             flush=True,
         )
@@ -136,6 +159,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help="the local TTS server's model files (its --model-dir), e.g. Kokoro-82M's weights",
     )
     dev_parser.add_argument("--model", help="demo | bedrock:<id> | openai:<base-url>#<model>")
+    dev_parser.add_argument(
+        "--agent",
+        metavar="MODULE:FUNCTION",
+        help="your agent: a function that returns a new strands Agent (docs/your_agent.md); "
+        "replaces VOICE_AGENT_FACTORY",
+    )
     dev_parser.add_argument(
         "--allow-origin",
         action="append",

@@ -25,7 +25,9 @@ from strands import Agent
 from strands.telemetry.metrics import EventLoopMetrics
 from strands.types.content import Message, Messages
 
+from agent.core.factory import call_factory
 from agent.core.memory import remember, turn_start
+from agent.core.tool_calls import Filler
 from agent.core.turn import TextModel, Turn
 from agent.requests import PlaybackReport, TurnRequest
 from tts_client import SessionPool, Transport
@@ -46,10 +48,13 @@ class ConversationModel(TextModel, Protocol):
 class Conversation:
     """One user's dialogue."""
 
-    def __init__(self, key: str, agent: ConversationModel, pool: SessionPool) -> None:
+    def __init__(
+        self, key: str, agent: ConversationModel, pool: SessionPool, filler: Filler | None = None
+    ) -> None:
         self.key = key
         self.agent = agent
         self._pool = pool
+        self._filler = filler
         self.current: Turn | None = None
         self._anchor: Message | None = None  # the last message before the current turn's
 
@@ -73,6 +78,7 @@ class Conversation:
             received_at=received_at,
             conversation=self.key,
             on_end=self._remember,
+            filler=self._filler,
         )
         return self.current
 
@@ -113,18 +119,34 @@ class Conversation:
     def busy(self) -> bool:
         return self.current is not None and not self.current.finished.is_set()
 
+    def close(self) -> None:
+        """The conversation is dropped: stop its turn, clean up its agent (``Agent.cleanup``:
+        its MCP clients and other tool providers)."""
+        if self.current is not None:
+            self.current.supersede()  # its session goes back to the pool
+        cleanup = getattr(self.agent, "cleanup", None)
+        if callable(cleanup):
+            try:
+                cleanup()
+            except Exception:  # the user's tools: logged, the others still close
+                log.exception("conversation %s: its agent's cleanup failed", self.key)
+
 
 class Conversations:
-    """Conversations by key, at most ``limit``; the least recently used is dropped first."""
+    """Conversations by key, at most ``limit``; the least recently used is dropped first.
+    ``make_agent`` builds a new conversation's model, given its key or nothing; ``filler``
+    is said when a tool runs long (``agent/core/tool_calls.py``)."""
 
     def __init__(
         self,
-        make_agent: Callable[[], ConversationModel],
+        make_agent: Callable[[], ConversationModel] | Callable[[str], ConversationModel],
         transport: Transport,
         pool: SessionPool | None = None,
         limit: int = 64,
+        filler: Filler | None = None,
     ) -> None:
         self._make_agent = make_agent
+        self._filler = filler
         self.transport = transport
         self.pool = pool or SessionPool(transport)
         self._limit = limit
@@ -134,12 +156,12 @@ class Conversations:
         """The conversation called ``key``, created if new."""
         conversation = self._items.pop(key, None)
         if conversation is None:
-            conversation = Conversation(key, self._make_agent(), self.pool)
+            agent = call_factory(self._make_agent, key)
+            conversation = Conversation(key, agent, self.pool, self._filler)
         self._items[key] = conversation
         while len(self._items) > self._limit:
             _, dropped = self._items.popitem(last=False)
-            if dropped.current is not None:
-                dropped.current.supersede()  # its session goes back to the pool
+            dropped.close()
         return conversation
 
     @property
@@ -153,8 +175,7 @@ class Conversations:
 
     async def aclose(self) -> None:
         for conversation in self._items.values():
-            if conversation.current is not None:
-                conversation.current.supersede()
+            conversation.close()
         self._items.clear()
         await self.pool.aclose()
         await self.transport.aclose()  # e.g. the SageMaker SDK client shared by the sessions

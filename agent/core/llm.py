@@ -22,13 +22,16 @@ from strands.types.streaming import StreamEvent
 
 T = TypeVar("T")
 
-SYSTEM_PROMPT = (
-    "You are a friendly voice assistant. Your replies are spoken aloud: answer in short, plain "
+PERSONA = "You are a friendly voice assistant."
+# What speech needs of any agent's prompt (``agent.core.factory.voiced`` appends it to yours).
+SPEECH_RULES = (
+    "Your replies are spoken aloud: answer in short, plain "
     "sentences, without markdown, lists, code, links or emoji. Keep answers brief unless asked "
     "for detail. A note in square brackets at the end of one of your earlier replies means the "
     "user interrupted you there and did not hear the rest: carry on from what they heard, and "
     "never write such notes yourself."
 )
+SYSTEM_PROMPT = f"{PERSONA} {SPEECH_RULES}"  # the built-in agent's
 
 # Sentences the demo model draws from, chosen deterministically from the prompt.
 _DEMO_SENTENCES = (

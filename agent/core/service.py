@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import time
 
-from strands import Agent
-
 from agent.config import AgentConfig
 from agent.core.conversations import Conversations
-from agent.core.llm import SYSTEM_PROMPT, make_model
+from agent.core.factory import VoiceFactory
+from agent.core.tool_calls import Filler
 from agent.core.turn import Turn
 from agent.requests import BadRequest, TurnRequest
 from tts_protocol import VoiceMix, voice_name
@@ -17,16 +16,19 @@ DEFAULT_CONVERSATION = "default"
 
 
 class VoiceAgent:
-    """The voice agent behind the AgentCore app and the dev server."""
+    """The voice agent behind the AgentCore app and the dev server: each conversation's
+    agent is built by ``config.agent_factory`` (yours, docs/your_agent.md), or is the built-in
+    one on ``config.model``."""
 
     def __init__(self, config: AgentConfig | None = None) -> None:
         self.config = config or AgentConfig.from_env()
-        make_model(self.config.model)  # fail fast on a bad model spec
-        self.conversations = Conversations(self._new_agent, self.config.transport())
-
-    def _new_agent(self) -> Agent:
-        return Agent(
-            model=make_model(self.config.model), system_prompt=SYSTEM_PROMPT, callback_handler=None
+        # fails fast: a bad model spec, a factory that cannot build an Agent
+        self.factory = VoiceFactory.check(self.config.agent_factory, self.config.model)
+        filler = self.config.tool_filler
+        self.conversations = Conversations(
+            self.factory,
+            self.config.transport(),
+            filler=Filler(filler, self.config.tool_filler_s) if filler else None,
         )
 
     async def start(

@@ -26,6 +26,7 @@ from typing import Any, Protocol
 
 from agent.core.memory import Spoken
 from agent.core.telemetry import TurnTelemetry, detached, read_apart
+from agent.core.tool_calls import Filler, ToolCalls
 from agent.events import (
     ErrorEvent,
     Event,
@@ -77,6 +78,7 @@ class Turn:
         segmenter: SentenceSegmenter | None = None,
         conversation: str | None = None,
         on_end: Callable[[Turn], None] | None = None,
+        filler: Filler | None = None,
     ) -> None:
         self.id = uuid.uuid4().hex
         self.conversation = conversation  # for the turn's logs and trace
@@ -86,6 +88,7 @@ class Turn:
         self.spoken = Spoken()
         self.heard: PlaybackReport | None = None  # where the client reported it stopped playing
         self._on_end = on_end
+        self._filler = filler  # said when a tool runs long (None: never)
         self._llm_done = False  # the LLM's stream ran to its end
         self._relay_done = False  # every segment's audio was relayed
         self._llm = llm
@@ -126,6 +129,9 @@ class Turn:
         )
         try:
             yield TurnStart(self.id, request.mode)
+            self._tools = ToolCalls(
+                self._events.put_nowait, telemetry.parent, self._speak, self._filler
+            )
             self._tasks = [
                 telemetry.task(self._produce(), f"turn-{self.id[:8]}-llm", "llm.stream"),
                 telemetry.task(self._send(), f"turn-{self.id[:8]}-tts", "tts.send"),
@@ -188,10 +194,16 @@ class Turn:
     async def _produce(self) -> None:
         streaming = self.request.mode == "stream"
         reply: list[str] = []
+        self._tools.activate()
         try:
             try:
                 async with contextlib.aclosing(self._text()) as deltas:
                     async for delta in deltas:
+                        if delta is None:  # a tool call comes: say the text before it now
+                            if streaming:
+                                for text in self._segmenter.flush():
+                                    self._speak(text)
+                            continue
                         if not streaming:
                             reply.append(delta)
                             continue
@@ -206,12 +218,16 @@ class Turn:
             elif spoken := self._segmenter.push("".join(reply)) + self._segmenter.flush():
                 self._speak(" ".join(spoken))
         finally:
+            self._tools.abandon()
             self._outgoing.put_nowait(None)
 
-    async def _text(self) -> AsyncGenerator[str, None]:
+    async def _text(self) -> AsyncGenerator[str | None, None]:
         """The LLM's text, read apart (``agent/core/telemetry.py``: strands' spans stay in their
-        task however the turn ends)."""
+        task however the turn ends); None where a model message ends or a tool call begins."""
         async for event in read_apart(self._llm.stream_async(self.request.prompt)):
+            if "current_tool_use" in event or "message" in event:
+                yield None
+                continue
             text = event.get("data")
             if isinstance(text, str) and text:
                 if self._first_text is None:

@@ -241,3 +241,33 @@ def test_engine_flags_with_a_tts_url_are_a_usage_error(capsys: pytest.CaptureFix
         cli.main(["dev", "--tts-url", NOWHERE, "--engine", "torch"])
     assert exited.value.code == 2
     assert "--engine and --model-dir set up the local TTS server" in capsys.readouterr().err
+
+
+def test_a_bad_agent_is_one_line_and_exit_2_before_any_port_is_bound(
+    held_port: int, no_child: list[list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["dev", "--port", str(held_port), "--agent", "examples.clock_and_math_agent:TOOLS"]
+    with pytest.raises(SystemExit) as exited:  # not 3: the held port was never tried
+        cli.main(argv)
+    assert exited.value.code == 2 and no_child == []
+    out, err = capsys.readouterr()
+    assert "voice chat" not in out
+    assert err == (
+        "voice-agent dev: agent factory 'examples.clock_and_math_agent:TOOLS' is a list, "
+        "not a function\n"
+    )
+
+
+def test_the_agent_flag_reaches_the_server_and_the_model_flag_its_factory(
+    bound_port: int,
+    no_child: list[list[str]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("VOICE_AGENT_MODEL", "demo")  # restored after: the flag sets it
+    argv = ["dev", "--port", str(free_port()), "--tts-port", str(bound_port)]
+    argv += ["--agent", "examples.clock_and_math_agent:create_agent", "--model", "gpt"]
+    with pytest.raises(SystemExit) as exited:  # the example's make_model() reads the flag
+        cli.main(argv)
+    assert exited.value.code == 2 and no_child == []
+    assert "unknown model spec 'gpt'" in capsys.readouterr().err

@@ -1,0 +1,121 @@
+"""A turn's tool calls, as strands runs them: ``tool.start`` and ``tool.end`` events, a span
+each, and an optional filler phrase when a tool runs long.
+
+strands reports a tool call to its agent's hooks (``BeforeToolCallEvent``,
+``AfterToolCallEvent``), not in ``stream_async``'s events. ``watch_tools`` registers two
+hooks on a voiced agent; they tell the ``ToolCalls`` of the turn whose LLM stream runs them,
+found in a context variable that the turn's producer sets (strands runs the hooks in tasks it
+starts from that stream, which inherit its context). A tool that raises is reported to the
+model by strands as an error result, and the turn goes on: here it is ``status`` ``error``.
+A turn cut while a tool runs (barge-in, supersede, client gone) ends each running call as
+``cancelled``: strands cancels the tool's task (an ``async`` tool gets ``CancelledError``; a
+plain function, which strands runs in a worker thread, runs on to its end, and its result is
+dropped). Docs: docs/events.md, "Tool calls".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+from opentelemetry.context import Context
+from opentelemetry.trace import Span, Status, StatusCode
+from strands import Agent
+from strands.hooks import AfterToolCallEvent, BeforeToolCallEvent
+
+from agent.events import Event, ToolEnd, ToolStart
+from observability.tracing import tracer
+
+_running_turn: ContextVar[ToolCalls | None] = ContextVar("voice_agent_tool_calls", default=None)
+
+
+@dataclass(frozen=True, slots=True)
+class Filler:
+    """Say ``phrase`` once a tool has run ``after_s`` (once per wait for tools)."""
+
+    phrase: str
+    after_s: float
+
+
+def watch_tools(agent: Agent) -> None:
+    """Report ``agent``'s tool calls to the turn that runs them."""
+    agent.add_hook(_before, BeforeToolCallEvent)
+    agent.add_hook(_after, AfterToolCallEvent)
+
+
+def _before(event: BeforeToolCallEvent) -> None:
+    if (calls := _running_turn.get()) is not None:
+        calls.started(event.tool_use["name"], event.tool_use["toolUseId"])
+
+
+def _after(event: AfterToolCallEvent) -> None:
+    if (calls := _running_turn.get()) is not None:
+        failed = event.exception is not None or event.result.get("status") == "error"
+        calls.ended(event.tool_use["toolUseId"], "error" if failed else "ok")
+
+
+@dataclass(slots=True)
+class _Call:
+    name: str
+    started: float
+    span: Span
+
+
+class ToolCalls:
+    """One turn's tool calls: each start and end becomes an event (``emit``) and a
+    ``tool.call`` span under ``parent``; a ``filler`` is spoken (``speak``) if one runs long."""
+
+    def __init__(
+        self,
+        emit: Callable[[Event], None],
+        parent: Context,
+        speak: Callable[[str], None],
+        filler: Filler | None = None,
+    ) -> None:
+        self._emit = emit
+        self._parent = parent
+        self._speak = speak
+        self._filler = filler
+        self._timer: asyncio.TimerHandle | None = None
+        self._running: dict[str, _Call] = {}
+
+    def activate(self) -> None:
+        """From now on, tool calls in this context (and the tasks it starts) are this turn's."""
+        _running_turn.set(self)
+
+    def started(self, name: str, call_id: str) -> None:
+        if call_id in self._running:  # a retry of the same call: it goes on
+            return
+        attributes = {"tool.name": name, "tool.id": call_id}
+        span = tracer.start_span("tool.call", context=self._parent, attributes=attributes)
+        self._running[call_id] = _Call(name, time.perf_counter(), span)
+        self._emit(ToolStart(name, call_id))
+        if self._filler is not None and self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self._filler.after_s, self._fill)
+
+    def ended(self, call_id: str, status: str) -> None:
+        call = self._running.pop(call_id, None)
+        if call is None:
+            return
+        duration_ms = round((time.perf_counter() - call.started) * 1000, 1)
+        call.span.set_attribute("tool.status", status)
+        call.span.set_attribute("tool.duration_ms", duration_ms)
+        if status == "error":
+            call.span.set_status(Status(StatusCode.ERROR, "the tool failed"))
+        call.span.end()
+        self._emit(ToolEnd(call_id, call.name, status, duration_ms))
+        if not self._running and self._timer is not None:
+            self._timer.cancel()  # the next wait for tools may say it again
+            self._timer = None
+
+    def abandon(self) -> None:
+        """The turn's LLM stream ended: a call still running was cancelled with it."""
+        for call_id in list(self._running):
+            self.ended(call_id, "cancelled")
+
+    def _fill(self) -> None:
+        if self._running and self._filler is not None:
+            self._speak(self._filler.phrase)
