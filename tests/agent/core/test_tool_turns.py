@@ -1,0 +1,196 @@
+"""Turns whose reply calls a tool (``agent/core/tool_calls.py``, ``agent/core/turn.py``): a
+scripted strands model that emits real ``toolUse`` events (``tests/agent/tool_model.py``), the
+example's tools, a voiced agent, speech from a real TTS server on the fast fake engine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import pytest
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from agent.core.conversations import Conversations
+from agent.core.factory import VoiceFactory
+from agent.core.memory import INTERRUPTED_NOTE
+from agent.core.tool_calls import Filler
+from agent.events import Event, SegmentEnd, ToolStart
+from agent.requests import TurnRequest
+from tests.agent.tool_model import (
+    AFTER,
+    BEFORE,
+    FAILED,
+    PLAIN,
+    SLOW_CANCELLED,
+    ToolScript,
+    create_agent,
+    prompt,
+)
+from tests.conftest import start_server
+from tts_client import WebSocketTransport
+from tts_server.testing.fake_engine import FakeEngine
+from tts_server.testing.server_thread import ServerThread
+
+FACTORY = VoiceFactory.check(create_agent)
+
+
+@pytest.fixture(scope="module")
+def fake_tts() -> Iterator[ServerThread]:
+    server = start_server(FakeEngine())
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+async def conversations(fake_tts: ServerThread) -> AsyncIterator[Conversations]:
+    opened = Conversations(FACTORY, WebSocketTransport(fake_tts.ws_url))
+    yield opened
+    await opened.aclose()
+
+
+@pytest.fixture(scope="module")
+def provider() -> TracerProvider:
+    if not isinstance(trace.get_tracer_provider(), TracerProvider):
+        trace.set_tracer_provider(TracerProvider())
+    installed = trace.get_tracer_provider()
+    assert isinstance(installed, TracerProvider)
+    return installed
+
+
+@pytest.fixture
+def spans(provider: TracerProvider) -> Iterator[InMemorySpanExporter]:
+    exporter = InMemorySpanExporter()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    yield exporter
+    exporter.shutdown()
+
+
+async def run_turn(conversations: Conversations, text: str, key: str) -> list[dict[str, Any]]:
+    turn = await conversations.get(key).start_turn(TurnRequest(prompt=text))
+    return [event.to_dict() async for event in turn.run()]
+
+
+def index(events: list[dict[str, Any]], kind: str, **fields: object) -> int:
+    """Where the first event of type ``kind`` with ``fields`` is."""
+    for i, event in enumerate(events):
+        if event["type"] == kind and all(event.get(k) == v for k, v in fields.items()):
+            return i
+    raise AssertionError(f"no {kind} {fields} in {[e['type'] for e in events]}")
+
+
+def segments(events: list[dict[str, Any]]) -> list[str]:
+    return [e["text"] for e in events if e["type"] == "segment"]
+
+
+async def test_a_tool_call_is_spoken_around_and_told_in_order(
+    conversations: Conversations, spans: InMemorySpanExporter
+) -> None:
+    events = await run_turn(conversations, prompt("calculate", expression="12.5 * (3 + 4)"), "c1")
+    start = index(events, "tool.start", name="calculate")
+    call_id = events[start]["id"]
+    end = index(events, "tool.end", id=call_id)
+    # the text before the call (no sentence end) is spoken at once, not after the tool
+    assert index(events, "segment", text=BEFORE) < start < end
+    assert events[end] | {"duration_ms": 0} == {
+        "type": "tool.end",
+        "id": call_id,
+        "name": "calculate",
+        "status": "ok",
+        "duration_ms": 0,
+    }
+    assert events[end]["duration_ms"] >= 0
+    assert segments(events) == [BEFORE, AFTER, "12.5 * (3 + 4) = 87.5."]
+    after = index(events, "segment", text=AFTER)
+    assert end < after
+    audio = [e["audio_ms"] for e in events if e["type"] == "segment.end"]
+    assert len(audio) == 3 and all(ms > 0 for ms in audio)  # spoken before and after
+    assert [e["type"] for e in events][-2:] == ["metrics", "turn.end"]
+    assert not [e for e in events if e["type"] == "error"]
+    [span] = [s for s in spans.get_finished_spans() if s.name == "tool.call"]
+    [turn_span] = [s for s in spans.get_finished_spans() if s.name == "voice_agent.turn"]
+    assert span.parent is not None and span.parent.span_id == turn_span.context.span_id
+    assert span.attributes is not None
+    assert (span.attributes["tool.name"], span.attributes["tool.status"]) == ("calculate", "ok")
+    assert span.attributes["tool.duration_ms"] == events[end]["duration_ms"]
+
+
+async def test_a_failing_tool_is_told_to_the_model_and_the_turn_goes_on_speaking(
+    conversations: Conversations,
+) -> None:
+    events = await run_turn(conversations, prompt("broken_lookup", query="flights"), "c2")
+    end = index(events, "tool.end", name="broken_lookup")
+    assert events[end]["status"] == "error"
+    spoken = segments(events)
+    assert spoken[:2] == [BEFORE, FAILED]
+    assert "the database is down" in spoken[2]  # strands' error result, read by the model
+    assert index(events, "segment", text=FAILED) > end
+    assert not [e for e in events if e["type"] == "error"]  # the model's to handle
+    model = conversations.get("c2").agent.model
+    assert isinstance(model, ToolScript)
+    [result] = [b["toolResult"] for b in model.calls[-1][-1]["content"] if "toolResult" in b]
+    assert result["status"] == "error"
+
+
+async def test_barge_in_during_a_slow_tool_cancels_it_and_memory_keeps_what_was_heard(
+    conversations: Conversations,
+) -> None:
+    conversation = conversations.get("c3")
+    asked = prompt("slow_lookup", query="weather")
+    turn = await conversation.start_turn(TurnRequest(prompt=asked))
+    events: list[Event] = []
+    running = asyncio.Event()
+
+    async def listen() -> None:
+        async for event in turn.run():
+            events.append(event)
+            started = any(isinstance(e, ToolStart) for e in events)
+            if started and any(isinstance(e, SegmentEnd) for e in events):
+                running.set()  # the tool runs, and the text before it was all sent as audio
+
+    listening = asyncio.create_task(listen())
+    await asyncio.wait_for(running.wait(), 30)
+    SLOW_CANCELLED.clear()
+    after = await run_turn(conversations, "Never mind", "c3")  # supersedes the running turn
+    await listening
+    told = [e.to_dict() for e in events]
+    end = index(told, "tool.end", name="slow_lookup")
+    assert told[end]["status"] == "cancelled"
+    assert index(told, "error", code="superseded") < end < index(told, "turn.end")
+    assert SLOW_CANCELLED == ["weather"]  # strands cancelled the async tool's task
+    assert segments(after) == [PLAIN]
+    model = conversation.agent.model
+    assert isinstance(model, ToolScript)
+    assert [m["role"] for m in model.calls[-1]] == ["user", "assistant", "user"]
+    user, heard, _ = model.calls[-1]
+    assert user["content"] == [{"text": asked}]
+    assert heard["content"] == [{"text": f"{BEFORE} {INTERRUPTED_NOTE}"}]  # no half tool call
+
+
+async def test_a_filler_is_said_when_a_tool_runs_long(fake_tts: ServerThread) -> None:
+    filler = Filler("One moment.", after_s=0.01)
+    conversations = Conversations(FACTORY, WebSocketTransport(fake_tts.ws_url), filler=filler)
+    turn = await conversations.get("c4").start_turn(
+        TurnRequest(prompt=prompt("slow_lookup", query="news"))
+    )
+    events: list[dict[str, Any]] = []
+    async with asyncio.timeout(30):
+        async for event in turn.run():
+            events.append(event.to_dict())
+            if event.to_dict() == {"type": "segment", "seq": 1, "text": "One moment."}:
+                break  # closing the events cancels the turn
+    assert index(events, "tool.start") < len(events) - 1
+    assert segments(events) == [BEFORE, "One moment."]
+    await conversations.aclose()
+
+
+async def test_a_turn_without_a_tool_call_has_no_tool_events(
+    conversations: Conversations,
+) -> None:
+    events = await run_turn(conversations, "Hello there", "c5")
+    assert segments(events) == [PLAIN]
+    assert not [e for e in events if e["type"].startswith("tool.")]
