@@ -3,8 +3,9 @@
 One ``AgentMetrics`` per app, in a registry of its own. A turn is observed where a front door
 hands its events to the client (``observe``): a ``TurnObserver`` (``agent.observer``) reads how
 it went and its latencies from its events. Labels are the transport (``sse``, ``ws``), the
-outcome and the error code. Listening adds the utterances heard (by how they ended), the
-time recognition took, and the recognizer's queue (waiting or running, process-wide).
+outcome and the error code; a tool call's time is labelled by its tool and status. Listening
+adds the utterances heard (by how they ended), the time recognition took, and the
+recognizer's queue (waiting or running, process-wide).
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ from collections.abc import AsyncGenerator
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
 from agent.core.observer import TurnObserver
-from agent.events import ErrorEvent, Event, SpeechEnd, Transcript, TurnMetrics
+from agent.events import ErrorEvent, Event, SpeechEnd, ToolEnd, Transcript, TurnMetrics
 from agent.listening.recognizer import Recognizer
 
 LATENCY_BUCKETS = (0.1, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 7.5, 10, 20)
 DURATION_BUCKETS = (0.5, 1, 2, 4, 8, 15, 30, 60, 120, 300)
 ASR_BUCKETS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10)
+TOOL_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60)
 TRANSPORTS = ("sse", "ws")
 
 
@@ -76,6 +78,13 @@ class AgentMetrics:
         self.recognition = Histogram(
             "agent_asr_seconds", "Recognition time per utterance.", buckets=ASR_BUCKETS, registry=r
         )
+        self.tools = Histogram(
+            "agent_tool_seconds",
+            "Tool calls in turns, by tool and status (ok, error, cancelled).",
+            ["tool", "status"],
+            buckets=TOOL_BUCKETS,
+            registry=r,
+        )
         self.asr_queue = Gauge(
             "agent_asr_queue_depth",
             "Recognitions waiting or running now, in this process.",
@@ -113,6 +122,8 @@ class AgentMetrics:
             async with contextlib.aclosing(events):
                 async for event in events:
                     observer.saw(event)
+                    if isinstance(event, ToolEnd):
+                        self.tools.labels(event.name, event.status).observe(event.duration_ms / 1e3)
                     yield event
         finally:
             self.turns.labels(transport, observer.outcome).inc()
