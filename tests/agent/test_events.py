@@ -21,6 +21,8 @@ from agent.events import (
     SpeechEnd,
     SpeechStart,
     TextDelta,
+    ToolEnd,
+    ToolStart,
     Transcript,
     TurnCancelled,
     TurnEnd,
@@ -115,6 +117,12 @@ def test_the_json_of_each_event_is_the_contracts() -> None:
     )
     assert ErrorEvent("llm_failed", "boom").to_json() == (
         '{"type":"error","code":"llm_failed","message":"boom"}'
+    )
+    assert ToolStart("time_in", "t1").to_json() == (
+        '{"type":"tool.start","name":"time_in","id":"t1"}'
+    )
+    assert ToolEnd("t1", "time_in", "ok", 2.5).to_json() == (
+        '{"type":"tool.end","id":"t1","name":"time_in","status":"ok","duration_ms":2.5}'
     )
 
 
