@@ -54,6 +54,7 @@ export function newTurn(n, prompt, options) {
     text: "",
     textEndMs: null,
     segments: [],
+    tools: [], // tool calls: {id, name, startMs, endMs, status, durationMs}
     errors: [],
     server: null, // the metrics event
     stoppedAt: null, // audio clock (s) when its playback was cut, if it was

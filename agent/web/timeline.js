@@ -1,5 +1,5 @@
 // A small SVG timeline of one turn: when the text streamed, when each segment was sent to
-// synthesis, when its audio arrived and when it was scheduled to play. Times are milliseconds
+// synthesis, when its audio arrived and when it was scheduled to play, and its tool calls. Times are milliseconds
 // since the prompt was sent, measured in the browser.
 
 const NS = "http://www.w3.org/2000/svg";
@@ -29,7 +29,8 @@ function step(spanMs) {
 export function renderTimeline(svg, turn, playheadMs = null) {
   const width = Math.max(200, Math.round(svg.getBoundingClientRect().width) || 320);
   const segments = turn ? turn.segments : [];
-  const rows = 1 + Math.max(segments.length, 1);
+  const tools = turn?.tools ?? [];
+  const rows = 1 + Math.max(segments.length, 1) + (tools.length ? 1 : 0);
   const height = TOP + rows * ROW + AXIS;
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
   svg.setAttribute("height", String(height));
@@ -40,6 +41,7 @@ export function renderTimeline(svg, turn, playheadMs = null) {
   }
   let endMs = Math.max(turn.latency.totalMs ?? 0, turn.textEndMs ?? 0, playheadMs ?? 0, 1000);
   for (const s of segments) endMs = Math.max(endMs, s.playEndMs ?? 0, s.lastChunkMs ?? 0);
+  for (const t of tools) endMs = Math.max(endMs, t.endMs ?? 0);
   const plot = width - LABEL - 6;
   const x = (ms) => LABEL + (Math.max(0, ms) / endMs) * plot;
   const w = (from, to) => Math.max(1.5, x(to) - x(from));
@@ -88,6 +90,17 @@ export function renderTimeline(svg, turn, playheadMs = null) {
     mark.append(el("title", {}, `S${s.seq + 1} sent to speech at ${fmt(s.sentMs)}: ${s.text}`));
     svg.append(mark);
   });
+  if (tools.length) {
+    const y = rowY(1 + Math.max(segments.length, 1));
+    svg.append(el("text", { x: 0, y: y + 11, class: "tl-label" }, "tools"));
+    for (const t of tools) {
+      const to = t.endMs ?? turn.latency.totalMs ?? endMs;
+      const bar = el("rect", { x: x(t.startMs), y: y + 3, width: w(t.startMs, to), height: 10, rx: 2, class: "tl-tool" });
+      bar.dataset.status = t.status ?? "running";
+      bar.append(el("title", {}, `${t.name} ${t.status ?? "running"} ${fmt(t.startMs)} to ${fmt(t.endMs)}`));
+      svg.append(bar);
+    }
+  }
   if (playheadMs != null && playheadMs >= 0 && playheadMs <= endMs) {
     svg.append(el("line", { x1: x(playheadMs), x2: x(playheadMs), y1: TOP, y2: axisY, class: "tl-head" }));
   }

@@ -209,6 +209,28 @@ class TurnView {
     this.spans.get(seq)?.classList.add("speaking");
   }
 
+  /** A tool call began: a line naming it, until it ends. */
+  showTool(id, name) {
+    const note = document.createElement("div");
+    note.className = "tool";
+    note.dataset.id = id;
+    note.dataset.status = "running";
+    note.textContent = `Using ${name}…`;
+    this.notes.append(note);
+    this.agent.classList.remove("pending");
+    this.transcript.scroll();
+  }
+
+  /** Tool call `id` ended: how, and how long it took. */
+  endTool(id, status, durationMs) {
+    const note = [...this.notes.querySelectorAll(".tool")].find((n) => n.dataset.id === id);
+    if (!note) return;
+    const name = note.textContent.replace(/^Using /, "").replace(/…$/, "");
+    const how = { ok: "used", error: "failed", cancelled: "cancelled" }[status] ?? status;
+    note.dataset.status = status;
+    note.textContent = `${name} ${how} (${Math.round(durationMs)} ms)`;
+  }
+
   showError(code, message) {
     const note = document.createElement("div");
     note.className = "error";

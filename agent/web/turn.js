@@ -249,6 +249,16 @@ export class Turns {
         }
         break;
       }
+      case "tool.start":
+        turn.tools.push({ id: event.id, name: event.name, startMs: sinceSent(turn), endMs: null, status: null });
+        view.showTool(event.id, event.name);
+        break;
+      case "tool.end": {
+        const call = turn.tools.find((t) => t.id === event.id);
+        if (call) Object.assign(call, { endMs: sinceSent(turn), status: event.status, durationMs: event.duration_ms });
+        view.endTool(event.id, event.status, event.duration_ms);
+        break;
+      }
       case "metrics":
         turn.server = { ...event };
         delete turn.server.type;
