@@ -45,6 +45,7 @@ _DEMO_SENTENCES = (
     "The segmenter avoids cutting sentences at abbreviations like Dr. Smith or 3.5 percent.",
     "Every figure quoted here was measured by a script in the repository.",
 )
+QUOTED_WORDS = 40  # a longer prompt is quoted this far, and said to be shortened
 _TOKEN = re.compile(r"\s*\S{1,4}")  # roughly the size of an LLM sub-word token
 
 
@@ -63,10 +64,14 @@ class DemoConfig:
 
 def demo_reply(prompt: str, sentences: int) -> str:
     """The deterministic reply the demo model gives to ``prompt``."""
-    topic = " ".join(prompt.split()[:8]).rstrip(".?!,;:") or "nothing in particular"
+    words = prompt.split()
+    topic = " ".join(words[:QUOTED_WORDS]).rstrip(".?!,;:") or "nothing in particular"
+    said = (
+        f"You said: {topic}." if len(words) <= QUOTED_WORDS else f"You said, shortened: {topic}..."
+    )
     start = int(hashlib.sha256(prompt.encode()).hexdigest(), 16) % len(_DEMO_SENTENCES)
     picked = [_DEMO_SENTENCES[(start + i) % len(_DEMO_SENTENCES)] for i in range(sentences - 1)]
-    return " ".join([f"You said: {topic}.", *picked])
+    return " ".join([said, *picked])
 
 
 def demo_tokens(text: str) -> list[str]:

@@ -79,7 +79,9 @@ def create_app(config: AgentConfig | None = None, recognizer: Recognizer | None 
 
     @app.websocket("/ws")
     async def ws(websocket: WebSocket) -> None:
-        await door.serve_socket(websocket, door.local_turns(), conversation_of(websocket))
+        await door.serve_socket(
+            websocket, door.local_turns(), conversation_of(websocket), voice_agent.check_voice
+        )
 
     @app.get("/ping")
     async def ping() -> dict[str, str]:
