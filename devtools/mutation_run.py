@@ -50,6 +50,7 @@ TIERS: dict[str, tuple[Group, ...]] = {
                 "tts_protocol/messages.py",
                 "tts_protocol/server.py",
                 "tts_protocol/validation.py",
+                "tts_protocol/voices.py",
             ),
             (
                 "tests/tts_protocol",
@@ -146,7 +147,7 @@ TIERS: dict[str, tuple[Group, ...]] = {
         Group(
             "openai_request",
             ("tts_server/openai_api/speech_request.py",),
-            ("tests/tts_server/test_speech_request.py", "tests/tts_server/test_openai_voices.py"),
+            ("tests/tts_server/test_speech_request.py", "tests/tts_protocol/test_voices.py"),
         ),
         Group(
             "openai_routes",
