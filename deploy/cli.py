@@ -23,8 +23,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 import time
 from typing import Any
+
+from botocore.exceptions import BotoCoreError, NoCredentialsError
 
 from deploy import iam
 from deploy.executor import DeployFailed, Executor
@@ -46,6 +49,10 @@ from deploy.plan import (
 DEFAULT_REGION = "us-east-1"
 DEFAULT_AGENT_NAME = "kokoro_voice_agent"  # agentcore.yaml's agent name
 INVALID_FLAGS = 3  # the exit status when the flags are refused before any call
+NO_CREDENTIALS = (
+    "no AWS credentials: set up the standard chain (aws configure, AWS_PROFILE, "
+    "AWS_ACCESS_KEY_ID ...)"
+)
 
 
 def _refused(verb: str, problems: list[str]) -> int:
@@ -68,7 +75,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     tts.add_argument("--max", type=int, default=4, dest="max_instances")
     tts.add_argument("--target-streams", type=float, default=8.0, help="open streams/instance")
     tts.add_argument("--engine", choices=("torch", "onnx"), default="torch")
-    tts.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    tts.add_argument(
+        "--device", choices=("cuda", "cpu"), help="default: cuda for torch, cpu for onnx"
+    )
     tts.add_argument("--max-sessions", type=int, help="TTS_MAX_SESSIONS per instance")
     tts.add_argument("--skip-acceptance", action="store_true")
     agent = verbs.add_parser("agent", help="create or update the AgentCore runtime")
@@ -115,6 +124,12 @@ def run(args: argparse.Namespace, executor: Executor | None = None) -> int:
         return VERBS[args.verb](args, executor)
     except DeployFailed as exc:
         print(f"deploy {args.verb}: FAILED: {exc}")
+        return 1
+    except NoCredentialsError:
+        print(f"deploy {args.verb}: {NO_CREDENTIALS}", file=sys.stderr)
+        return 1
+    except BotoCoreError as exc:  # no region, no endpoint reachable, ...: botocore's one line
+        print(f"deploy {args.verb}: {exc}", file=sys.stderr)
         return 1
 
 
@@ -231,14 +246,30 @@ def status(args: argparse.Namespace, executor: Executor) -> int:
     return 0
 
 
+def _print_teardown_template(args: argparse.Namespace) -> None:
+    """No call at all: the reads, then every delete they could lead to."""
+    _print_sections(
+        reads=state_reads(args.name, args.agent_name),
+        deletes=teardown_template(args.name, args.agent_name),
+    )
+
+
 def teardown(args: argparse.Namespace, executor: Executor) -> int:
-    if args.dry_run:  # no call at all: the reads, then every delete they could lead to
-        _print_sections(
-            reads=state_reads(args.name, args.agent_name),
-            deletes=teardown_template(args.name, args.agent_name),
-        )
+    if args.dry_run:
+        _print_teardown_template(args)
         return 0
-    endpoint = executor.endpoint(args.name)
+    try:
+        endpoint = executor.endpoint(args.name)
+    except NoCredentialsError:
+        if args.yes_delete:
+            raise
+        _print_teardown_template(args)  # nothing can be read: as a dry run
+        print(
+            f"deploy teardown: nothing read, nothing deleted ({NO_CREDENTIALS}); "
+            "with them, --yes-delete deletes what the reads find",
+            file=sys.stderr,
+        )
+        return 1
     calls: list[Call] = []
     if endpoint is not None:
         config = endpoint["EndpointConfigName"]

@@ -31,6 +31,7 @@ from observability import logs, tracing
 from voice_agent_cli.local_tts import LocalTTSFailed, PortInUse, bind, local_sagemaker, local_tts
 
 EXIT_NOT_STARTED = 3  # a port in use, or the TTS child never healthy (uvicorn's own code for it)
+EXIT_BAD_VALUE = 2  # a model spec that names no model (argparse's status for a bad flag)
 ENGINES = ("onnx", "torch")  # tts-server's --engine choices (tts_server.settings.EngineName)
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")  # every interface: its names are the user's to list
 TOOLS: tuple[tuple[str, str, str], ...] = (  # command, its module (imported when chosen), help
@@ -56,8 +57,13 @@ TOOLS: tuple[tuple[str, str, str], ...] = (  # command, its module (imported whe
 
 def dev(args: argparse.Namespace) -> int:
     """Start the dev server (and the local TTS server unless ``--tts-url`` is given)."""
+    from agent.core.llm import ModelSpecError
+
     try:
         _dev(args)
+    except ModelSpecError as exc:
+        print(f"voice-agent dev: --model or VOICE_AGENT_MODEL: {exc}", file=sys.stderr)
+        return EXIT_BAD_VALUE
     except (PortInUse, LocalTTSFailed) as exc:
         print(f"voice-agent dev: {exc}", file=sys.stderr, flush=True)
         return EXIT_NOT_STARTED
@@ -65,13 +71,15 @@ def dev(args: argparse.Namespace) -> int:
 
 
 def _dev(args: argparse.Namespace) -> None:
+    from agent.core.llm import parse_model_spec
     from agent.doors.devserver import create_app
 
-    logs.configure("INFO")  # LOG_FORMAT: text (the default here) or json
-    tracing.configure("voice-agent")  # on with the OTEL_* variables
     config = AgentConfig.from_env()
     if args.model:
         config = replace(config, model=args.model)
+    parse_model_spec(config.model)  # before anything starts: a TTS warm-up takes seconds
+    logs.configure("INFO")  # LOG_FORMAT: text (the default here) or json
+    tracing.configure("voice-agent")  # on with the OTEL_* variables
     if args.allow_origin:
         config = replace(config, allow_origins=tuple(args.allow_origin))
     config = replace(config, allow_hosts=served_hosts(config, args))
