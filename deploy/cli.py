@@ -14,8 +14,9 @@ autoscaling, waits for InService and runs the acceptance test through the SageMa
 ``status`` and ``teardown`` show the reads they would make, and teardown's deletes with what
 those reads would fill in as placeholders. ``tts`` and ``agent`` check their flags first (an
 ECR image URI, an IAM role ARN, ``1 <= --min <= --max``, ...), a dry run included. Exit status:
-0 done, 1 AWS refused or the acceptance test failed, 2 the acceptance test cannot run here,
-3 invalid flags (nothing called).
+0 done, 1 AWS refused or could not be asked (no credentials: one line on stderr; a teardown
+without ``--yes-delete`` then prints what its dry run prints) or the acceptance test failed,
+2 the acceptance test cannot run here, 3 invalid flags (nothing called).
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@
 Without ``--tts-url``, ``dev`` starts the local TTS server (``tts-server``, embedded CPU model,
 or ``--engine``/``--model-dir``) as a child process on ``--tts-port`` and waits until its
 ``/ping`` proves a real synthesis. Both ports are bound before the URL is printed; a port in
-use, or a TTS server that does not come up, is one line on stderr and exit status 3.
+use, or a TTS server that does not come up, is one line on stderr and exit status 3; a model
+spec that names no model, one line and exit status 2, before anything starts.
 """
 
 from __future__ import annotations
