@@ -15,7 +15,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from observability import logs, tracing
-from tts_protocol import PING_PATH, STREAM_PATH
+from tts_protocol import PING_PATH, READINESS_POLL, STREAM_PATH
 from tts_server.app import create_app
 from tts_server.drain import Drain
 from tts_server.service import SynthesisService
@@ -23,7 +23,6 @@ from tts_server.settings import Settings, parse_settings
 from tts_server.stream import CLOSE_GRACE_S
 
 HTTP_GRACE_S = 5.0  # after the drain: how long uvicorn waits for HTTP requests still running
-READINESS_POLL = f"{PING_PATH}?poll=readiness"  # /ping, as a start-up poll asks for it
 
 
 class QuietReadinessPoll(logging.Filter):

@@ -28,8 +28,7 @@ from pathlib import Path
 
 import httpx
 
-from tts_protocol import STREAM_PATH
-from tts_server.cli import READINESS_POLL
+from tts_protocol import READINESS_POLL, STREAM_PATH
 
 TTS_READY_LIMIT_S = 180.0
 EMULATOR_READY_LIMIT_S = 30.0

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import logging
 
-from tts_server.cli import READINESS_POLL, QuietReadinessPoll, banner
+from tts_protocol import READINESS_POLL
+from tts_server.cli import QuietReadinessPoll, banner
 from tts_server.settings import parse_settings
 
 

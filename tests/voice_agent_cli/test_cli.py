@@ -19,7 +19,7 @@ from agent.config import AgentConfig
 from bench.latency import agent_latency
 from devtools import audit
 from tts_client import acceptance
-from tts_server.cli import READINESS_POLL
+from tts_protocol import READINESS_POLL
 from tts_server.settings import EngineName
 from voice_agent_cli import cli, local_tts
 
