@@ -10,7 +10,8 @@
 Without ``--tts-url``, ``dev`` starts the local TTS server (``tts-server``, embedded CPU model,
 or ``--engine``/``--model-dir``) as a child process on ``--tts-port`` and waits until its
 ``/ping`` proves a real synthesis. Both ports are bound before the URL is printed; a port in
-use, or a TTS server that does not come up, is one line on stderr and exit status 3.
+use, or a TTS server that does not come up, is one line on stderr and exit status 3; a model
+spec that names no model, one line and exit status 2, before anything starts.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from observability import logs, tracing
 from voice_agent_cli.local_tts import LocalTTSFailed, PortInUse, bind, local_sagemaker, local_tts
 
 EXIT_NOT_STARTED = 3  # a port in use, or the TTS child never healthy (uvicorn's own code for it)
+EXIT_BAD_VALUE = 2  # a model spec that names no model (argparse's status for a bad flag)
 ENGINES = ("onnx", "torch")  # tts-server's --engine choices (tts_server.settings.EngineName)
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")  # every interface: its names are the user's to list
 TOOLS: tuple[tuple[str, str, str], ...] = (  # command, its module (imported when chosen), help
@@ -56,8 +58,13 @@ TOOLS: tuple[tuple[str, str, str], ...] = (  # command, its module (imported whe
 
 def dev(args: argparse.Namespace) -> int:
     """Start the dev server (and the local TTS server unless ``--tts-url`` is given)."""
+    from agent.core.llm import ModelSpecError
+
     try:
         _dev(args)
+    except ModelSpecError as exc:
+        print(f"voice-agent dev: --model or VOICE_AGENT_MODEL: {exc}", file=sys.stderr)
+        return EXIT_BAD_VALUE
     except (PortInUse, LocalTTSFailed) as exc:
         print(f"voice-agent dev: {exc}", file=sys.stderr, flush=True)
         return EXIT_NOT_STARTED
@@ -65,13 +72,15 @@ def dev(args: argparse.Namespace) -> int:
 
 
 def _dev(args: argparse.Namespace) -> None:
+    from agent.core.llm import parse_model_spec
     from agent.doors.devserver import create_app
 
-    logs.configure("INFO")  # LOG_FORMAT: text (the default here) or json
-    tracing.configure("voice-agent")  # on with the OTEL_* variables
     config = AgentConfig.from_env()
     if args.model:
         config = replace(config, model=args.model)
+    parse_model_spec(config.model)  # before anything starts: a TTS warm-up takes seconds
+    logs.configure("INFO")  # LOG_FORMAT: text (the default here) or json
+    tracing.configure("voice-agent")  # on with the OTEL_* variables
     if args.allow_origin:
         config = replace(config, allow_origins=tuple(args.allow_origin))
     config = replace(config, allow_hosts=served_hosts(config, args))

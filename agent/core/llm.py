@@ -145,25 +145,33 @@ class ModelSpecError(ValueError):
     """The model spec string is malformed."""
 
 
-def make_model(spec: str | None = None) -> Model:
-    """Build the model named by ``spec`` (default: ``VOICE_AGENT_MODEL`` or ``demo``)."""
-    spec = spec or os.environ.get("VOICE_AGENT_MODEL") or "demo"
+def parse_model_spec(spec: str) -> tuple[str, str]:
+    """``spec`` as its kind (``demo``, ``bedrock``, ``openai``) and the rest; raises
+    ``ModelSpecError`` for anything else. Nothing is built, nothing imported."""
     kind, _, rest = spec.partition(":")
-    if kind == "demo" and not rest:
-        return DemoModel()
-    if kind == "bedrock" and rest:
-        from strands.models import BedrockModel
-
-        return BedrockModel(model_id=rest, streaming=True)
-    if kind == "openai" and "#" in rest:
-        from strands.models.openai import OpenAIModel
-
-        base_url, _, model_id = rest.rpartition("#")
-        api_key = os.environ.get("OPENAI_API_KEY", "not-needed")
-        return OpenAIModel(
-            client_args={"base_url": base_url, "api_key": api_key}, model_id=model_id
-        )
+    if (
+        (kind, rest) == ("demo", "")
+        or (kind == "bedrock" and rest)
+        or (kind == "openai" and "#" in rest)
+    ):
+        return kind, rest
     raise ModelSpecError(
         f"unknown model spec {spec!r}; use 'demo', 'bedrock:<model-id>' "
         "or 'openai:<base-url>#<model>'"
     )
+
+
+def make_model(spec: str | None = None) -> Model:
+    """Build the model named by ``spec`` (default: ``VOICE_AGENT_MODEL`` or ``demo``)."""
+    kind, rest = parse_model_spec(spec or os.environ.get("VOICE_AGENT_MODEL") or "demo")
+    if kind == "demo":
+        return DemoModel()
+    if kind == "bedrock":
+        from strands.models import BedrockModel
+
+        return BedrockModel(model_id=rest, streaming=True)
+    from strands.models.openai import OpenAIModel
+
+    base_url, _, model_id = rest.rpartition("#")
+    api_key = os.environ.get("OPENAI_API_KEY", "not-needed")
+    return OpenAIModel(client_args={"base_url": base_url, "api_key": api_key}, model_id=model_id)

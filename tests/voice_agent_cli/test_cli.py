@@ -19,6 +19,7 @@ from agent.config import AgentConfig
 from bench.latency import agent_latency
 from devtools import audit
 from tts_client import acceptance
+from tts_protocol import READINESS_POLL
 from tts_server.settings import EngineName
 from voice_agent_cli import cli, local_tts
 
@@ -208,6 +209,7 @@ def test_engine_and_model_dir_reach_the_tts_childs_command_line(
         "127.0.0.1",
         "--port",
         str(tts_port),
+        "--no-banner",  # the dev server prints the one banner
         "--engine",
         "torch",
         "--model-dir",
@@ -241,3 +243,31 @@ def test_engine_flags_with_a_tts_url_are_a_usage_error(capsys: pytest.CaptureFix
         cli.main(["dev", "--tts-url", NOWHERE, "--engine", "torch"])
     assert exited.value.code == 2
     assert "--engine and --model-dir set up the local TTS server" in capsys.readouterr().err
+
+
+def test_a_bad_model_spec_is_one_line_before_anything_starts(
+    no_child: list[list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["dev", "--port", str(free_port()), "--tts-port", str(free_port()), "--model", "gpt4"]
+    with pytest.raises(SystemExit) as exited:
+        cli.main(argv)
+    assert exited.value.code == 2 and no_child == []  # no TTS child, no warm-up
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        "voice-agent dev: --model or VOICE_AGENT_MODEL: unknown model spec 'gpt4'; use 'demo', "
+        "'bedrock:<model-id>' or 'openai:<base-url>#<model>'\n"
+    )
+
+
+def test_the_readiness_poll_is_what_the_tts_server_leaves_out_of_its_log(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    asked: list[str] = []
+
+    class Answer:
+        status_code = 503
+
+    monkeypatch.setattr(local_tts.httpx, "get", lambda url, **_: asked.append(url) or Answer())
+    assert not local_tts._healthy("http://127.0.0.1:9")
+    assert asked == [f"http://127.0.0.1:9{READINESS_POLL}"]
