@@ -124,13 +124,17 @@ TIERS: dict[str, tuple[Group, ...]] = {
             "listening",
             (
                 "agent/listening/endpointer.py",
+                "agent/listening/listener.py",
                 "agent/leg/playback.py",
                 "agent/listening/vad.py",
+                "agent/listening/whisper.py",
             ),
             (
                 "tests/agent/listening/test_endpointer.py",
+                "tests/agent/listening/test_listener.py",
                 "tests/agent/leg/test_playback.py",
                 "tests/agent/listening/test_vad.py",
+                "tests/agent/listening/test_whisper.py",
             ),
         ),
         Group("memory", ("agent/core/memory.py",), ("tests/agent/core/test_memory.py",)),
