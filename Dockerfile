@@ -35,7 +35,7 @@ COPY pyproject.toml README.md ./
 COPY tts_protocol ./tts_protocol
 COPY tts_server ./tts_server
 COPY observability ./observability
-RUN pip install ".[tts,otlp]"
+RUN pip install ".[tts,torch,otlp]"
 
 # Weights are fetched at image build time into the model directory; at run time the hub is
 # offline. (A ModelDataUrl on the SageMaker model mounts its own files over /opt/ml/model.)

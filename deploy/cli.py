@@ -14,8 +14,9 @@ autoscaling, waits for InService and runs the acceptance test through the SageMa
 ``status`` and ``teardown`` show the reads they would make, and teardown's deletes with what
 those reads would fill in as placeholders. ``tts`` and ``agent`` check their flags first (an
 ECR image URI, an IAM role ARN, ``1 <= --min <= --max``, ...), a dry run included. Exit status:
-0 done, 1 AWS refused or the acceptance test failed, 2 the acceptance test cannot run here,
-3 invalid flags (nothing called).
+0 done, 1 AWS refused or could not be asked (no credentials: one line on stderr; a teardown
+without ``--yes-delete`` then prints what its dry run prints) or the acceptance test failed,
+2 the acceptance test cannot run here, 3 invalid flags (nothing called).
 """
 
 from __future__ import annotations
@@ -23,8 +24,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 import time
 from typing import Any
+
+from botocore.exceptions import BotoCoreError, NoCredentialsError
 
 from deploy import iam
 from deploy.executor import DeployFailed, Executor
@@ -46,6 +50,10 @@ from deploy.plan import (
 DEFAULT_REGION = "us-east-1"
 DEFAULT_AGENT_NAME = "kokoro_voice_agent"  # agentcore.yaml's agent name
 INVALID_FLAGS = 3  # the exit status when the flags are refused before any call
+NO_CREDENTIALS = (
+    "no AWS credentials: set up the standard chain (aws configure, AWS_PROFILE, "
+    "AWS_ACCESS_KEY_ID ...)"
+)
 
 
 def _refused(verb: str, problems: list[str]) -> int:
@@ -68,7 +76,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     tts.add_argument("--max", type=int, default=4, dest="max_instances")
     tts.add_argument("--target-streams", type=float, default=8.0, help="open streams/instance")
     tts.add_argument("--engine", choices=("torch", "onnx"), default="torch")
-    tts.add_argument("--device", choices=("cuda", "cpu"), default="cuda")
+    tts.add_argument(
+        "--device", choices=("cuda", "cpu"), help="default: cuda for torch, cpu for onnx"
+    )
     tts.add_argument("--max-sessions", type=int, help="TTS_MAX_SESSIONS per instance")
     tts.add_argument("--skip-acceptance", action="store_true")
     agent = verbs.add_parser("agent", help="create or update the AgentCore runtime")
@@ -115,6 +125,12 @@ def run(args: argparse.Namespace, executor: Executor | None = None) -> int:
         return VERBS[args.verb](args, executor)
     except DeployFailed as exc:
         print(f"deploy {args.verb}: FAILED: {exc}")
+        return 1
+    except NoCredentialsError:
+        print(f"deploy {args.verb}: {NO_CREDENTIALS}", file=sys.stderr)
+        return 1
+    except BotoCoreError as exc:  # no region, no endpoint reachable, ...: botocore's one line
+        print(f"deploy {args.verb}: {exc}", file=sys.stderr)
         return 1
 
 
@@ -177,7 +193,7 @@ def deploy_tts(args: argparse.Namespace, executor: Executor) -> int:
 
 def acceptance(endpoint_name: str, region: str) -> int:
     """The endpoint acceptance test through the real SageMaker SDK transport."""
-    from tts_client.acceptance import Acceptance, SageMakerTarget, report
+    from tts_client.acceptance import MAX_RTF, Acceptance, SageMakerTarget, report
     from tts_client.errors import TransportUnavailable
 
     try:
@@ -185,7 +201,8 @@ def acceptance(endpoint_name: str, region: str) -> int:
     except TransportUnavailable as exc:
         print(f"deploy tts: acceptance test not run: {exc}")
         return 2
-    text, status = report(asyncio.run(Acceptance(target).run()), "acceptance")
+    checks = asyncio.run(Acceptance(target, max_rtf=MAX_RTF).run())  # real time, at least
+    text, status = report(checks, "acceptance")
     print(text)
     return status
 
@@ -231,14 +248,30 @@ def status(args: argparse.Namespace, executor: Executor) -> int:
     return 0
 
 
+def _print_teardown_template(args: argparse.Namespace) -> None:
+    """No call at all: the reads, then every delete they could lead to."""
+    _print_sections(
+        reads=state_reads(args.name, args.agent_name),
+        deletes=teardown_template(args.name, args.agent_name),
+    )
+
+
 def teardown(args: argparse.Namespace, executor: Executor) -> int:
-    if args.dry_run:  # no call at all: the reads, then every delete they could lead to
-        _print_sections(
-            reads=state_reads(args.name, args.agent_name),
-            deletes=teardown_template(args.name, args.agent_name),
-        )
+    if args.dry_run:
+        _print_teardown_template(args)
         return 0
-    endpoint = executor.endpoint(args.name)
+    try:
+        endpoint = executor.endpoint(args.name)
+    except NoCredentialsError:
+        if args.yes_delete:
+            raise
+        _print_teardown_template(args)  # nothing can be read: as a dry run
+        print(
+            f"deploy teardown: nothing read, nothing deleted ({NO_CREDENTIALS}); "
+            "with them, --yes-delete deletes what the reads find",
+            file=sys.stderr,
+        )
+        return 1
     calls: list[Call] = []
     if endpoint is not None:
         config = endpoint["EndpointConfigName"]

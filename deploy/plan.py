@@ -9,6 +9,7 @@ makes new ones named ``NAME-STAMP``; an existing endpoint is moved to the new co
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ S3_URI = re.compile(r"s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]/.+")
 ENDPOINT_NAME = re.compile(r"[a-zA-Z0-9](?:-*[a-zA-Z0-9]){0,62}")
 ECR_HINT = "ACCOUNT.dkr.ecr.REGION.amazonaws.com/REPOSITORY[:TAG]"
 ROLE_HINT = "arn:aws:iam::ACCOUNT:role/NAME"
+NVIDIA_FAMILIES = ("ml.g", "ml.p")  # SageMaker's NVIDIA GPU instances (ml.inf, ml.trn: Neuron)
 
 
 def image_and_role_problems(image: str, role_arn: str) -> list[str]:
@@ -97,6 +99,30 @@ class TTSSpec:
             )
         if not self.target_streams > 0:
             problems.append(f"--target-streams {self.target_streams:g} must be above 0")
+        return problems + self._container_problems()
+
+    def _container_problems(self) -> list[str]:
+        """The instance type and the container's engine and device, as SageMaker's API model
+        and the server's own settings parser read them."""
+        from tts_server.settings import parse_settings
+
+        settings = parse_settings([], self.environment)  # what the container will run
+        known = instance_types()
+        problems = []
+        if known and self.instance_type not in known:
+            problems.append(
+                f"--instance-type {self.instance_type!r} is not a SageMaker endpoint instance "
+                f"type (botocore's model lists {len(known)}, e.g. ml.g6.xlarge, ml.c7i.xlarge)"
+            )
+        elif settings.device == "cuda" and not self.instance_type.startswith(NVIDIA_FAMILIES):
+            problems.append(
+                f"--device cuda on {self.instance_type}: not an NVIDIA GPU instance "
+                f"({', '.join(f'{family}*' for family in NVIDIA_FAMILIES)})"
+            )
+        if settings.device == "cuda" and settings.engine != "torch":
+            problems.append(
+                f"--device cuda with --engine {settings.engine}: only torch runs on CUDA"
+            )
         return problems
 
     def versioned(self, stamp: str) -> str:
@@ -104,10 +130,21 @@ class TTSSpec:
         return f"{self.name}-{stamp}"[:63]
 
 
+@functools.cache
+def instance_types() -> frozenset[str]:
+    """The instance types of an endpoint variant, from botocore's SageMaker model (on disk)."""
+    import botocore.session
+
+    model = botocore.session.get_session().get_service_model("sagemaker")
+    return frozenset(model.shape_for("ProductionVariantInstanceType").enum)
+
+
 def container_environment(
-    engine: str = "torch", device: str = "cuda", max_sessions: int | None = None
+    engine: str = "torch", device: str | None = None, max_sessions: int | None = None
 ) -> dict[str, str]:
-    """The TTS container's environment (``tts_server/settings.py`` reads it)."""
+    """The TTS container's environment (``tts_server/settings.py`` reads it); the device
+    defaults to the engine's: CUDA for torch, the CPU for onnx."""
+    device = device or ("cuda" if engine == "torch" else "cpu")
     env = {"TTS_ENGINE": engine, "TTS_DEVICE": device}
     if max_sessions is not None:
         env["TTS_MAX_SESSIONS"] = str(max_sessions)
@@ -198,8 +235,16 @@ class AgentSpec:
     max_lifetime_s: int = 28800
 
     def problems(self) -> list[str]:
-        """What AWS would refuse in these flags, in words (empty: nothing)."""
-        return image_and_role_problems(self.image, self.role_arn)
+        """What AWS would refuse in these flags, or the runtime at its start, in words (empty:
+        nothing)."""
+        from agent.core.llm import ModelSpecError, parse_model_spec
+
+        problems = image_and_role_problems(self.image, self.role_arn)
+        try:
+            parse_model_spec(self.model)
+        except ModelSpecError as exc:
+            problems.append(f"--model: {exc}")
+        return problems
 
     def environment(self) -> dict[str, str]:
         """What ``agent/config.py`` reads inside the runtime."""

@@ -50,6 +50,7 @@ TIERS: dict[str, tuple[Group, ...]] = {
                 "tts_protocol/messages.py",
                 "tts_protocol/server.py",
                 "tts_protocol/validation.py",
+                "tts_protocol/voices.py",
             ),
             (
                 "tests/tts_protocol",
@@ -123,13 +124,17 @@ TIERS: dict[str, tuple[Group, ...]] = {
             "listening",
             (
                 "agent/listening/endpointer.py",
+                "agent/listening/listener.py",
                 "agent/leg/playback.py",
                 "agent/listening/vad.py",
+                "agent/listening/whisper.py",
             ),
             (
                 "tests/agent/listening/test_endpointer.py",
+                "tests/agent/listening/test_listener.py",
                 "tests/agent/leg/test_playback.py",
                 "tests/agent/listening/test_vad.py",
+                "tests/agent/listening/test_whisper.py",
             ),
         ),
         Group("memory", ("agent/core/memory.py",), ("tests/agent/core/test_memory.py",)),
@@ -146,7 +151,7 @@ TIERS: dict[str, tuple[Group, ...]] = {
         Group(
             "openai_request",
             ("tts_server/openai_api/speech_request.py",),
-            ("tests/tts_server/test_speech_request.py", "tests/tts_server/test_openai_voices.py"),
+            ("tests/tts_server/test_speech_request.py", "tests/tts_protocol/test_voices.py"),
         ),
         Group(
             "openai_routes",

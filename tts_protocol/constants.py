@@ -24,3 +24,4 @@ STREAM_PATH = "/invocations-bidirectional-stream"
 WS_PATH = "/ws"
 WS_PATHS = (STREAM_PATH, WS_PATH)
 PING_PATH = "/ping"
+READINESS_POLL = f"{PING_PATH}?poll=readiness"  # /ping as a start-up poll asks: not logged

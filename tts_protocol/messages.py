@@ -180,21 +180,22 @@ def encode(message: Message) -> str:
     return json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
 
 
-def parse_object(data: str | bytes) -> dict[str, Any]:
-    """Decode a UTF-8 JSON object from a text or binary frame."""
+def parse_object(data: str | bytes, what: str = "frame") -> dict[str, Any]:
+    """Decode a UTF-8 JSON object from a text or binary frame (or what ``what`` names: an
+    HTTP body)."""
     if isinstance(data, bytes | bytearray | memoryview):
         try:
             data = bytes(data).decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise ProtocolError(ErrorCode.INVALID_JSON, f"frame is not UTF-8: {exc}") from exc
+            raise ProtocolError(ErrorCode.INVALID_JSON, f"{what} is not UTF-8: {exc}") from exc
     try:
         obj = json.loads(data)
     except json.JSONDecodeError as exc:
-        raise ProtocolError(ErrorCode.INVALID_JSON, f"frame is not JSON: {exc.msg}") from exc
+        raise ProtocolError(ErrorCode.INVALID_JSON, f"{what} is not JSON: {exc.msg}") from exc
     except RecursionError as exc:  # thousands of nested arrays: refuse, do not crash
-        raise ProtocolError(ErrorCode.INVALID_JSON, "frame is nested too deeply") from exc
+        raise ProtocolError(ErrorCode.INVALID_JSON, f"{what} is nested too deeply") from exc
     except ValueError as exc:  # an integer of over 4,300 digits (sys.int_info.str_digits_check)
-        raise ProtocolError(ErrorCode.INVALID_JSON, f"frame is not JSON: {exc}") from exc
+        raise ProtocolError(ErrorCode.INVALID_JSON, f"{what} is not JSON: {exc}") from exc
     if not isinstance(obj, dict):
         raise ProtocolError(ErrorCode.INVALID_MESSAGE, "message must be a JSON object")
     return obj

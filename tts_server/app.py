@@ -18,6 +18,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
 from observability.prometheus import METRICS_PATH, HttpErrors, exposition
+from observability.unknown_socket import answer_unknown_sockets
 from tts_protocol import PING_PATH, WS_PATHS
 from tts_server import http_errors, invocations, stream
 from tts_server.engines import load_engine
@@ -42,6 +43,11 @@ async def ping(request: Request) -> JSONResponse:
     return JSONResponse(body, status_code=200 if healthy else 503)
 
 
+def _no_socket(path: str) -> dict[str, Any]:
+    message = f"there is no WebSocket at {path}; the stream is at {' or '.join(WS_PATHS)}"
+    return {"error": {"code": "not_found", "message": message}}
+
+
 def create_app(settings: Settings | None = None, loader: EngineLoader = load_engine) -> FastAPI:
     """Build the app; the engine is loaded by ``loader`` once the server starts."""
     service = SynthesisService(settings or Settings())
@@ -61,5 +67,6 @@ def create_app(settings: Settings | None = None, loader: EngineLoader = load_eng
     app.include_router(invocations.create_router())
     for path in WS_PATHS:
         app.add_api_websocket_route(path, stream.stream)
+    answer_unknown_sockets(app.router, _no_socket)  # 404, not uvicorn's 403
     app.include_router(openai_routes.create_router())  # /v1/audio/speech, voices, models
     return app

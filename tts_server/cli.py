@@ -1,7 +1,13 @@
-"""``tts-server``: run the Kokoro speech server with uvicorn, draining on SIGTERM."""
+"""``tts-server``: run the Kokoro speech server with uvicorn, draining on SIGTERM.
+
+A start-up poll that asks for ``READINESS_POLL`` (``voice-agent dev``'s, five times a second
+until the engine is warm) is left out of the access log; every other request, ``/ping``
+included, is logged.
+"""
 
 from __future__ import annotations
 
+import logging
 import socket
 from collections.abc import Sequence
 
@@ -9,7 +15,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from observability import logs, tracing
-from tts_protocol import PING_PATH, STREAM_PATH
+from tts_protocol import PING_PATH, READINESS_POLL, STREAM_PATH
 from tts_server.app import create_app
 from tts_server.drain import Drain
 from tts_server.service import SynthesisService
@@ -17,6 +23,14 @@ from tts_server.settings import Settings, parse_settings
 from tts_server.stream import CLOSE_GRACE_S
 
 HTTP_GRACE_S = 5.0  # after the drain: how long uvicorn waits for HTTP requests still running
+
+
+class QuietReadinessPoll(logging.Filter):
+    """Drops uvicorn's access lines of ``READINESS_POLL``, keeps every other."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args if isinstance(record.args, tuple) else ()
+        return READINESS_POLL not in args  # (client, method, path?query, version, status)
 
 
 class DrainingServer(uvicorn.Server):
@@ -73,17 +87,23 @@ def main(argv: Sequence[str] | None = None) -> None:
     settings = parse_settings(argv)
     logs.configure(settings.log_level)  # LOG_FORMAT: json (the image) or text
     tracing.configure("tts-server")  # on with the OTEL_* variables
+    logging.getLogger("uvicorn.access").addFilter(QuietReadinessPoll())
     app = create_app(settings)
+    if settings.banner:
+        print(banner(settings), flush=True)
+    serve(app, settings)
+
+
+def banner(settings: Settings) -> str:
+    """What the server prints at start: where it listens, and how to try it."""
     address = f"{settings.host}:{settings.port}"
-    print(
+    return (
         f"tts-server: {settings.engine} engine on http://{address}\n"
         f"  readiness:  curl -s http://{address}{PING_PATH}\n"
         f"  batch:      curl -s -X POST http://{address}/invocations "
         "-H 'Content-Type: application/json' -d '{\"text\": \"Hello there.\"}' -o hello.wav\n"
-        f"  streaming:  ws://{address}{STREAM_PATH}",
-        flush=True,
+        f"  streaming:  ws://{address}{STREAM_PATH}"
     )
-    serve(app, settings)
 
 
 if __name__ == "__main__":

@@ -65,7 +65,7 @@ async def invocations(request: Request) -> Response:
     if body is None:
         return _error(413, ErrorCode.BODY_TOO_LARGE, f"body exceeds {MAX_BODY_BYTES} bytes")
     try:
-        obj = parse_object(body)
+        obj = parse_object(body, "body")
         check_fields(obj, BODY_FIELDS, "the body")
         speak = Speak(*speak_fields({**obj, "id": "invocation"}, service.settings.max_text_chars))
         normalization = NORMALIZED if check_normalize(obj.get("normalize")) else None

@@ -138,6 +138,9 @@ class Settings:
         metadata=_option("a client frame beyond it closes the connection (1009)", int),
     )
     log_level: str = field(default="info", metadata=_option("uvicorn's and the server's log level"))
+    banner: bool = field(
+        default=True, metadata=_option("print the start banner: the URLs and curl hints")
+    )
 
 
 def env_name(field: str) -> str:

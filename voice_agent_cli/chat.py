@@ -10,12 +10,17 @@ as one WAV file with ``--output``. For a deployed runtime the URL is AgentCore's
 ``wss://bedrock-agentcore.<region>.amazonaws.com/runtimes/<url-encoded ARN>/ws``, presigned
 with SigV4 (credentials from the standard chain, valid 5 minutes) by the AgentCore SDK's
 ``AgentCoreRuntimeClient`` (botocore's query signer), or sent with an OAuth bearer token.
+
+Exit status: 0, 1 if a turn reported an error, 2 if there was no conversation at all (nothing
+listens, not a WebSocket URL, a refused handshake, not the agent's socket, no credentials, a
+silent server): one line on stderr says which.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import sys
 import uuid
@@ -23,8 +28,11 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
+from urllib.parse import urlsplit
 
 from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
+from websockets.http11 import Response
 
 from agent.browser_leg import SESSION_HEADER, split_audio_frame
 from tts_protocol import BYTES_PER_SAMPLE, SAMPLE_RATE, wav_bytes
@@ -32,6 +40,12 @@ from tts_protocol import BYTES_PER_SAMPLE, SAMPLE_RATE, wav_bytes
 PRESIGNED_URL_S = 300  # AgentCore's longest
 CONNECT_S = 30
 TURN_IDLE_S = 120  # a turn that sends nothing for this long is given up
+NO_CONVERSATION = 2  # the exit status when no conversation could be had
+AGENT_SOCKET = "ws://127.0.0.1:8000/ws"  # the dev server's, as the hints name it
+
+
+class ChatFailed(RuntimeError):
+    """No conversation could be had; the message says why, in one line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +78,13 @@ def runtime_handshake(
     from bedrock_agentcore.runtime import AgentCoreRuntimeClient
 
     region = region or arn.split(":")[3]
-    client = AgentCoreRuntimeClient(region, session=boto3.Session(region_name=region))
+    session = boto3.Session(region_name=region)
+    client = AgentCoreRuntimeClient(region, session=session)
+    if not bearer_token and session.get_credentials() is None:
+        raise ChatFailed(
+            "no AWS credentials to sign the runtime's URL: set up the standard chain "
+            "(aws configure, AWS_PROFILE, AWS_ACCESS_KEY_ID ...) or pass --bearer-token"
+        )
     if bearer_token:
         url, headers = client.generate_ws_connection_oauth(
             arn, bearer_token, session_id=session_id, endpoint_name=qualifier
@@ -83,7 +103,12 @@ async def run_turn(
     await socket.send(json.dumps({"type": "prompt", **message}))
     result = TurnResult()
     while True:
-        frame = await asyncio.wait_for(socket.recv(), TURN_IDLE_S)
+        try:
+            frame = await asyncio.wait_for(socket.recv(), TURN_IDLE_S)
+        except TimeoutError as exc:
+            raise ChatFailed(f"the agent sent nothing for {TURN_IDLE_S} s in a turn") from exc
+        except ConnectionClosed as exc:
+            raise ChatFailed(f"the agent closed the connection in a turn: {exc}") from exc
         if isinstance(frame, bytes):
             result.pcm += split_audio_frame(frame)[1]
             continue
@@ -102,6 +127,66 @@ async def run_turn(
             result.metrics = event
         elif kind == "turn.end":
             return result
+
+
+def _where(url: str) -> str:
+    """``url`` without its query (a presigned URL's signature)."""
+    return urlsplit(url)._replace(query="").geturl()
+
+
+def _refused(where: str, response: Response) -> str:
+    """A refused handshake in words: the status, the server's typed message, a hint."""
+    detail = response.reason_phrase
+    with contextlib.suppress(ValueError, TypeError, LookupError):
+        detail = json.loads(response.body)["error"]["message"]
+    status = response.status_code
+    hint = f" (the agent's socket is /ws, e.g. {AGENT_SOCKET})" if status == 404 else ""
+    return f"{where} refused the WebSocket handshake: HTTP {status} {detail}{hint}"
+
+
+async def open_socket(handshake: Handshake) -> ClientConnection:
+    """The agent's socket, past its ``ready`` frame; ``ChatFailed`` says why not."""
+    where = _where(handshake.url)
+    try:
+        socket = await connect(
+            handshake.url, additional_headers=handshake.headers, open_timeout=CONNECT_S
+        )
+    except InvalidURI as exc:
+        raise ChatFailed(
+            f"{where} is not a WebSocket URL ({exc.msg}); the agent's is like {AGENT_SOCKET}"
+        ) from exc
+    except InvalidStatus as exc:
+        raise ChatFailed(_refused(where, exc.response)) from exc
+    except InvalidHandshake as exc:
+        raise ChatFailed(f"{where} did not answer as a WebSocket server: {exc}") from exc
+    except TimeoutError as exc:
+        raise ChatFailed(f"{where} did not answer the handshake within {CONNECT_S} s") from exc
+    except ConnectionRefusedError as exc:
+        raise ChatFailed(f"nothing listens at {where} (is `voice-agent dev` running?)") from exc
+    except OSError as exc:
+        raise ChatFailed(f"cannot connect to {where}: {exc.strerror or exc}") from exc
+    try:
+        ready = json.loads(await asyncio.wait_for(socket.recv(), CONNECT_S))
+    except TimeoutError as exc:
+        await socket.close()
+        raise ChatFailed(f"{where} sent no ready frame within {CONNECT_S} s") from exc
+    except ConnectionClosed as exc:
+        raise ChatFailed(f"{where} closed the connection before its ready frame: {exc}") from exc
+    except ValueError as exc:
+        await socket.close()
+        raise ChatFailed(f"{where}: the first frame is not JSON") from exc
+    if isinstance(ready, dict) and ready.get("type") == "ready" and "conversation" in ready:
+        return socket
+    await socket.close()
+    if isinstance(ready, dict) and ready.get("type") == "error":
+        raise ChatFailed(
+            f"{where} refused the conversation: [{ready.get('code')}] {ready.get('message')}"
+        )
+    tts = isinstance(ready, dict) and "protocol" in ready  # the TTS server's ready
+    what = "a TTS server's socket" if tts else "its first frame is not the agent's ready"
+    raise ChatFailed(
+        f"{where} is not the agent's socket ({what}); the agent's is like {AGENT_SOCKET}"
+    )
 
 
 async def lines(stream: TextIO) -> AsyncIterator[str]:
@@ -124,12 +209,7 @@ async def chat(
 ) -> list[TurnResult]:
     """One socket, one turn per prompt in order; the results of every turn."""
     results = []
-    async with connect(
-        handshake.url, additional_headers=handshake.headers, open_timeout=CONNECT_S
-    ) as socket:
-        ready = json.loads(await asyncio.wait_for(socket.recv(), CONNECT_S))
-        if ready.get("type") != "ready":
-            raise RuntimeError(f"expected a ready frame first, got {ready}")
+    async with await open_socket(handshake) as socket:
         async for prompt in prompts:
             if not prompt.strip():
                 continue
@@ -169,10 +249,14 @@ def handshake_from(args: argparse.Namespace) -> Handshake:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Chat; exit 1 if any turn reported an error."""
+    """Chat; the exit status as the module says."""
     prompts = listed(args.prompt) if args.prompt else lines(sys.stdin)
     options = {k: v for k in ("voice", "speed", "mode") if (v := getattr(args, k)) is not None}
-    results = asyncio.run(chat(handshake_from(args), prompts, options, sys.stdout))
+    try:
+        results = asyncio.run(chat(handshake_from(args), prompts, options, sys.stdout))
+    except ChatFailed as exc:
+        print(f"voice-agent chat: {exc}", file=sys.stderr)
+        return NO_CONVERSATION
     if args.output:
         args.output.write_bytes(wav_bytes(b"".join(bytes(r.pcm) for r in results)))
         seconds = sum(len(r.pcm) for r in results) / (SAMPLE_RATE * BYTES_PER_SAMPLE)

@@ -11,7 +11,8 @@
 Without ``--tts-url``, ``dev`` starts the local TTS server (``tts-server``, embedded CPU model,
 or ``--engine``/``--model-dir``) as a child process on ``--tts-port`` and waits until its
 ``/ping`` proves a real synthesis. Both ports are bound before the URL is printed; a port in
-use, or a TTS server that does not come up, is one line on stderr and exit status 3.
+use, or a TTS server that does not come up, is one line on stderr and exit status 3; a model
+spec that names no model, one line and exit status 2, before anything starts.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from observability import logs, tracing
 from voice_agent_cli.local_tts import LocalTTSFailed, PortInUse, bind, local_sagemaker, local_tts
 
 EXIT_NOT_STARTED = 3  # a port in use, or the TTS child never healthy (uvicorn's own code for it)
-EXIT_BAD_AGENT = 2  # the agent factory or the model spec cannot build an agent (argparse's code)
+EXIT_BAD_VALUE = 2  # a model spec or agent factory that builds nothing (argparse's status)
 ENGINES = ("onnx", "torch")  # tts-server's --engine choices (tts_server.settings.EngineName)
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")  # every interface: its names are the user's to list
 TOOLS: tuple[tuple[str, str, str], ...] = (  # command, its module (imported when chosen), help
@@ -63,33 +64,38 @@ def dev(args: argparse.Namespace) -> int:
 
     try:
         _dev(args)
+    except ModelSpecError as exc:
+        print(f"voice-agent dev: --model or VOICE_AGENT_MODEL: {exc}", file=sys.stderr)
+        return EXIT_BAD_VALUE
+    except AgentFactoryError as exc:
+        print(f"voice-agent dev: {exc}", file=sys.stderr, flush=True)
+        return EXIT_BAD_VALUE
     except (PortInUse, LocalTTSFailed) as exc:
         print(f"voice-agent dev: {exc}", file=sys.stderr, flush=True)
         return EXIT_NOT_STARTED
-    except (AgentFactoryError, ModelSpecError) as exc:
-        print(f"voice-agent dev: {exc}", file=sys.stderr, flush=True)
-        return EXIT_BAD_AGENT
     return 0
 
 
 def _dev(args: argparse.Namespace) -> None:
     from agent.core.factory import VoiceFactory
+    from agent.core.llm import parse_model_spec
     from agent.doors.devserver import create_app
 
-    logs.configure("INFO")  # LOG_FORMAT: text (the default here) or json
-    tracing.configure("voice-agent")  # on with the OTEL_* variables
     config = AgentConfig.from_env()
     if args.model:
         config = replace(config, model=args.model)
+    parse_model_spec(config.model)  # before anything starts: a TTS warm-up takes seconds
     if args.agent:
         if os.getcwd() not in sys.path:  # the user's module, from their project (uvicorn's way)
             sys.path.insert(0, os.getcwd())
         if args.model:  # for a factory that reads it (make_model())
             os.environ["VOICE_AGENT_MODEL"] = args.model
         config = replace(config, agent_factory=args.agent)
-    # checked before anything starts: a bad factory or model spec is one line, status 2
+    # checked before anything starts too: a factory that cannot build an Agent, status 2
     factory = VoiceFactory.check(config.agent_factory, config.model)
     config = replace(config, agent_factory=factory)
+    logs.configure("INFO")  # LOG_FORMAT: text (the default here) or json
+    tracing.configure("voice-agent")  # on with the OTEL_* variables
     if args.allow_origin:
         config = replace(config, allow_origins=tuple(args.allow_origin))
     config = replace(config, allow_hosts=served_hosts(config, args))

@@ -2,11 +2,12 @@
 
 ``local_tts`` reuses a healthy server on the port, else checks the port is free (``PortInUse``
 if not: nothing is started) and starts ``python -m tts_server`` there (with
-``$TTS_SERVER_PYTHON``, default this interpreter; its engine and model directory as asked) and
-waits until its ``/ping`` proves a real synthesis. ``local_sagemaker`` puts the local SageMaker
-emulator (``sagemaker_local``) in front of it, so the agent reaches speech through the real
-SageMaker SDK. Children die with their parent. ``bind`` is the dev server's own listening
-socket, bound before anything is started or printed.
+``$TTS_SERVER_PYTHON``, default this interpreter; its engine and model directory as asked;
+without its banner: the caller prints its own) and waits until its ``/ping`` proves a real
+synthesis, polling as ``READINESS_POLL``, which the child does not log. ``local_sagemaker``
+puts the local SageMaker emulator (``sagemaker_local``) in front of it, so the agent reaches
+speech through the real SageMaker SDK. Children die with their parent. ``bind`` is the dev
+server's own listening socket, bound before anything is started or printed.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pathlib import Path
 
 import httpx
 
-from tts_protocol import PING_PATH, STREAM_PATH
+from tts_protocol import READINESS_POLL, STREAM_PATH
 
 TTS_READY_LIMIT_S = 180.0
 EMULATOR_READY_LIMIT_S = 30.0
@@ -65,8 +66,8 @@ def bind(host: str, port: int, flag: str) -> socket.socket:
 
 
 def _healthy(url: str) -> bool:
-    try:
-        return httpx.get(f"{url}{PING_PATH}", timeout=2).status_code == 200
+    try:  # as the readiness poll: the child leaves these out of its access log
+        return httpx.get(f"{url}{READINESS_POLL}", timeout=2).status_code == 200
     except httpx.HTTPError:
         return False
 
@@ -108,7 +109,7 @@ def local_tts(
         return
     bind(host, port, flag).close()  # free now; the child binds it a moment later
     python = os.environ.get("TTS_SERVER_PYTHON") or sys.executable
-    command = [python, "-m", "tts_server", "--host", host, "--port", str(port)]
+    command = [python, "-m", "tts_server", "--host", host, "--port", str(port), "--no-banner"]
     command += ["--log-level", log_level] if log_level else []
     command += ["--engine", engine] if engine else []
     command += ["--model-dir", str(model_dir)] if model_dir else []

@@ -48,6 +48,7 @@ _DEMO_SENTENCES = (
     "The segmenter avoids cutting sentences at abbreviations like Dr. Smith or 3.5 percent.",
     "Every figure quoted here was measured by a script in the repository.",
 )
+QUOTED_WORDS = 40  # a longer prompt is quoted this far, and said to be shortened
 _TOKEN = re.compile(r"\s*\S{1,4}")  # roughly the size of an LLM sub-word token
 
 
@@ -66,10 +67,14 @@ class DemoConfig:
 
 def demo_reply(prompt: str, sentences: int) -> str:
     """The deterministic reply the demo model gives to ``prompt``."""
-    topic = " ".join(prompt.split()[:8]).rstrip(".?!,;:") or "nothing in particular"
+    words = prompt.split()
+    topic = " ".join(words[:QUOTED_WORDS]).rstrip(".?!,;:") or "nothing in particular"
+    said = (
+        f"You said: {topic}." if len(words) <= QUOTED_WORDS else f"You said, shortened: {topic}..."
+    )
     start = int(hashlib.sha256(prompt.encode()).hexdigest(), 16) % len(_DEMO_SENTENCES)
     picked = [_DEMO_SENTENCES[(start + i) % len(_DEMO_SENTENCES)] for i in range(sentences - 1)]
-    return " ".join([f"You said: {topic}.", *picked])
+    return " ".join([said, *picked])
 
 
 def demo_tokens(text: str) -> list[str]:
@@ -143,25 +148,33 @@ class ModelSpecError(ValueError):
     """The model spec string is malformed."""
 
 
-def make_model(spec: str | None = None) -> Model:
-    """Build the model named by ``spec`` (default: ``VOICE_AGENT_MODEL`` or ``demo``)."""
-    spec = spec or os.environ.get("VOICE_AGENT_MODEL") or "demo"
+def parse_model_spec(spec: str) -> tuple[str, str]:
+    """``spec`` as its kind (``demo``, ``bedrock``, ``openai``) and the rest; raises
+    ``ModelSpecError`` for anything else. Nothing is built, nothing imported."""
     kind, _, rest = spec.partition(":")
-    if kind == "demo" and not rest:
-        return DemoModel()
-    if kind == "bedrock" and rest:
-        from strands.models import BedrockModel
-
-        return BedrockModel(model_id=rest, streaming=True)
-    if kind == "openai" and "#" in rest:
-        from strands.models.openai import OpenAIModel
-
-        base_url, _, model_id = rest.rpartition("#")
-        api_key = os.environ.get("OPENAI_API_KEY", "not-needed")
-        return OpenAIModel(
-            client_args={"base_url": base_url, "api_key": api_key}, model_id=model_id
-        )
+    if (
+        (kind, rest) == ("demo", "")
+        or (kind == "bedrock" and rest)
+        or (kind == "openai" and "#" in rest)
+    ):
+        return kind, rest
     raise ModelSpecError(
         f"unknown model spec {spec!r}; use 'demo', 'bedrock:<model-id>' "
         "or 'openai:<base-url>#<model>'"
     )
+
+
+def make_model(spec: str | None = None) -> Model:
+    """Build the model named by ``spec`` (default: ``VOICE_AGENT_MODEL`` or ``demo``)."""
+    kind, rest = parse_model_spec(spec or os.environ.get("VOICE_AGENT_MODEL") or "demo")
+    if kind == "demo":
+        return DemoModel()
+    if kind == "bedrock":
+        from strands.models import BedrockModel
+
+        return BedrockModel(model_id=rest, streaming=True)
+    from strands.models.openai import OpenAIModel
+
+    base_url, _, model_id = rest.rpartition("#")
+    api_key = os.environ.get("OPENAI_API_KEY", "not-needed")
+    return OpenAIModel(client_args={"base_url": base_url, "api_key": api_key}, model_id=model_id)

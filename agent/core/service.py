@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from agent.config import AgentConfig
 from agent.core.conversations import Conversations
@@ -11,6 +12,7 @@ from agent.core.tool_calls import Filler
 from agent.core.turn import Turn
 from agent.requests import BadRequest, TurnRequest
 from tts_protocol import VoiceMix, voice_name
+from tts_protocol.voices import OPENAI_VOICES, resolve_voice
 
 DEFAULT_CONVERSATION = "default"
 
@@ -42,19 +44,24 @@ class VoiceAgent:
         received_at = time.perf_counter() if received_at is None else received_at
         target = self.conversations.get(conversation or DEFAULT_CONVERSATION)
         if request.voice is not None:
-            await self._check_voice(request.voice)
+            request = replace(request, voice=await self.check_voice(request.voice))
         return await target.start_turn(request, received_at)
 
-    async def _check_voice(self, voice: VoiceMix) -> None:
-        """Refuse a voice the TTS server does not have (its ``ready.voices``)."""
+    async def check_voice(self, voice: VoiceMix) -> VoiceMix:
+        """``voice`` as the TTS server will take it: an OpenAI name (``nova``) the server lacks
+        as the voice it stands for (``tts_protocol.voices``, as the server's ``/v1`` maps it).
+        Raises ``BadRequest`` (``unknown_voice``) for a voice it does not have (its
+        ``ready.voices``); while speech is down, ``voice`` as it is."""
         try:
             ready = await self.conversations.pool.ready()
         except Exception:
-            return  # speech is down: the turn reports it and still streams text
-        missing = [name for name, _ in voice if name not in ready.voices]
-        if missing:  # a blend (``a(0.7)+b(0.3)``) needs each of its voices
-            message = f"unknown voice {voice_name(voice)!r}; try {', '.join(ready.voices)}"
+            return voice  # speech is down: the turn reports it and still streams text
+        resolved = resolve_voice(voice, ready.voices, ready.default_voice)
+        if any(name not in ready.voices for name, _ in resolved):  # a blend needs each voice
+            names = ", ".join((*ready.voices, *OPENAI_VOICES))
+            message = f"unknown voice {voice_name(voice)!r}; try {names}"
             raise BadRequest("unknown_voice", message)
+        return resolved
 
     async def aclose(self) -> None:
         await self.conversations.aclose()

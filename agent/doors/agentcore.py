@@ -40,12 +40,13 @@ from agent.config import AgentConfig
 from agent.core.service import DEFAULT_CONVERSATION, VoiceAgent
 from agent.doors.wiring import FrontDoor
 from agent.events import Event
-from agent.leg.socket import TurnEvents, TurnStarter, conversation_of
+from agent.leg.socket import TurnEvents, TurnStarter, VoiceCheck, conversation_of
 from agent.leg.sse import event_stream
 from agent.listening.recognizer import Recognizer
 from agent.requests import BadRequest, TurnRequest, decode_json, http_error, read_body, refusal
 from observability import logs, tracing
 from observability.prometheus import METRICS_PATH, HttpErrors, exposition
+from tts_protocol import VoiceMix
 
 log = logging.getLogger("agent")
 
@@ -131,6 +132,16 @@ def worker_turns(voice_agent: VoiceAgent, worker: asyncio.AbstractEventLoop) -> 
     return start
 
 
+def worker_voice_check(voice_agent: VoiceAgent, worker: asyncio.AbstractEventLoop) -> VoiceCheck:
+    """``VoiceAgent.check_voice`` on ``worker``, where the TTS sessions live."""
+
+    async def check(voice: VoiceMix) -> VoiceMix:
+        checking = voice_agent.check_voice(voice)
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(checking, worker))
+
+    return check
+
+
 def create_app(
     config: AgentConfig | None = None, recognizer: Recognizer | None = None
 ) -> BedrockAgentCoreApp:
@@ -173,8 +184,12 @@ def create_app(
     @app.websocket
     async def ws(websocket: WebSocket, context: RequestContext) -> None:
         conversation = context.session_id or conversation_of(websocket)
+        worker = sdk_worker_loop(app)
         await door.serve_socket(
-            websocket, worker_turns(voice_agent, sdk_worker_loop(app)), conversation
+            websocket,
+            worker_turns(voice_agent, worker),
+            conversation,
+            worker_voice_check(voice_agent, worker),
         )
 
     @app.ping

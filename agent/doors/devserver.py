@@ -32,6 +32,7 @@ from agent.leg.sse import event_stream
 from agent.listening.recognizer import Recognizer
 from agent.requests import BadRequest, decode_json, http_error, read_body, refusal
 from observability.prometheus import METRICS_PATH, HttpErrors, exposition
+from observability.unknown_socket import answer_unknown_sockets
 
 WEB = Path(__file__).parents[1] / "web"  # agent/web/
 LEG_MODULE = "/web/browser-leg.js"
@@ -79,7 +80,14 @@ def create_app(config: AgentConfig | None = None, recognizer: Recognizer | None 
 
     @app.websocket("/ws")
     async def ws(websocket: WebSocket) -> None:
-        await door.serve_socket(websocket, door.local_turns(), conversation_of(websocket))
+        await door.serve_socket(
+            websocket, door.local_turns(), conversation_of(websocket), voice_agent.check_voice
+        )
+
+    answer_unknown_sockets(  # 404, not the 403 of a handshake closed unaccepted
+        app.router,
+        lambda path: BadRequest("not_found", f"no WebSocket at {path}; use /ws").to_json(),
+    )
 
     @app.get("/ping")
     async def ping() -> dict[str, str]:

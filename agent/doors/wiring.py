@@ -16,7 +16,7 @@ from agent.config import AgentConfig
 from agent.core.service import VoiceAgent
 from agent.core.turn import Turn
 from agent.doors.metrics import AgentMetrics
-from agent.leg.socket import TurnEvents, TurnStarter, VoiceSocket
+from agent.leg.socket import TurnEvents, TurnStarter, VoiceCheck, VoiceSocket
 from agent.listening.listener import listening_service
 from agent.listening.recognizer import Recognizer
 from agent.requests import TurnRequest, parse_request
@@ -52,10 +52,15 @@ class FrontDoor:
         return start
 
     async def serve_socket(
-        self, websocket: WebSocket, start_turn: TurnStarter, conversation: str
+        self,
+        websocket: WebSocket,
+        start_turn: TurnStarter,
+        conversation: str,
+        check_voice: VoiceCheck,
     ) -> None:
         """Serve ``websocket`` as a ``VoiceSocket`` whose turns, refusals and listening events
-        are observed, counted as a connected client."""
+        are observed, counted as a connected client; ``check_voice`` judges a ``config``'s
+        voice where ``start_turn`` runs."""
 
         async def observed(request: TurnRequest, conversation: str) -> TurnEvents:
             return self.metrics.observe(await start_turn(request, conversation), "ws")
@@ -65,6 +70,7 @@ class FrontDoor:
             observed,
             conversation,
             self.config.ws_idle_s,
+            check_voice=check_voice,
             listening=self.listening,
             observe=self.metrics.socket_event,
         )

@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable
+from dataclasses import replace
 
 from starlette.types import Message
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
@@ -43,6 +44,7 @@ from agent.events import (
 )
 from agent.leg.messages import (
     AUDIO,
+    CONFIG,
     PROMPT,
     Cancel,
     ClientMessage,
@@ -61,12 +63,16 @@ from agent.leg.voice_input import Action, CancelTurn, Recognize, Send, VoiceInpu
 from agent.listening.listener import ListeningService, Utterance
 from agent.listening.recognizer import RecognitionError
 from agent.requests import BadRequest, PlaybackReport, TurnRequest
+from tts_protocol import VoiceMix
 
 log = logging.getLogger("agent.ws")
 
 TurnEvents = AsyncGenerator[Event, None]
 TurnStarter = Callable[[TurnRequest, str], Awaitable[TurnEvents]]
 """Starts a turn in a conversation and returns its events; raises ``BadRequest``."""
+VoiceCheck = Callable[[VoiceMix], Awaitable[VoiceMix]]
+"""A voice as the TTS server will take it (``VoiceAgent.check_voice``); raises ``BadRequest``
+(``unknown_voice``)."""
 
 
 def conversation_of(websocket: WebSocket) -> str:
@@ -89,6 +95,7 @@ class VoiceSocket:
     ``observe`` is told each event the socket itself sends (refusals, ``idle_timeout``,
     recognition's errors, listening events), not the turns' (their front door observes
     those). Without ``listening``, a ``listen`` is refused (``listening_unavailable``).
+    ``check_voice`` judges a ``config``'s voice when it comes, as a prompt's is judged.
     """
 
     def __init__(
@@ -98,6 +105,7 @@ class VoiceSocket:
         conversation: str,
         idle_s: float,
         *,
+        check_voice: VoiceCheck,
         listening: ListeningService | None = None,
         observe: Callable[[Event], None] = _unobserved,
     ) -> None:
@@ -105,6 +113,7 @@ class VoiceSocket:
         self.idle_s = idle_s
         self._websocket = websocket
         self._start_turn = start_turn
+        self._check_voice = check_voice
         self._observe = observe
         self._defaults = Defaults()
         self._input = VoiceInput(listening)
@@ -172,12 +181,24 @@ class VoiceSocket:
         elif isinstance(message, Cancel):
             await self._send(TurnCancelled(await self._stop_turn()))
         elif isinstance(message, Config):
-            self._defaults = self._defaults.configured(message)
+            self._defaults = self._defaults.configured(await self._voice_checked(message))
             await self._send(ConfigApplied(self._defaults.sent))
         elif isinstance(message, PlaybackReport):
             self._defaults = self._defaults.played(message)
         else:
             await self._listening(message, now, running)
+
+    async def _voice_checked(self, config: Config) -> Config:
+        """``config`` with its voice as the TTS server will take it; raises ``MessageRefused``
+        (``unknown_voice``), and the previous defaults stay."""
+        voice = config.options.get("voice")
+        if not isinstance(voice, tuple):  # none named, or unset (null)
+            return config
+        try:
+            checked = await self._check_voice(voice)
+        except BadRequest as exc:
+            raise MessageRefused(exc, CONFIG) from exc
+        return replace(config, options={**config.options, "voice": checked})
 
     async def _listening(
         self, message: Listen | ListenStop | TalkStart | TalkEnd, now: float, running: bool

@@ -198,7 +198,7 @@ class Listener:
         assert self._talk is not None
         pcm = bytes(self._talk)
         self._talk = None if reason == "talk.end" else self._talk[:0]
-        if pcm_ms(len(pcm)) < MIN_TALK_MS:
+        if self._at_ms - self._talk_started_at < MIN_TALK_MS:  # the press itself, not the pre-roll
             return [SpeechEnd(self._at_ms, pcm_ms(len(pcm)), "too_short")]
         return [
             *self._cut(reason),

@@ -4,6 +4,7 @@
 
 const NS = "http://www.w3.org/2000/svg";
 const ROW = 16;
+const MAX_ROWS = 7; // beyond, rows get thinner: the panel stays whole in view (docs/web.md)
 const TOP = 4;
 const LABEL = 30;
 const AXIS = 18;
@@ -31,7 +32,9 @@ export function renderTimeline(svg, turn, playheadMs = null) {
   const segments = turn ? turn.segments : [];
   const tools = turn?.tools ?? [];
   const rows = 1 + Math.max(segments.length, 1) + (tools.length ? 1 : 0);
-  const height = TOP + rows * ROW + AXIS;
+  const row = Math.min(ROW, (MAX_ROWS * ROW) / rows); // a row's height
+  const f = row / ROW; // and what it does to the marks within it
+  const height = TOP + rows * row + AXIS;
   svg.setAttribute("viewBox", `0 0 ${width} ${height}`);
   svg.setAttribute("height", String(height));
   svg.replaceChildren();
@@ -45,7 +48,7 @@ export function renderTimeline(svg, turn, playheadMs = null) {
   const plot = width - LABEL - 6;
   const x = (ms) => LABEL + (Math.max(0, ms) / endMs) * plot;
   const w = (from, to) => Math.max(1.5, x(to) - x(from));
-  const axisY = TOP + rows * ROW;
+  const axisY = TOP + rows * row;
 
   const tick = step(endMs);
   for (let ms = 0; ms <= endMs; ms += tick) {
@@ -54,12 +57,12 @@ export function renderTimeline(svg, turn, playheadMs = null) {
     svg.append(el("text", { x: x(ms), y: axisY + 12, class: "tl-tick" }, label));
   }
 
-  const rowY = (i) => TOP + i * ROW;
-  svg.append(el("text", { x: 0, y: rowY(0) + 11, class: "tl-label" }, "text"));
+  const rowY = (i) => TOP + i * row;
+  svg.append(el("text", { x: 0, y: rowY(0) + 11 * f, class: "tl-label" }, "text"));
   if (turn.latency.ttftMs != null) {
     const to = turn.textEndMs ?? turn.latency.ttftMs;
     const bar = el("rect", {
-      x: x(turn.latency.ttftMs), y: rowY(0) + 4, width: w(turn.latency.ttftMs, to), height: 8,
+      x: x(turn.latency.ttftMs), y: rowY(0) + 4 * f, width: w(turn.latency.ttftMs, to), height: 8 * f,
       rx: 2, class: "tl-text",
     });
     bar.append(el("title", {}, `text streamed ${fmt(turn.latency.ttftMs)} to ${fmt(to)}`));
@@ -67,35 +70,39 @@ export function renderTimeline(svg, turn, playheadMs = null) {
   }
   segments.forEach((s, i) => {
     const y = rowY(i + 1);
-    svg.append(el("text", { x: 0, y: y + 11, class: "tl-label" }, `S${s.seq + 1}`));
+    if (f >= 0.75 || i === segments.length - 1) {
+      svg.append(el("text", { x: 0, y: y + 11 * f, class: "tl-label" }, `S${s.seq + 1}`));
+    }
     if (s.firstChunkMs != null) {
       const arrived = el("rect", {
-        x: x(s.firstChunkMs), y: y + 10, width: Math.max(3, w(s.firstChunkMs, s.lastChunkMs)),
-        height: 4, rx: 1, class: "tl-arrive",
+        x: x(s.firstChunkMs), y: y + 10 * f, width: Math.max(3, w(s.firstChunkMs, s.lastChunkMs)),
+        height: 4 * f, rx: 1, class: "tl-arrive",
       });
       arrived.append(el("title", {}, `S${s.seq + 1} audio arrived ${fmt(s.firstChunkMs)} to ${fmt(s.lastChunkMs)}`));
       svg.append(arrived);
     }
     if (s.playStartMs != null) {
       const play = el("rect", {
-        x: x(s.playStartMs), y: y + 3, width: w(s.playStartMs, s.playEndMs), height: 6, rx: 2,
+        x: x(s.playStartMs), y: y + 3 * f, width: w(s.playStartMs, s.playEndMs), height: 6 * f, rx: 2 * f,
         class: "tl-play",
       });
       play.append(el("title", {}, `S${s.seq + 1} plays ${fmt(s.playStartMs)} to ${fmt(s.playEndMs)}`));
       svg.append(play);
     }
     const mark = el("path", {
-      d: `M${x(s.sentMs)} ${y + 2} l4 6 l-4 6 l-4 -6 z`, class: "tl-sent",
+      d: `M${x(s.sentMs)} ${y + 2 * f} l4 ${6 * f} l-4 ${6 * f} l-4 ${-6 * f} z`, class: "tl-sent",
     });
     mark.append(el("title", {}, `S${s.seq + 1} sent to speech at ${fmt(s.sentMs)}: ${s.text}`));
     svg.append(mark);
   });
   if (tools.length) {
     const y = rowY(1 + Math.max(segments.length, 1));
-    svg.append(el("text", { x: 0, y: y + 11, class: "tl-label" }, "tools"));
+    svg.append(el("text", { x: 0, y: y + 11 * f, class: "tl-label" }, "tools"));
     for (const t of tools) {
       const to = t.endMs ?? turn.latency.totalMs ?? endMs;
-      const bar = el("rect", { x: x(t.startMs), y: y + 3, width: w(t.startMs, to), height: 10, rx: 2, class: "tl-tool" });
+      const bar = el("rect", {
+        x: x(t.startMs), y: y + 3 * f, width: w(t.startMs, to), height: 10 * f, rx: 2, class: "tl-tool",
+      });
       bar.dataset.status = t.status ?? "running";
       bar.append(el("title", {}, `${t.name} ${t.status ?? "running"} ${fmt(t.startMs)} to ${fmt(t.endMs)}`));
       svg.append(bar);

@@ -85,6 +85,41 @@ function findWord(text, word, from) {
   return null;
 }
 
+/**
+ * How many characters of `text` were heard by `fraction` of its audio: up to the last word
+ * (a run of non-spaces) whose middle lies within that fraction of its characters, as the
+ * server's memory counts without word timings (agent/core/memory.py).
+ */
+function heardInProportion(text, fraction) {
+  const limit = fraction * text.length;
+  let end = 0;
+  for (const match of text.matchAll(/\S+/g)) {
+    if (match.index + match[0].length / 2 > limit) break;
+    end = match.index + match[0].length;
+  }
+  return end;
+}
+
+/** The text node of `root` where its character `index` falls, and the offset in that node. */
+function textPoint(root, index) {
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  let node;
+  let seen = 0;
+  while ((node = walker.nextNode())) {
+    if (index <= seen + node.data.length) return { node, offset: index - seen };
+    seen += node.data.length;
+  }
+  return null;
+}
+
+/** The number of characters of `root` before `element` (a descendant) begins. */
+function charsBefore(root, element) {
+  const range = document.createRange();
+  range.setStart(root, 0);
+  range.setEndBefore(element);
+  return range.toString().length;
+}
+
 /** The list of messages (#transcript) and the placeholder shown while it is empty. */
 export class Transcript {
   constructor(list, empty) {
@@ -229,6 +264,46 @@ class TurnView {
     const how = { ok: "used", error: "failed", cancelled: "cancelled" }[status] ?? status;
     note.dataset.status = status;
     note.textContent = `${name} ${how} (${Math.round(durationMs)} ms)`;
+  }
+
+  /**
+   * Playback of the reply was cut at `position` ({seq, ms}: `ms` into segment `seq`'s audio;
+   * null: it played to its end): what followed was never heard, so it is struck through
+   * (`.unheard`), as the server keeps only what was heard (docs/events.md, `heard`).
+   */
+  showUnheard(position) {
+    if (position === null) return;
+    const span = this.spans.get(position.seq);
+    const cut = span ? charsBefore(this.body, span) + this.heardChars(span, position) : 0;
+    const point = textPoint(this.body, cut);
+    if (point === null) return;
+    const walker = document.createTreeWalker(this.body, NodeFilter.SHOW_TEXT);
+    walker.currentNode = point.node.splitText(point.offset);
+    const rest = [walker.currentNode];
+    while (walker.nextNode()) rest.push(walker.currentNode);
+    for (const node of rest.filter((n) => n.data.trim())) {
+      const unheard = document.createElement("span");
+      unheard.className = "unheard";
+      node.replaceWith(unheard);
+      unheard.append(node);
+    }
+    this.agent.dataset.cut = "true";
+  }
+
+  /** How many characters of segment `seq`'s span (`span`) were heard by `ms` into its audio. */
+  heardChars(span, { seq, ms }) {
+    const segment = this.turn.segments.find((s) => s.seq === seq);
+    const sentMs = (segment?.audioS ?? 0) * 1000;
+    if (sentMs === 0) return 0;
+    const text = span.textContent;
+    const words = segment.words;
+    if (ms >= sentMs && (segment.endMs !== null || !words.length)) return text.length; // all of it
+    const played = words.findLastIndex((w) => (w.start_ms + w.end_ms) / 2 <= Math.min(ms, sentMs));
+    const wrap = played < 0 ? null : this.words.get(seq)?.spans[played];
+    if (!wrap) return played < 0 && words.length ? 0 : heardInProportion(text, ms / sentMs);
+    let end = charsBefore(span, wrap) + wrap.textContent.length;
+    while (end < text.length && !/\s/.test(text[end]) && !WORD.test(text[end])) end++; // its closing marks
+    return end;
   }
 
   showError(code, message) {

@@ -353,7 +353,10 @@ export class Turns {
     this.player.stop();
     this.reportHeard(turn);
     this.display.setSpeaking(turn, null);
-    if (turn.status === "streaming" || playing) this.finish(turn, status);
+    if (turn.status === "streaming" || playing) {
+      this.transcript.view(turn.n)?.showUnheard(playbackPosition(turn, turn.stoppedAt));
+      this.finish(turn, status);
+    }
     this.current = null;
     this.display.setState("idle");
   }

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
+import pytest
 from botocore.stub import ANY
 from botocore.validate import validate_parameters
 
@@ -376,3 +378,73 @@ def test_iam_refuses_a_model_that_is_only_a_profile_region(capsys: Any) -> None:
         assert run(parse("iam", "--account", "111122223333", "--model", model)) == 3
         out = capsys.readouterr().out
         assert "invalid flags, nothing called" in out and "names an inference profile" in out
+
+
+def test_dry_run_refuses_a_model_spec_the_runtime_could_not_start(
+    aws: Stubbed, capsys: Any
+) -> None:
+    argv = ("agent", "--image", IMAGE, "--role", ROLE, "--tts-endpoint", "k", "--model", "gpt4")
+    assert run(parse(*argv, "--dry-run"), aws.executor) == 3
+    assert "--model: unknown model spec 'gpt4'" in capsys.readouterr().out
+
+
+def test_dry_run_refuses_an_engine_device_and_instance_type_that_cannot_run(
+    aws: Stubbed, capsys: Any
+) -> None:
+    argv = ("tts", "--image", IMAGE, "--role", ROLE, "--engine", "onnx", "--device", "cuda")
+    assert run(parse(*argv, "--instance-type", "ml.banana.xlarge", "--dry-run"), aws.executor) == 3
+    out = capsys.readouterr().out
+    assert "--instance-type 'ml.banana.xlarge' is not a SageMaker endpoint instance type" in out
+    assert "--device cuda with --engine onnx: only torch runs on CUDA" in out
+    assert '"operation"' not in out  # no plan printed
+
+
+def test_onnx_runs_on_the_cpu_unless_told_otherwise(aws: Stubbed, capsys: Any) -> None:
+    argv = ("tts", "--image", IMAGE, "--role", ROLE, "--engine", "onnx", "--dry-run")
+    assert run(parse(*argv), aws.executor) == 0
+    (model, *_) = json.loads(capsys.readouterr().out)["if_absent"]
+    assert model["params"]["PrimaryContainer"]["Environment"] == {
+        "TTS_ENGINE": "onnx",
+        "TTS_DEVICE": "cpu",
+    }
+
+
+@pytest.fixture
+def no_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The standard chain finds nothing: no keys, no files, no instance or container metadata."""
+    for name in (
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_PROFILE",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
+@pytest.mark.parametrize("argv", [("status",), ("teardown", "--yes-delete")])
+def test_no_credentials_is_one_line_and_exit_1(
+    no_credentials: None, argv: tuple[str, ...], capsys: Any
+) -> None:
+    assert run(parse(*argv)) == 1  # real boto3 clients: they fail before sending anything
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        f"deploy {argv[0]}: no AWS credentials: set up the standard chain (aws configure, "
+        "AWS_PROFILE, AWS_ACCESS_KEY_ID ...)\n"
+    )
+
+
+def test_teardown_without_confirmation_needs_no_credentials(
+    no_credentials: None, capsys: Any
+) -> None:
+    assert run(parse("teardown")) == 1  # nothing deleted, as ever without --yes-delete
+    out, err = capsys.readouterr()
+    plan = json.loads(out)  # what a dry run prints: every delete the reads could lead to
+    assert [c["operation"] for c in plan["deletes"]][-1] == "delete_agent_runtime"
+    assert err.count("\n") == 1 and err.startswith("deploy teardown: nothing read, nothing deleted")

@@ -107,6 +107,12 @@ def test_ecr_image_uris_pass(image: str) -> None:
         ({"min_instances": 0, "max_instances": 0}, "--min 0"),
         ({"min_instances": 5, "max_instances": 2}, "--max 2 is below --min 5"),
         ({"target_streams": 0.0}, "--target-streams 0"),
+        ({"instance_type": "ml.banana.xlarge"}, "not a SageMaker endpoint instance type"),
+        (
+            {"environment": container_environment("torch"), "instance_type": "ml.c7i.xlarge"},
+            "--device cuda on ml.c7i.xlarge: not an NVIDIA GPU instance",
+        ),
+        ({"environment": container_environment("onnx", "cuda")}, "--device cuda with --engine"),
     ],
 )
 def test_each_flag_aws_would_refuse_is_named(spec: dict[str, Any], says: str) -> None:

@@ -261,3 +261,38 @@ def test_event_parser_is_independent_of_network_chunking(page: Page, stack: Serv
         {"type": "segment", "seq": 0},
         {"type": "turn.end"},
     ]
+
+
+# The widest figures each tile shows (a 29 s turn, as on a slow box), then, in the same frame,
+# every part of the latency panel whose box leaves the viewport or whose text overflows.
+WIDE_FIGURES_JS = """() => new Promise((resolve) => requestAnimationFrame(() => {
+  const widest = {ttft: "29,210 ms", ttfa: "29,210 ms", total: "29,210 ms", underruns: "12,345",
+                  bytes: "999.9 KB", audio: "999.9 s", rate: "999.9 KB/s"};
+  for (const [name, text] of Object.entries(widest)) {
+    document.querySelector(`[data-metric="${name}"]`).textContent = text;
+  }
+  const parts = [...document.querySelectorAll("#latency-title, .metrics > div, .metrics dt, " +
+    ".metrics dd, #server-metrics, #timeline, .legend")];
+  const outside = parts.map((e) => [e, e.getBoundingClientRect()])
+    .filter(([, r]) => r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth)
+    .map(([e, r]) => `${e.id || e.className || e.tagName} ${JSON.stringify(r)}`);
+  const overflowing = parts.filter((e) => e.scrollWidth > e.clientWidth)
+    .map((e) => `${e.textContent}: ${e.scrollWidth} > ${e.clientWidth}`);
+  const scrolls = [document.scrollingElement, document.querySelector(".side")]
+    .filter((e) => e.scrollHeight > e.clientHeight).map((e) => e.className || e.tagName);
+  resolve({outside, overflowing, scrolls});
+}))"""
+
+
+def test_at_1280_by_800_the_whole_latency_panel_is_in_view_and_no_figure_overflows(
+    page: Page, speechless_stack: ServerThread
+) -> None:
+    page.set_viewport_size({"width": 1280, "height": 800})
+    open_chat(page, speechless_stack)
+    voice_agent = speechless_stack._server.config.app.state.voice_agent  # type: ignore[attr-defined]
+    model = voice_agent.conversations.get(page.evaluate("voiceChat.conversationId")).agent.model
+    model.update_config(sentences=12, tokens_per_second=2000)  # a long reply, a tall timeline
+    type_and_send(page, "Tell me everything about streaming speech")
+    wait_turn(page, 1)
+    assert len(state(page)["turns"][0]["segments"]) == 12
+    assert page.evaluate(WIDE_FIGURES_JS) == {"outside": [], "overflowing": [], "scrolls": []}

@@ -17,6 +17,8 @@ import httpx
 import pytest
 
 from agent.core.llm import demo_reply
+from agent.core.memory import INTERRUPTED_NOTE, NOTHING_HEARD_NOTE
+from agent.core.service import VoiceAgent
 from tests.e2e.browser_helpers import (
     PROMPT,
     Page,
@@ -35,6 +37,18 @@ from tts_server.testing.server_thread import ServerThread
 pytest_plugins = ("tests.e2e.browser_helpers",)  # the stacks, the browser, a fresh page
 
 ONE_FRAME_S = 0.1  # an audio frame holds at most 100 ms
+# The reply of turn n as shown: its text outside `.unheard`, and inside.
+REPLY_JS = """(n) => {
+  const reply = document.querySelectorAll(".msg.agent")[n - 1];
+  const body = reply.querySelector(".body").cloneNode(true);
+  const unheard = [...body.querySelectorAll(".unheard")].map((e) => e.textContent).join(" ");
+  body.querySelectorAll(".unheard").forEach((e) => e.remove());
+  return {heard: body.textContent, unheard, cut: reply.dataset.cut === "true"};
+}"""
+
+
+def words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
 
 
 class SocketLog:
@@ -138,6 +152,16 @@ def test_barge_in_over_the_websocket_silences_the_old_turn_within_one_frame(
     assert kinds[confirmed + 1] == "turn.start"  # nothing of turn 1 after its confirmation
     assert snapshot["turns"][1]["status"] == "complete"
     assert_in_order(chunks_of(snapshot, 2))
+
+    # The page shows what the conversation kept: the words heard plain, the rest struck out.
+    reply = page.evaluate(REPLY_JS, 1)
+    assert reply["cut"] and reply["unheard"].strip(), reply
+    voice_agent: VoiceAgent = stack._server.config.app.state.voice_agent
+    key = page.evaluate("voiceChat.conversationId")
+    kept = voice_agent.conversations.get(key).agent.messages[1]["content"][0]["text"]
+    kept = "" if kept == NOTHING_HEARD_NOTE else kept.removesuffix(INTERRUPTED_NOTE)
+    assert words(reply["heard"]) == words(kept), (reply, kept)
+    assert words(reply["heard"] + " " + reply["unheard"]) == words(first["text"])
 
 
 def test_stop_over_the_websocket_cancels_the_turn_on_the_server(

@@ -15,7 +15,7 @@ import httpx
 import numpy as np
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from tests.conftest import wait_healthy
 from tts_protocol import (
@@ -215,6 +215,22 @@ def test_invocations_bad_requests_get_4xx_json(
     response = httpx.post(f"{tts_server.http_url}/invocations", content=body, timeout=30)
     assert response.status_code == 400
     assert response.json()["error"]["code"] == code
+
+
+def test_invocations_says_the_body_is_not_json_not_a_frame(tts_server: ServerThread) -> None:
+    response = httpx.post(f"{tts_server.http_url}/invocations", content=b"{oops", timeout=30)
+    assert response.json()["error"]["message"].startswith("body is not JSON: ")
+
+
+async def test_a_websocket_at_an_unknown_path_is_a_404_not_a_403(tts_server: ServerThread) -> None:
+    with pytest.raises(InvalidStatus) as refused:
+        await connect(f"ws://127.0.0.1:{tts_server.port}/nowhere")
+    assert refused.value.response.status_code == 404
+    message = json.loads(refused.value.response.body)["error"]["message"]
+    assert message == (
+        "there is no WebSocket at /nowhere; the stream is at /invocations-bidirectional-stream "
+        "or /ws"
+    )
 
 
 def test_invocations_refuses_an_oversized_body_with_413(tts_server: ServerThread) -> None:

@@ -27,13 +27,14 @@ from websockets.sync.client import connect
 from tests.conftest import start_server
 from tts_protocol import SAMPLE_RATE, End, Ready, Speak, decode_server, encode, parse_voice
 from tts_protocol.validation import VoiceMix
+from tts_protocol.voices import OPENAI_VOICES
 from tts_server.app import create_app
 from tts_server.engines import Engine, EngineError
 from tts_server.engines.scheduler import Piece
 from tts_server.engines.timings import Timed
 from tts_server.openai_api.audio_encoding import ENCODINGS, AudioFormat
 from tts_server.openai_api.routes import create_router
-from tts_server.openai_api.speech_request import MODELS, OPENAI_VOICES
+from tts_server.openai_api.speech_request import MODELS
 from tts_server.settings import Settings
 from tts_server.testing.server_thread import ServerThread
 

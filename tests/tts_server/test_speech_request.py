@@ -19,8 +19,6 @@ from tts_server.openai_api.speech_request import (
     ApiError,
     NormalizationOptions,
     VoiceId,
-    nearest_voice,
-    openai_voice_map,
     parse_speech,
     prepare_speech,
 )
@@ -99,18 +97,6 @@ def test_a_bad_value_says_which_and_why() -> None:
     error = refusal({**GOOD, "speed": "fast"})
     assert (error.status, error.code, error.param) == (400, "invalid_value", "speed")
     assert error.message.startswith("invalid value for 'speed': ")
-
-
-def test_openai_names_match_the_whole_name_after_the_language_and_gender() -> None:
-    # "af_new_alloy" is not "alloy": only the part after the first underscore is the name
-    mapping = openai_voice_map(("af_heart", "af_new_alloy", "custom"), "af_heart")
-    assert mapping["alloy"] == "af_heart"
-    assert openai_voice_map(("custom", "af_alloy"), "custom")["alloy"] == "af_alloy"
-
-
-def test_a_voice_with_no_kokoro_name_is_ranked_last_for_either_gender() -> None:
-    assert nearest_voice(("custom", "jm_kumo"), "custom", "f") == "custom"  # no f: the default
-    assert nearest_voice(("custom", "jf_alpha"), "jm_kumo", "f") == "jf_alpha"
 
 
 # --- what Kokoro adds to OpenAI's schema (literal limits) ---------------------------------

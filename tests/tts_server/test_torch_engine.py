@@ -6,6 +6,7 @@ import asyncio
 import itertools
 import shutil
 import tempfile
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -434,3 +435,15 @@ def test_a_batched_forward_times_each_piece_as_if_alone(engine: TorchEngine) -> 
         assert timed.bounds.size == len(piece.phonemes) + 1
         assert timed.bounds[-1] < timed.audio.size  # the trailing pad's frames come after
         assert np.all(np.diff(timed.bounds) >= 0)
+
+
+def test_building_kokoro_warns_nothing_at_load(
+    g2p: EnglishG2P, config: dict[str, Any], weights: Path, scratch: Path
+) -> None:
+    """kokoro's deprecated weight norm and its one-layer LSTMs' dropout (0.2 in the real config)
+    make no FutureWarning and no UserWarning at start."""
+    write_model_dir(scratch, {**config, "dropout": 0.2}, weights)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)
+        warnings.simplefilter("error", UserWarning)
+        assert TorchEngine(g2p, scratch, device="cpu").voices == ("af_heart", "am_adam")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import re
+import socket
 import wave
 from collections.abc import Iterator
 from pathlib import Path
@@ -130,3 +131,61 @@ def test_a_refused_prompt_is_reported_and_the_exit_status_is_1(
         cli.main(["chat", "--url", url, "--prompt", "hi", "--speed", "9"])
     assert exit.value.code == 1
     assert "[invalid_speed]" in capsys.readouterr().err
+
+
+# --- no conversation: one line on stderr, exit 2 ----------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def chat_fails(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """Run ``voice-agent chat``; assert exit 2 and one line on stderr; that line."""
+    with pytest.raises(SystemExit) as exit:
+        cli.main(["chat", *argv, "--prompt", "hi"])
+    assert exit.value.code == chat.NO_CONVERSATION == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("voice-agent chat: ")
+    return err
+
+
+def test_nothing_listening_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"ws://127.0.0.1:{free_port()}/ws"
+    assert f"nothing listens at {url}" in chat_fails(["--url", url], capsys)
+
+
+def test_an_http_url_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    err = chat_fails(["--url", "http://127.0.0.1:8000/ws"], capsys)
+    assert "http://127.0.0.1:8000/ws is not a WebSocket URL" in err
+
+
+def test_a_wrong_path_is_a_404_and_one_line(
+    dev_server: ServerThread, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"ws://127.0.0.1:{dev_server.port}/wrong"
+    err = chat_fails(["--url", url], capsys)
+    assert f"{url} refused the WebSocket handshake: HTTP 404 no WebSocket at /wrong" in err
+
+
+def test_the_tts_url_by_mistake_is_one_line_at_once(
+    tts_server: ServerThread, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = chat_fails(["--url", tts_server.ws_url], capsys)
+    assert f"{tts_server.ws_url} is not the agent's socket (a TTS server's socket)" in err
+
+
+def test_a_runtime_without_credentials_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")  # no instance metadata lookup
+    monkeypatch.delenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", raising=False)
+    monkeypatch.delenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", raising=False)
+    monkeypatch.delenv("AWS_WEB_IDENTITY_TOKEN_FILE", raising=False)
+    assert "no AWS credentials" in chat_fails(["--runtime-arn", ARN], capsys)

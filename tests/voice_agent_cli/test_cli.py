@@ -4,6 +4,7 @@ before it prints its URL and hands its engine flags to the TTS child."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
 import subprocess
@@ -14,11 +15,13 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from strands import Agent
 
 from agent.config import AgentConfig
 from bench.latency import agent_latency
 from devtools import audit
 from tts_client import acceptance
+from tts_protocol import READINESS_POLL
 from tts_server.settings import EngineName
 from voice_agent_cli import cli, local_tts
 
@@ -208,6 +211,7 @@ def test_engine_and_model_dir_reach_the_tts_childs_command_line(
         "127.0.0.1",
         "--port",
         str(tts_port),
+        "--no-banner",  # the dev server prints the one banner
         "--engine",
         "torch",
         "--model-dir",
@@ -258,16 +262,52 @@ def test_a_bad_agent_is_one_line_and_exit_2_before_any_port_is_bound(
     )
 
 
-def test_the_agent_flag_reaches_the_server_and_the_model_flag_its_factory(
-    bound_port: int,
+def model_of_the_flag() -> Agent:
+    """An agent factory that tells which model ``--model`` named, by failing with it."""
+    raise RuntimeError(f"asked for {os.environ['VOICE_AGENT_MODEL']}")
+
+
+def test_the_model_flag_reaches_the_agent_factory_through_its_variable(
+    held_port: int,
     no_child: list[list[str]],
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setenv("VOICE_AGENT_MODEL", "demo")  # restored after: the flag sets it
-    argv = ["dev", "--port", str(free_port()), "--tts-port", str(bound_port)]
-    argv += ["--agent", "examples.clock_and_math_agent:create_agent", "--model", "gpt"]
-    with pytest.raises(SystemExit) as exited:  # the example's make_model() reads the flag
+    argv = ["dev", "--port", str(held_port), "--model", "bedrock:my-model"]
+    argv += ["--agent", "tests.voice_agent_cli.test_cli:model_of_the_flag"]
+    with pytest.raises(SystemExit) as exited:
         cli.main(argv)
     assert exited.value.code == 2 and no_child == []
-    assert "unknown model spec 'gpt'" in capsys.readouterr().err
+    assert capsys.readouterr().err == (
+        "voice-agent dev: agent factory tests.voice_agent_cli.test_cli:model_of_the_flag failed: "
+        "RuntimeError: asked for bedrock:my-model\n"
+    )
+
+
+def test_a_bad_model_spec_is_one_line_before_anything_starts(
+    no_child: list[list[str]], capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["dev", "--port", str(free_port()), "--tts-port", str(free_port()), "--model", "gpt4"]
+    with pytest.raises(SystemExit) as exited:
+        cli.main(argv)
+    assert exited.value.code == 2 and no_child == []  # no TTS child, no warm-up
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == (
+        "voice-agent dev: --model or VOICE_AGENT_MODEL: unknown model spec 'gpt4'; use 'demo', "
+        "'bedrock:<model-id>' or 'openai:<base-url>#<model>'\n"
+    )
+
+
+def test_the_readiness_poll_is_what_the_tts_server_leaves_out_of_its_log(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    asked: list[str] = []
+
+    class Answer:
+        status_code = 503
+
+    monkeypatch.setattr(local_tts.httpx, "get", lambda url, **_: asked.append(url) or Answer())
+    assert not local_tts._healthy("http://127.0.0.1:9")
+    assert asked == [f"http://127.0.0.1:9{READINESS_POLL}"]

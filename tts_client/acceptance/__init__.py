@@ -14,7 +14,9 @@ the first frame is ``ready``; a speak in a binary frame and one in a text frame 
 audio; garbage bytes, invalid UTF-8, a JSON array and an unknown voice each get their typed
 error, and the connection still serves; 4 pipelined sentences all end, in order; cancel (by id
 and for all) sends no audio after ``cancelled``; first audio and total completion of the 4
-sentences, reported separately. The exit status is 1 if any check failed.
+sentences, reported separately; the total fails at a real-time factor (its time over the
+audio's) above ``--max-rtf`` (default 1: slower than real time cannot stream; a higher value
+relaxes it). The exit status is 1 if any check failed.
 """
 
 from __future__ import annotations
@@ -22,12 +24,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 
-from tts_client.acceptance.checks import FAIL, NA, PASS, TIMEOUT_S, Acceptance, Check, report
+from tts_client.acceptance.checks import (
+    FAIL,
+    MAX_RTF,
+    NA,
+    PASS,
+    TIMEOUT_S,
+    Acceptance,
+    Check,
+    report,
+)
 from tts_client.acceptance.targets import AcceptanceTarget, SageMakerTarget, WebSocketTarget
 from tts_client.errors import TransportUnavailable
 
 __all__ = [
     "FAIL",
+    "MAX_RTF",
     "NA",
     "PASS",
     "Acceptance",
@@ -51,6 +63,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=TIMEOUT_S, help="seconds per reply")
     parser.add_argument("--max-first-audio-ms", type=float, help="fail above this first audio")
     parser.add_argument("--max-total-ms", type=float, help="fail above this total completion")
+    parser.add_argument(
+        "--max-rtf",
+        type=float,
+        default=MAX_RTF,
+        help="fail when the total completion over the audio's length is above this (default 1)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -66,7 +84,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     print(f"acceptance: {target.name}")
     checks = asyncio.run(
-        Acceptance(target, args.timeout, args.max_first_audio_ms, args.max_total_ms).run()
+        Acceptance(
+            target, args.timeout, args.max_first_audio_ms, args.max_total_ms, args.max_rtf
+        ).run()
     )
     text, status = report(checks, "acceptance")
     print(text)

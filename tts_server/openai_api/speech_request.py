@@ -7,8 +7,6 @@ the engine's (``prepare_speech``: an unknown voice, unsupported text).
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
 from typing import Any, Literal
 
 from fastapi.responses import JSONResponse
@@ -16,33 +14,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from tts_protocol import MAX_SPEED, MIN_SPEED, ErrorCode, ProtocolError, parse_voice
 from tts_protocol.validation import VoiceMix
+from tts_protocol.voices import resolve_voice
 from tts_server.engines.base import Engine
 from tts_server.engines.prepared import Prepared, Refusal
 from tts_server.normalize import Options
 from tts_server.service import RETRY_AFTER_S, SynthesisRefused
 
 MODELS = ("kokoro", "tts-1", "tts-1-hd", "gpt-4o-mini-tts", "gpt-4o-mini-tts-2025-12-15")
-# OpenAI's voices by gender: as Kokoro's packs of the same name have it (af_alloy, am_echo,
-# bm_fable, ...), else as OpenAI's voice is heard.
-OPENAI_VOICE_GENDERS = {
-    "alloy": "f",
-    "ash": "m",
-    "ballad": "m",
-    "cedar": "m",
-    "coral": "f",
-    "echo": "m",
-    "fable": "m",
-    "marin": "f",
-    "nova": "f",
-    "onyx": "m",
-    "sage": "f",
-    "shimmer": "f",
-    "verse": "m",
-}
-OPENAI_VOICES = tuple(OPENAI_VOICE_GENDERS)
-# A Kokoro voice name says its language and gender: "af_heart" is American English, female.
-_KOKORO_NAME = re.compile(r"([a-z])([fm])_")
-_ENGLISH = ("a", "b")  # American, then British
 MAX_INPUT_CHARS = 4096  # OpenAI's limit
 OPENAI_MIN_SPEED, OPENAI_MAX_SPEED = 0.25, 4.0
 PARAMS = {"voice": "voice", "text": "input"}  # a refusal's field, as OpenAI's parameter
@@ -174,38 +152,15 @@ def parse_speech(body: bytes) -> SpeechRequest:
     return speech
 
 
-def nearest_voice(voices: Sequence[str], default: str, gender: str) -> str:
-    """The voice nearest to one of ``gender``: the same gender first, then English (American,
-    then British), then the default voice, then by name."""
-
-    def rank(voice: str) -> tuple[bool, int, bool, str]:
-        kokoro = _KOKORO_NAME.match(voice)
-        language, sex = kokoro.groups() if kokoro else ("", "")
-        english = _ENGLISH.index(language) if language in _ENGLISH else len(_ENGLISH)
-        return sex != gender, english, voice != default, voice
-
-    return min(voices, key=rank)
-
-
-def openai_voice_map(voices: Sequence[str], default: str) -> dict[str, str]:
-    """OpenAI's voice names to the engine's: ``alloy`` → ``af_alloy`` where the engine has it,
-    else the nearest voice of the same gender (``onyx`` → ``am_adam``, or ``jm_kumo``)."""
-    mapping: dict[str, str] = {}
-    for name, gender in OPENAI_VOICE_GENDERS.items():
-        named = [voice for voice in voices if voice.split("_", 1)[-1] == name]
-        mapping[name] = nearest_voice(named or voices, default, gender)
-    return mapping
-
-
 def voice_mix(engine: Engine, voice: str | VoiceId) -> VoiceMix:
-    """``voice`` parsed; an OpenAI name the engine lacks maps to a voice it has."""
+    """``voice`` parsed; an OpenAI name the engine lacks is the voice it stands for
+    (``tts_protocol.voices``, as the agent maps it)."""
     name = voice.id if isinstance(voice, VoiceId) else voice
-    if name in OPENAI_VOICES and name not in engine.voices:
-        name = openai_voice_map(engine.voices, engine.default_voice)[name]
     try:
-        return parse_voice(name)
+        mix = parse_voice(name)
     except ProtocolError as exc:  # a malformed blend
         raise ApiError(400, exc.message, param="voice", code="unknown_voice") from exc
+    return resolve_voice(mix, engine.voices, engine.default_voice)
 
 
 def prepare_speech(engine: Engine, speech: SpeechRequest) -> Prepared:

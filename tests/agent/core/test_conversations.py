@@ -19,6 +19,7 @@ from agent.requests import TurnRequest
 from tests.conftest import start_server
 from tts_client import SessionConfig, SessionPool, TTSConnectionError, WebSocketTransport
 from tts_client.testing.recording import RecordingTransport
+from tts_client.transports.base import Connection
 from tts_server.testing.fake_engine import FakeEngine
 from tts_server.testing.server_thread import ServerThread
 
@@ -159,17 +160,38 @@ async def test_a_dropped_conversation_stops_its_running_turn(transport: Recordin
         await conversations.aclose()
 
 
+class SlowFirstConnect(RecordingTransport):
+    """Its first connection is held until ``go``: a borrow caught connecting."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(WebSocketTransport(url))
+        self.connecting = asyncio.Event()
+        self.go = asyncio.Event()
+
+    async def connect(self) -> Connection:
+        if not self.connecting.is_set():
+            self.connecting.set()
+            await self.go.wait()
+        return await super().connect()
+
+
 async def test_a_turn_superseded_while_it_borrows_gives_the_session_back(
-    conversations: Conversations,
+    fake_server: ServerThread,
 ) -> None:
-    conversation = conversations.get("hasty")
-    first = await conversation.start_turn(TurnRequest("Never mind"))
-    events = asyncio.create_task(collect(first))
-    await asyncio.sleep(0)  # its tasks have started: the borrow is connecting
-    second = await conversation.start_turn(TurnRequest("Hello"))
-    assert error_codes(await asyncio.wait_for(events, 10)) == ["superseded"]
-    assert spoken(await collect(second))
-    assert conversations.pool.lent == set()
+    transport = SlowFirstConnect(fake_server.ws_url)
+    conversations = Conversations(demo_agent, transport)
+    try:
+        conversation = conversations.get("hasty")
+        first = await conversation.start_turn(TurnRequest("Never mind"))
+        events = asyncio.create_task(collect(first))
+        await transport.connecting.wait()  # its borrow is connecting
+        second = await conversation.start_turn(TurnRequest("Hello"))
+        assert error_codes(await asyncio.wait_for(events, 10)) == ["superseded"]
+        assert spoken(await collect(second))
+        assert transport.connects == 1  # the second turn's: the first's borrow was stopped
+        assert conversations.pool.lent == set()
+    finally:
+        await conversations.aclose()
 
 
 async def test_busy_while_a_turn_runs(conversations: Conversations) -> None:

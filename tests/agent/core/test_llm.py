@@ -11,6 +11,7 @@ from strands.models import BedrockModel
 from strands.models.openai import OpenAIModel
 
 from agent.core.llm import (
+    QUOTED_WORDS,
     DemoConfig,
     DemoModel,
     ModelSpecError,
@@ -58,6 +59,14 @@ async def test_demo_model_answers_the_latest_prompt_and_is_deterministic() -> No
     assert first.startswith("You said: first question.")
     assert second.startswith("You said: second question.")
     assert demo_reply("second question", 4) == second
+
+
+def test_demo_reply_quotes_the_whole_prompt_or_says_it_is_shortened() -> None:
+    said = "What is streaming speech and why does it matter to a voice agent?"
+    assert demo_reply(said, 1) == f"You said: {said[:-1]}."
+    long = " ".join(f"w{i}" for i in range(QUOTED_WORDS + 1))
+    quoted = " ".join(f"w{i}" for i in range(QUOTED_WORDS))
+    assert demo_reply(long, 1) == f"You said, shortened: {quoted}..."
 
 
 async def test_demo_model_stream_is_cancellable() -> None:

@@ -83,6 +83,10 @@ def test_without_timings_the_text_is_cut_in_proportion_to_its_characters() -> No
     assert segment.heard(500.0) == "aaaa bbbb"
     assert segment.heard(100.0) == ""
     assert segment.heard(2_000.0) == "aaaa bbbb cccc dddd"
+    # "cccc" is characters 10-14, its middle at 12 (of 19): begun but not half said, it is
+    # not heard; half said but not ended, it is
+    assert segment.heard(600.0) == "aaaa bbbb"  # up to character 11.4
+    assert segment.heard(700.0) == "aaaa bbbb cccc"  # up to 13.3
 
 
 def test_with_no_report_what_was_sent_as_audio_counts() -> None:
@@ -137,6 +141,20 @@ def test_a_cut_keeps_completed_tool_exchanges_and_drops_a_half_tool_call() -> No
         "content": [{"text": f"Let me look. It is noon {INTERRUPTED_NOTE}"}],
     }
     assert roles(messages) == ["user", "assistant"] * 3
+
+
+def test_a_tool_call_answered_only_in_part_is_dropped() -> None:
+    """Two tool uses in one message, one result back: Bedrock and Anthropic refuse a history
+    with a tool use that has no result, so the whole exchange goes."""
+    use = tool_use("t1")
+    use["content"].append({"toolUse": {"toolUseId": "t2", "name": "clock", "input": {}}})
+    prompt = {"role": "user", "content": [{"text": "Two clocks?"}]}
+    messages = [prompt, use, tool_result("t1")]
+    remember(messages, 0, "Two clocks?", "Let me look.")
+    assert messages == [
+        prompt,
+        {"role": "assistant", "content": [{"text": f"Let me look. {INTERRUPTED_NOTE}"}]},
+    ]
 
 
 def test_a_cut_before_strands_recorded_the_prompt_still_alternates() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Iterator
 
+import httpx
 import pytest
 from starlette.testclient import TestClient
 
@@ -16,6 +17,7 @@ from agent.doors import agentcore as agentcore_app
 from agent.doors import devserver
 from agent.doors.wiring import FrontDoor
 from agent.requests import BadRequest, parse_request
+from tts_protocol import parse_voice
 from tts_server.testing.server_thread import ServerThread
 
 NOWHERE = "ws://127.0.0.1:9/invocations-bidirectional-stream"  # the discard port
@@ -43,6 +45,18 @@ async def test_a_voice_the_server_has_starts_a_turn_in_that_conversation(
     assert turn.request.voice == (("jf_alpha", 1.0),)  # parsed once, by the request
     assert voice_agent.conversations.get("c2").current is turn
     assert voice_agent.conversations.busy
+    turn.supersede()
+
+
+async def test_openai_voice_names_are_what_the_tts_servers_v1_makes_of_them(
+    voice_agent: VoiceAgent, tts_server: ServerThread
+) -> None:
+    async with httpx.AsyncClient(base_url=tts_server.http_url) as client:
+        v1 = (await client.get("/v1/audio/voices")).json()["openai_voices"]
+    for name, voice in v1.items():  # one mapping for every door: /v1, POST, /ws
+        assert await voice_agent.check_voice(parse_voice(name)) == ((voice, 1.0),), name
+    turn = await voice_agent.start(parse_request({"prompt": "Hi", "voice": "nova"}), "c5")
+    assert turn.request.voice == ((v1["nova"], 1.0),)  # the TTS server is sent its own name
     turn.supersede()
 
 

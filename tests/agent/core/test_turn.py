@@ -15,7 +15,7 @@ from agent.core.llm import DemoConfig, DemoModel
 from agent.core.turn import Turn
 from agent.events import AUDIO_EVENT_BYTES, AudioDelta, Segment
 from agent.requests import TurnRequest
-from tts_client import SessionPool, TTSError, TTSSession, WebSocketTransport
+from tts_client import SessionPool, TTSConnectionError, TTSError, TTSSession, WebSocketTransport
 from tts_client.testing.recording import RecordingTransport
 from tts_server.testing.server_thread import ServerThread
 
@@ -176,6 +176,24 @@ async def test_closing_the_stream_mid_turn_cancels_synthesis(
     async with asyncio.timeout(10):  # the server confirms every cancelled segment
         while session.pending:
             await asyncio.sleep(0.02)
+
+
+async def test_a_link_lost_while_a_cut_turn_cancels_its_segments_still_ends_it(
+    session: TTSSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def link_lost() -> None:
+        raise TTSConnectionError("the connection was lost")
+
+    monkeypatch.setattr(session, "cancel_all", link_lost)
+    lender = source(session)
+    turn = Turn(TurnRequest("Long answer please"), demo_agent(sentences=8), lender)
+    stream = turn.run()
+    async for event in stream:
+        if isinstance(event, Segment) and event.seq >= 2:
+            break
+    assert session.pending >= 1  # so the turn's end cancels them, and that fails
+    await stream.aclose()  # does not raise
+    assert turn.finished.is_set() and lender.returned == [session]
 
 
 async def test_superseded_turn_stops_and_ends(session: TTSSession) -> None:

@@ -83,6 +83,7 @@ async def test_over_sse_a_tool_call_is_told_and_spoken_around(tool_server: Serve
         async for line in sse.aiter_lines():
             if line.startswith("data: "):
                 events.append(json.loads(line.removeprefix("data: ")))
+        scraped = (await http.get("/metrics")).text
     frames: list[Frame] = list(events)
     start = at(frames, "tool.start", name="convert_units")
     end = at(frames, "tool.end", id=events[start]["id"], status="ok")
@@ -91,7 +92,6 @@ async def test_over_sse_a_tool_call_is_told_and_spoken_around(tool_server: Serve
     audio = {e["seq"] for e in events if e["type"] == "audio.delta"}
     assert audio == {0, 1, 2}  # speech before and after the tool
     assert [e["type"] for e in events][-2:] == ["metrics", "turn.end"]
-    scraped = httpx.get(f"{tool_server.http_url}/metrics").text
     assert 'agent_tool_seconds_count{status="ok",tool="convert_units"} 1.0' in scraped
 
 

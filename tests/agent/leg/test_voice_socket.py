@@ -39,7 +39,7 @@ from agent.listening.listener import ListeningService
 from agent.listening.recognizer import Recognition, RecognitionError, RecognizerUnavailable
 from agent.requests import BadRequest, PlaybackReport, TurnRequest
 from tests.agent.listening.speech import mic_frames, silence, spoken
-from tts_protocol import parse_voice
+from tts_protocol import VoiceMix, parse_voice, voice_name
 from tts_server.engines import Engine
 
 Frame = dict[str, Any] | bytes
@@ -76,6 +76,13 @@ class Script:
         self.conversations.append(conversation)
         self._superseded = asyncio.Event()
         return self._events(f"t{len(self.requests)}", self._superseded)
+
+    async def check_voice(self, voice: VoiceMix) -> VoiceMix:
+        """A TTS server with ``jf_alpha`` and ``jm_kumo``, ``nova`` standing for ``jf_alpha``."""
+        resolved = tuple(("jf_alpha" if name == "nova" else name, share) for name, share in voice)
+        if any(name not in ("jf_alpha", "jm_kumo") for name, _ in resolved):
+            raise BadRequest("unknown_voice", f"unknown voice {voice_name(voice)!r}")
+        return resolved
 
     async def _events(self, turn_id: str, superseded: asyncio.Event) -> AsyncIterator[Event]:
         ended = False
@@ -220,6 +227,7 @@ class Socket:
             script.start,  # type: ignore[arg-type]  # an async generator, as a turn's events are
             "c1",
             idle_s,
+            check_voice=script.check_voice,
             listening=service,
             observe=self.observe,
         )
@@ -338,6 +346,34 @@ async def test_config_sets_and_unsets_the_defaults_of_later_prompts() -> None:
         {"type": "config", "voice": "jm_kumo", "marks": True},
     ]
     assert script.requests == [TurnRequest("Hi", voice=parse_voice("jf_alpha"), marks=True)]
+
+
+async def test_a_config_with_an_unknown_voice_is_refused_at_once_and_the_last_one_kept() -> None:
+    script = Script(segments=0)
+    async with Socket(script) as socket:
+        client = socket.client
+        client.say({"type": "config", "voice": "jm_kumo", "speed": 1.2})
+        await client.wait_for("config")
+        client.say({"type": "config", "voice": "nobody", "speed": 1.5})
+        await client.wait_for("error")
+        client.say({"type": "config", "marks": True})
+        await client.wait_for("config", 2)
+        client.say(prompt("Hi"))
+        client.say({"type": "config", "voice": "nova"})  # OpenAI's name: the voice it stands for
+        client.say(prompt("Again"))
+        await client.wait_for("turn.end", 2)
+    error = client.of_type("error")[0]
+    assert (error["code"], error["in_reply_to"]) == ("unknown_voice", "config")
+    assert client.of_type("config")[1] == {
+        "type": "config",
+        "voice": "jm_kumo",
+        "speed": 1.2,
+        "marks": True,
+    }
+    assert script.requests[0] == TurnRequest(
+        "Hi", voice=parse_voice("jm_kumo"), speed=1.2, marks=True
+    )
+    assert script.requests[1].voice == parse_voice("jf_alpha")
 
 
 async def test_a_heard_report_goes_with_the_next_prompt_only() -> None:

@@ -151,6 +151,7 @@ async def test_bad_messages_get_typed_errors_and_the_socket_keeps_serving(
         ('{"type": "prompt", "prompt": "hi", "sped": 1.5}', "unknown_field", "prompt"),
         ('{"type": "config", "speed": 7}', "invalid_config", "config"),
         ('{"type": "config", "volume": 3}', "unknown_field", "config"),
+        ('{"type": "config", "voice": "nobody"}', "unknown_voice", "config"),  # not echoed
         ('{"type": "cancel", "now": true}', "unknown_field", "cancel"),
     ]
     async with await open_socket(agent_server, "ws-bad") as socket:

@@ -51,8 +51,24 @@ def test_hysteresis_keeps_speech_going_over_a_dip_under_the_threshold() -> None:
     assert isinstance(found[-1], Ended) and found[-1].at_ms == 40 * WINDOW_MS
 
 
+@pytest.mark.parametrize("dip", [0.36, 0.34])
+def test_speech_goes_on_over_the_release_threshold_and_ends_under_it(dip: float) -> None:
+    """The release threshold is 0.35 (0.5 - 0.15): a dip just over it keeps the speech going,
+    one just under it is silence, and the utterance ends where the voiced windows did."""
+    started, ended = run([0.9] * 10 + [dip] * 30 + [0.01] * 20)
+    assert started == Started(0.0) and isinstance(ended, Ended)
+    assert ended.at_ms == (40 if dip > 0.35 else 10) * WINDOW_MS
+
+
 def test_a_click_shorter_than_the_onset_is_not_speech() -> None:
     assert run([0.01] * 5 + [0.9] + [0.01] * 40) == []
+
+
+def test_voiced_windows_lasting_exactly_the_onset_start_an_utterance() -> None:
+    onset = CONFIG.onset_ms // WINDOW_MS  # 64 ms: two windows
+    found = run([0.01] * 5 + [0.9] * onset + [0.01] * 40)
+    assert found[0] == Started(5 * WINDOW_MS)
+    assert isinstance(found[1], Ended) and found[1].at_ms == (5 + onset) * WINDOW_MS
 
 
 def test_an_utterance_at_the_cap_is_cut_and_the_next_one_starts() -> None:

@@ -67,6 +67,19 @@ def test_a_press_under_100_ms_is_too_short_to_recognize() -> None:
     assert listener.talk_end() == [SpeechEnd(64.0, 64.0, "too_short")]
 
 
+@pytest.mark.parametrize(
+    ("press_ms", "reason"), [(20, "too_short"), (96, "too_short"), (100, "talk.end")]
+)
+def test_a_press_is_too_short_by_its_own_length_not_its_preroll(press_ms: int, reason: str) -> None:
+    listener = Listener(CONFIG, "push_to_talk", Clock())
+    listener.feed(silence(500), False)  # before the press: 192 ms of it is the pre-roll
+    listener.talk_start(False)
+    listener.feed(silence(press_ms), False)
+    ended, *utterance = listener.talk_end()
+    assert ended == SpeechEnd(500.0 + press_ms, 192.0 + press_ms, reason)
+    assert len(utterance) == (reason == "talk.end")
+
+
 def test_ten_minutes_held_down_are_cut_at_the_cap_and_memory_stays_bounded() -> None:
     config = UNPACED
     listener = Listener(config, "push_to_talk", Clock())
@@ -111,6 +124,22 @@ def test_hands_free_speech_under_the_threshold_over_a_running_turn_is_not_heard(
         heard += listener.feed(stream[start : start + 640], True)
     assert [type(h).__name__ for h in heard] == ["SpeechStart", "SpeechEnd"]
     assert isinstance(heard[1], SpeechEnd) and heard[1].reason == "too_short"
+
+
+def test_each_utterance_over_a_running_turn_is_judged_on_its_own(request_pcm: bytes) -> None:
+    """One listener, several utterances while the agent speaks: after a barge-in, a cough over
+    the next turn is still too short (not a prompt that cuts it), and speech barges in again."""
+    listener = Listener(UNPACED, "hands_free", Clock())
+    cough = request_pcm[16000:22400]  # 160 ms voiced: under the 200 ms threshold
+    stream = silence(300) + request_pcm + silence(700)
+    stream += cough + silence(700) + request_pcm + silence(700)
+    heard = []
+    for start in range(0, len(stream), 640):
+        heard += listener.feed(stream[start : start + 640], True)
+    speech = ["SpeechStart", "BargeIn", "SpeechEnd", "Utterance"]
+    assert [type(h).__name__ for h in heard] == [*speech, "SpeechStart", "SpeechEnd", *speech]
+    reasons = [h.reason for h in heard if isinstance(h, SpeechEnd)]
+    assert reasons == ["silence", "too_short", "silence"]
 
 
 def test_stop_ends_an_utterance_in_progress_and_drops_it(request_pcm: bytes) -> None:

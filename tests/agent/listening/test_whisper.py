@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import threading
+from typing import Any
 
+import faster_whisper
 import pytest
 
 from agent.config import ListeningConfig
-from agent.listening.recognizer import Recognizer, RecognizerBusy, RecognizerUnavailable
+from agent.listening.recognizer import (
+    RecognitionError,
+    Recognizer,
+    RecognizerBusy,
+    RecognizerUnavailable,
+)
 from agent.listening.whisper import WhisperRecognizer, shared_whisper
 from bench.speech.intelligibility import word_error_rate
 from tests.agent.listening.speech import silence, spoken
@@ -18,6 +26,47 @@ SENTENCES = (
     "What is the capital of France?",
     "Turn on the lights in the kitchen.",
 )
+
+
+OVERLAP_GRACE_S = 0.5  # how long a held recognition waits for another to start beside it
+
+
+class FakeWhisper:
+    """faster-whisper's ``WhisperModel``, faked: each transcription waits for ``go`` (set at
+    first), then raises ``error`` if there is one; ``most`` counts the most that ran at once."""
+
+    def __init__(self, error: Exception | None = None) -> None:
+        self.error = error
+        self.go = threading.Event()
+        self.go.set()
+        self.entered = threading.Event()  # a transcription began
+        self.overlapped = threading.Event()  # two ran at once
+        self.running = self.most = 0
+        self._lock = threading.Lock()
+
+    def transcribe(self, audio: object, **options: object) -> tuple[Any, None]:
+        with self._lock:
+            self.running += 1
+            self.most = max(self.most, self.running)
+            if self.running > 1:
+                self.overlapped.set()
+        self.entered.set()
+        try:
+            self.go.wait()
+            if self.error is not None:
+                raise self.error
+            return iter(()), None
+        finally:
+            with self._lock:
+                self.running -= 1
+
+
+@pytest.fixture
+def fake_whisper(monkeypatch: pytest.MonkeyPatch) -> FakeWhisper:
+    """The model every ``WhisperRecognizer`` made in the test loads (its real ``_load`` runs)."""
+    model = FakeWhisper()
+    monkeypatch.setattr(faster_whisper, "WhisperModel", lambda *args, **kwargs: model)
+    return model
 
 
 @pytest.fixture(scope="module")
@@ -53,16 +102,51 @@ async def test_a_model_that_does_not_load_is_asr_unavailable(tmp_path: object) -
         await recognizer.recognize(silence(100))
 
 
+async def test_a_model_that_fails_on_an_utterance_is_asr_failed(
+    fake_whisper: FakeWhisper,
+) -> None:
+    fake_whisper.error = RuntimeError("out of memory")
+    recognizer = WhisperRecognizer()
+    with pytest.raises(RecognitionError) as failed:
+        await recognizer.recognize(silence(100))
+    assert type(failed.value) is RecognitionError and failed.value.code == "asr_failed"
+    assert str(failed.value) == "recognition failed: RuntimeError: out of memory"
+    assert recognizer.queue_depth == 0
+    fake_whisper.error = None  # the recognizer goes on serving
+    assert (await recognizer.recognize(silence(100))).text == ""
+
+
+@pytest.mark.parametrize("concurrency", [1, 2])
+async def test_no_more_than_the_concurrency_recognize_at_once(
+    fake_whisper: FakeWhisper, concurrency: int
+) -> None:
+    recognizer = WhisperRecognizer(concurrency=concurrency)
+    fake_whisper.go.clear()  # the first recognitions are held until the others had their chance
+    recognitions = [asyncio.ensure_future(recognizer.recognize(silence(100))) for _ in range(4)]
+    await asyncio.to_thread(fake_whisper.entered.wait)
+    assert recognizer.queue_depth == 4  # all four are in the pool, running or waiting
+    # With a pool of two, the second starts beside the first. With one, none ever can, so
+    # the wait runs out, whatever the machine's speed (the grace is not a timed assertion):
+    # a pool that ignored the bound would have started the others at once.
+    grace = OVERLAP_GRACE_S if concurrency == 1 else None
+    await asyncio.to_thread(fake_whisper.overlapped.wait, grace)
+    fake_whisper.go.set()
+    await asyncio.gather(*recognitions)
+    assert fake_whisper.most == concurrency
+    assert recognizer.queue_depth == 0
+
+
 async def test_recognitions_past_the_queue_bound_are_refused_not_queued(
-    speech: dict[str, bytes],
+    fake_whisper: FakeWhisper,
 ) -> None:
     recognizer = WhisperRecognizer(max_queue=1)
-    await recognizer.load()
-    first = asyncio.ensure_future(recognizer.recognize(speech[SENTENCES[1]]))
-    await asyncio.sleep(0)  # the first one is running
+    fake_whisper.go.clear()
+    first = asyncio.ensure_future(recognizer.recognize(silence(100)))
+    await asyncio.to_thread(fake_whisper.entered.wait)  # the first one is running
     assert recognizer.queue_depth == 1
     with pytest.raises(RecognizerBusy) as refused:
-        await recognizer.recognize(speech[SENTENCES[1]])
+        await recognizer.recognize(silence(100))
     assert refused.value.code == "asr_busy"
-    assert word_error_rate(SENTENCES[1], (await first).text) <= 0.2
+    fake_whisper.go.set()
+    assert (await first).text == ""
     assert recognizer.queue_depth == 0

@@ -14,6 +14,7 @@ one forward pass; with ``max_batch=1`` every piece runs alone.
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     import torch
     from kokoro import KModel
 
-PACKAGE_HINT = "pip install torch kokoro (or: pip install -e '.[tts]')"
+PACKAGE_HINT = "pip install torch kokoro (or: pip install -e '.[tts,torch]')"
 DEFAULT_VOICE = "af_heart"
 CUDA_MAX_BATCH = 32  # the H200's forward pass reaches 891 audio-s/s at B=32
 VOICE_SHAPE = (510, 1, 256)
@@ -52,6 +53,13 @@ LAYOUT = (
     "voices/<name>.pt voice tables (float tensors of shape (510, 1, 256))"
 )
 _MAX_DETAIL = 800  # torch lists every mismatched key; keep error messages readable
+# What building kokoro's KModel warns about, in code this project cannot change: its weight norm
+# (torch's deprecated form; the engine folds it into the weights at load anyway) and its
+# one-layer LSTMs given a dropout (which only ever applies between layers). Only these two.
+KOKORO_BUILD_WARNINGS: tuple[tuple[str, type[Warning]], ...] = (
+    (r"`torch\.nn\.utils\.weight_norm` is deprecated", FutureWarning),
+    (r"dropout option adds dropout after all but last recurrent layer", UserWarning),
+)
 
 
 def _import_kmodel() -> type[KModel]:
@@ -172,7 +180,10 @@ def _load_checkpoint(path: Path) -> dict[str, dict[str, torch.Tensor]]:
 def _build_model(kmodel: type[KModel], config: Path, weights: Path) -> KModel:
     """``KModel`` from local files, then every part reloaded strictly from the checkpoint."""
     try:
-        model = kmodel(repo_id=REPO_ID, config=str(config), model=str(weights))
+        with warnings.catch_warnings():
+            for message, category in KOKORO_BUILD_WARNINGS:
+                warnings.filterwarnings("ignore", message, category)
+            model = kmodel(repo_id=REPO_ID, config=str(config), model=str(weights))
     except Exception as exc:  # KModel asserts, raises KeyError/RuntimeError on bad files
         _load_checkpoint(weights)  # a precise message when the checkpoint's layout is off
         raise EngineError(
