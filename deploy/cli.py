@@ -3,6 +3,7 @@
     voice-agent deploy tts --image URI --role ARN [--model-data S3URI] [--instance-type T]
                            [--min 1 --max 4] [--name kokoro-tts] [--region R] [--dry-run]
     voice-agent deploy agent --image URI --role ARN --tts-endpoint NAME [--model bedrock:ID]
+                             [--agent package.module:function]
     voice-agent deploy iam --account ID [--tts-endpoint NAME] [--model-data S3URI]
     voice-agent deploy status [--name kokoro-tts] [--agent-name kokoro_voice_agent]
     voice-agent deploy teardown [--name ...] [--agent-name ...] --yes-delete
@@ -86,6 +87,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     agent.add_argument("--role", required=True, help="the runtime's execution role ARN")
     agent.add_argument("--tts-endpoint", required=True)
     agent.add_argument("--model", default=DEFAULT_MODEL, help="bedrock:<model or profile id>")
+    agent.add_argument(
+        "--agent",
+        metavar="MODULE:FUNCTION",
+        help="your agent factory, a module inside --image (docs/your_agent.md): the runtime's "
+        "VOICE_AGENT_FACTORY",
+    )
     policies = verbs.add_parser("iam", help="print least-privilege policies for both roles")
     policies.add_argument("--account", required=True, help="12-digit AWS account id")
     policies.add_argument("--tts-endpoint", default="kokoro-tts")
@@ -215,6 +222,7 @@ def deploy_agent(args: argparse.Namespace, executor: Executor) -> int:
         tts_endpoint=args.tts_endpoint,
         region=args.region,
         model=args.model,
+        agent_factory=args.agent,
     )
     if problems := spec.problems():
         return _refused("agent", problems)

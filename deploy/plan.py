@@ -231,12 +231,14 @@ class AgentSpec:
     tts_endpoint: str
     region: str
     model: str = DEFAULT_MODEL
+    agent_factory: str | None = None  # package.module:function in the image (VOICE_AGENT_FACTORY)
     idle_timeout_s: int = 900
     max_lifetime_s: int = 28800
 
     def problems(self) -> list[str]:
         """What AWS would refuse in these flags, or the runtime at its start, in words (empty:
         nothing)."""
+        from agent.config import FACTORY_SPEC
         from agent.core.llm import ModelSpecError, parse_model_spec
 
         problems = image_and_role_problems(self.image, self.role_arn)
@@ -244,6 +246,8 @@ class AgentSpec:
             parse_model_spec(self.model)
         except ModelSpecError as exc:
             problems.append(f"--model: {exc}")
+        if self.agent_factory is not None and not FACTORY_SPEC.fullmatch(self.agent_factory):
+            problems.append(f"--agent {self.agent_factory!r} is not package.module:function")
         return problems
 
     def environment(self) -> dict[str, str]:
@@ -252,7 +256,7 @@ class AgentSpec:
             "AWS_REGION": self.region,
             "TTS_SAGEMAKER_ENDPOINT": self.tts_endpoint,
             "VOICE_AGENT_MODEL": self.model,
-        }
+        } | ({"VOICE_AGENT_FACTORY": self.agent_factory} if self.agent_factory else {})
 
 
 def agent_calls(spec: AgentSpec, runtime_id: str | None) -> list[Call]:

@@ -448,3 +448,15 @@ def test_teardown_without_confirmation_needs_no_credentials(
     plan = json.loads(out)  # what a dry run prints: every delete the reads could lead to
     assert [c["operation"] for c in plan["deletes"]][-1] == "delete_agent_runtime"
     assert err.count("\n") == 1 and err.startswith("deploy teardown: nothing read, nothing deleted")
+
+
+def test_agent_names_your_agent_factory_to_the_runtime(aws: Stubbed, capsys: Any) -> None:
+    argv = (*AGENT_ARGS, "--agent", "my_agent:create_agent", "--dry-run")
+    assert run(parse(*argv), aws.executor) == 0
+    [create] = json.loads(capsys.readouterr().out)["if_absent"]
+    assert create["params"]["environmentVariables"] == {
+        **AGENT_PARAMS["environmentVariables"],  # type: ignore[dict-item]
+        "VOICE_AGENT_FACTORY": "my_agent:create_agent",
+    }
+    assert run(parse(*AGENT_ARGS, "--agent", "my_agent.py", "--dry-run"), aws.executor) == 3
+    assert "--agent 'my_agent.py' is not package.module:function" in capsys.readouterr().out
