@@ -7,7 +7,8 @@ result's text (``FAILED`` instead, for an error result). A prompt that names no 
 ``PLAIN``. Every call's messages are kept (``calls``), so a test reads what the model saw.
 
 ``create_agent`` is an agent factory (``VOICE_AGENT_FACTORY=tests.agent.tool_model:create_agent``)
-with the example's tools, a tool that raises and a slow one that waits until it is cancelled.
+with the example's tools, a tool that raises, a slow ``async`` one that waits until it is
+cancelled, and a plain function that blocks its worker thread until released.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import threading
 from collections.abc import AsyncIterable
 from typing import Any
 
@@ -32,6 +34,8 @@ FAILED = "Sorry, that tool did not work."
 PLAIN = "I can answer that without a tool."
 SLOW_STARTED: list[str] = []  # the slow tool's calls, as they start
 SLOW_CANCELLED: list[str] = []  # those that were cancelled
+RELEASE = threading.Event()  # lets the blocking tool return
+BLOCKING_DONE = threading.Event()  # the blocking tool returned
 
 
 @tool
@@ -50,6 +54,14 @@ async def slow_lookup(query: str) -> str:
         SLOW_CANCELLED.append(query)
         raise
     return "never"
+
+
+@tool
+def blocking_lookup(query: str) -> str:
+    """A plain function that blocks (strands runs it in a worker thread) until released."""
+    RELEASE.wait(30)
+    BLOCKING_DONE.set()
+    return f"late news about {query}"
 
 
 def _tool_text(messages: Messages) -> str | None:
@@ -123,5 +135,5 @@ def prompt(name: str, **arguments: object) -> str:
 
 def create_agent() -> Agent:
     """An agent factory: the example's tools and two more, on the scripted model."""
-    tools = [*TOOLS, broken_lookup, slow_lookup]
+    tools = [*TOOLS, broken_lookup, slow_lookup, blocking_lookup]
     return Agent(model=ToolScript(), tools=tools, system_prompt=SYSTEM_PROMPT)

@@ -24,8 +24,10 @@ from agent.requests import TurnRequest
 from tests.agent.tool_model import (
     AFTER,
     BEFORE,
+    BLOCKING_DONE,
     FAILED,
     PLAIN,
+    RELEASE,
     SLOW_CANCELLED,
     ToolScript,
     create_agent,
@@ -169,6 +171,29 @@ async def test_barge_in_during_a_slow_tool_cancels_it_and_memory_keeps_what_was_
     user, heard, _ = model.calls[-1]
     assert user["content"] == [{"text": asked}]
     assert heard["content"] == [{"text": f"{BEFORE} {INTERRUPTED_NOTE}"}]  # no half tool call
+
+
+async def test_a_cut_turn_leaves_a_plain_function_tool_to_finish_in_its_thread(
+    conversations: Conversations,
+) -> None:
+    RELEASE.clear()
+    BLOCKING_DONE.clear()
+    turn = await conversations.get("c6").start_turn(
+        TurnRequest(prompt=prompt("blocking_lookup", query="rain"))
+    )
+    events: list[dict[str, Any]] = []
+    async for event in turn.run():  # closing the events at tool.start cancels the turn
+        events.append(event.to_dict())
+        if event.type == "tool.start":
+            break
+    await turn.finished.wait()  # the turn has stopped, its tool has not
+    assert not BLOCKING_DONE.is_set()
+    RELEASE.set()
+    assert await asyncio.to_thread(BLOCKING_DONE.wait, 30)  # it ran on to its end
+    messages = conversations.get("c6").agent.messages
+    assert [m["role"] for m in messages] == ["user", "assistant"]
+    assert all("text" in block for m in messages for block in m["content"])  # no tool use
+    assert "late news" not in str(messages)  # its result is nowhere
 
 
 async def test_a_filler_is_said_when_a_tool_runs_long(fake_tts: ServerThread) -> None:

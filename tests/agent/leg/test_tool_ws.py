@@ -70,6 +70,7 @@ async def test_the_factory_from_the_environment_builds_the_agent(
         "convert_units",
         "broken_lookup",
         "slow_lookup",
+        "blocking_lookup",
     ]
 
 
