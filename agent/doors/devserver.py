@@ -102,7 +102,7 @@ def create_app(config: AgentConfig | None = None, recognizer: Recognizer | None 
         with contextlib.suppress(Exception):
             ready = await asyncio.wait_for(voice_agent.conversations.pool.ready(), 3)
             voices, default_voice = list(ready.voices), ready.default_voice
-        model = voice_agent.config.model
+        model = voice_agent.factory.name  # the model spec, or your agent factory's name
         if model.startswith("openai:"):  # do not show the server's address
             model = "openai:" + model.rpartition("#")[2]
         return {

@@ -40,6 +40,7 @@ def test_a_tool_call_is_shown_in_the_transcript_and_the_timeline(
     use_transport(page, transport)
     type_and_send(page, prompt("calculate", expression="6 * 7"))
     wait_turn(page, 1)
+    assert state(page)["config"]["model"] == "create_agent"  # not "demo": the page says so
     [call] = page.evaluate("voiceChat.turns[0].tools")
     assert (call["name"], call["status"]) == ("calculate", "ok")
     assert 0 < call["startMs"] <= call["endMs"]

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from strands import Agent, tool
 from strands.handlers.callback_handler import PrintingCallbackHandler
@@ -11,6 +13,7 @@ from agent.config import AgentConfig
 from agent.core.factory import AgentFactoryError, VoiceFactory, load_factory
 from agent.core.llm import SPEECH_RULES, SYSTEM_PROMPT, DemoModel, ModelSpecError
 from agent.core.service import VoiceAgent
+from agent.core.tool_calls import Filler
 
 NOWHERE = "ws://127.0.0.1:9/invocations-bidirectional-stream"  # the discard port
 MADE: list[str] = []  # the conversations a factory of this module was called for
@@ -122,3 +125,14 @@ async def test_a_dropped_conversation_cleans_up_its_agent(monkeypatch: pytest.Mo
     assert cleaned == ["Strands Agents", "alice"]  # the start-up check's, then alice's
     await voice_agent.aclose()
     assert cleaned[-1] == "bob"
+
+
+async def test_the_filler_settings_reach_the_conversations() -> None:
+    config = AgentConfig.from_env(
+        {"VOICE_AGENT_TOOL_FILLER": "One moment.", "VOICE_AGENT_TOOL_FILLER_S": "0.5"}
+    )
+    voice_agent = VoiceAgent(replace(config, tts_url=NOWHERE))
+    assert voice_agent.conversations.get("c").current is None
+    assert voice_agent.conversations._filler == Filler("One moment.", 0.5)
+    assert VoiceAgent(AgentConfig(tts_url=NOWHERE)).conversations._filler is None  # off
+    await voice_agent.aclose()
