@@ -27,7 +27,7 @@ import importlib
 import inspect
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from strands import Agent
@@ -110,9 +110,10 @@ class VoiceFactory:
 
     build: Callable[..., Any]
     name: str
+    takes_conversation: bool = False
 
     @classmethod
-    def check(cls, factory: str | Callable[..., Any] | None, model: str = "demo") -> VoiceFactory:
+    def check(cls, factory: str | AgentFactory | None, model: str = "demo") -> VoiceFactory:
         """The factory named (None: the built-in agent on ``model``), called once to check it;
         raises ``AgentFactoryError`` (``ModelSpecError`` for a bad ``model``)."""
         if isinstance(factory, VoiceFactory):
@@ -126,16 +127,15 @@ class VoiceFactory:
             checked = cls(factory, getattr(factory, "__qualname__", repr(factory)))
         else:
             raise AgentFactoryError(f"agent factory {factory!r} is not callable")
-        takes_conversation(checked.build, checked.name)
+        takes = takes_conversation(checked.build, checked.name)  # or a typed error
+        checked = replace(checked, takes_conversation=takes)
         probe = checked._built(PROBE_CONVERSATION)
         probe.cleanup()
         return checked
 
     def _built(self, conversation: str) -> Agent:
         try:
-            agent = call_factory(self.build, conversation)
-        except AgentFactoryError:
-            raise
+            agent = self.build(conversation) if self.takes_conversation else self.build()
         except Exception as exc:
             raise AgentFactoryError(
                 f"agent factory {self.name} failed: {type(exc).__name__}: {exc}"
