@@ -34,6 +34,9 @@ OUT = Path(__file__).resolve().parents[1] / "docs" / "benchmarks"
 KILLED = {"killed", "timeout", "caught by type check", "segfault"}
 SURVIVED = {"survived", "suspicious"}
 UNCOVERED = {"no tests"}
+# mutmut reads 255 as a timeout, but it is the worker's -1: the test command itself failed
+# (pytest could not select the tests), so no test ran against the mutant: not checked.
+RUNNER_FAILED = 255
 COLUMNS = ("mutants", "killed", "survived", "not_covered", "not_checked")
 TIERS = {tier: modules_of(tier) for tier in GROUPS}
 
@@ -51,6 +54,11 @@ def module_of(meta: Path, root: Path) -> str:
     return "/".join(parts).removesuffix(".meta")
 
 
+def status(exit_code: int | None) -> str:
+    """mutmut's status for a mutant's exit code, but a failed test command is not a kill."""
+    return "runner failed" if exit_code == RUNNER_FAILED else status_by_exit_code[exit_code]
+
+
 def tally(root: Path, tier: str) -> dict[str, Any]:
     """Counts per module of ``tier`` and the surviving mutants' names, from ``root``'s verdicts."""
     modules: dict[str, Any] = {}
@@ -58,7 +66,7 @@ def tally(root: Path, tier: str) -> dict[str, Any]:
         if module_of(meta, root) not in TIERS[tier]:
             continue
         verdicts = json.loads(meta.read_text())["exit_code_by_key"]
-        counts = Counter(status_by_exit_code[code] for code in verdicts.values())
+        counts = Counter(status(code) for code in verdicts.values())
         killed = sum(counts[s] for s in KILLED)
         survived = sum(counts[s] for s in SURVIVED)
         uncovered = sum(counts[s] for s in UNCOVERED)
@@ -71,9 +79,7 @@ def tally(root: Path, tier: str) -> dict[str, Any]:
             "not_checked": len(verdicts) - judged,
             "kill_rate": round(killed / judged, 3) if judged else None,
             "survivors": sorted(
-                name
-                for name, code in verdicts.items()
-                if status_by_exit_code[code] in SURVIVED | UNCOVERED
+                name for name, code in verdicts.items() if status(code) in SURVIVED | UNCOVERED
             ),
         }
     if not modules:
@@ -89,7 +95,8 @@ def markdown(modules: dict[str, Any], tier: str) -> str:
         f"Made by `make mutate TIER={tier}` (mutmut);",
         f"`python -m devtools.mutation_report --tier {tier}` writes this file.",
         "Kill rate = killed / (killed + survived + not covered); not run: mutants the run did",
-        "not reach. The survivors are judged in [docs/testing.md](../testing.md).",
+        "not reach or whose test command failed. The survivors are judged in",
+        "[docs/testing.md](../testing.md).",
         "",
         "| module | mutants | killed | survived | not covered | not run | kill rate |",
         "|---|---:|---:|---:|---:|---:|---:|",

@@ -26,7 +26,8 @@ def mutants(tmp_path: Path) -> Path:
     root = tmp_path / "mutants"
     # 1 failed the tests, 36 timed out, 0 survived, 33 ran no test, None was never checked
     _meta(root, "tts_protocol/client.py", {"c_1": 1, "c_2": 1, "c_3": 36, "c_4": 0, "c_5": 33})
-    _meta(root, "tts_server/health.py", {"h_1": 1, "h_2": None})
+    # 255: the worker's test command failed (pytest could not select the tests): not a kill
+    _meta(root, "tts_server/health.py", {"h_1": 1, "h_2": None, "h_3": 255})
     _meta(root, "agent/segmenter/sentences.py", {"s_1": 0})  # the other tier: not in io's report
     return root
 
@@ -40,7 +41,7 @@ def test_counts_and_rate_per_module(mutants: Path) -> None:
     assert client["kill_rate"] == 0.6
     assert client["survivors"] == ["c_4", "c_5"]
     health = modules["tts_server/health.py"]
-    assert (health["killed"], health["not_checked"], health["kill_rate"]) == (1, 1, 1.0)
+    assert (health["killed"], health["not_checked"], health["kill_rate"]) == (1, 2, 1.0)
     assert tally(mutants, "contract")["agent/segmenter/sentences.py"]["survived"] == 1
 
 
@@ -48,8 +49,8 @@ def test_markdown_has_a_row_per_module_and_the_total(mutants: Path) -> None:
     report = markdown(tally(mutants, "io"), "io")
     assert report.startswith("# Mutation testing: kill rate per module, the io tier")
     assert "| `tts_protocol/client.py` | 5 | 3 | 1 | 1 | 0 | 60.0% |" in report
-    assert "| `tts_server/health.py` | 2 | 1 | 0 | 0 | 1 | 100.0% |" in report
-    assert "| **all** | 7 | 4 | 1 | 1 | 1 | 66.7% |" in report
+    assert "| `tts_server/health.py` | 3 | 1 | 0 | 0 | 2 | 100.0% |" in report
+    assert "| **all** | 8 | 4 | 1 | 1 | 2 | 66.7% |" in report
 
 
 def test_main_writes_both_files(mutants: Path, tmp_path: Path) -> None:
