@@ -118,7 +118,7 @@ TIERS: dict[str, tuple[Group, ...]] = {
                     "words",
                 )
             ),
-            ("tests/tts_server/test_normalize.py",),
+            ("tests/tts_server/test_normalize.py", "tests/tts_server/test_normalize_numbers.py"),
         ),
         Group(
             "listening",
