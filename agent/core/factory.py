@@ -32,10 +32,11 @@ from typing import Any
 
 from strands import Agent
 from strands.handlers.callback_handler import PrintingCallbackHandler, null_callback_handler
+from strands.hooks import AfterToolCallEvent, BeforeToolCallEvent
 
 from agent.config import FACTORY_SPEC
 from agent.core.llm import SPEECH_RULES, SYSTEM_PROMPT, make_model
-from agent.core.tool_calls import watch_tools
+from agent.core.tool_calls import running_calls
 
 AgentFactory = Callable[[], Agent] | Callable[[str], Agent]
 PROBE_CONVERSATION = "default"  # the id the start-up check passes to a factory that takes one
@@ -90,6 +91,23 @@ def call_factory(factory: Callable[..., Any], conversation: str) -> Any:
     """``factory(conversation)`` if it takes an argument, else ``factory()``."""
     name = getattr(factory, "__qualname__", repr(factory))
     return factory(conversation) if takes_conversation(factory, name) else factory()
+
+
+def watch_tools(agent: Agent) -> None:
+    """Report ``agent``'s tool calls to the turn that runs them (``running_calls``)."""
+    agent.add_hook(_before_tool, BeforeToolCallEvent)
+    agent.add_hook(_after_tool, AfterToolCallEvent)
+
+
+def _before_tool(event: BeforeToolCallEvent) -> None:
+    if (calls := running_calls()) is not None:
+        calls.started(event.tool_use["name"], event.tool_use["toolUseId"])
+
+
+def _after_tool(event: AfterToolCallEvent) -> None:
+    if (calls := running_calls()) is not None:
+        failed = event.exception is not None or event.result.get("status") == "error"
+        calls.ended(event.tool_use["toolUseId"], "error" if failed else "ok")
 
 
 def voiced(agent: Agent) -> Agent:

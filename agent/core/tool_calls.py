@@ -2,11 +2,13 @@
 each, and an optional filler phrase when a tool runs long.
 
 strands reports a tool call to its agent's hooks (``BeforeToolCallEvent``,
-``AfterToolCallEvent``), not in ``stream_async``'s events. ``watch_tools`` registers two
-hooks on a voiced agent; they tell the ``ToolCalls`` of the turn whose LLM stream runs them,
-found in a context variable that the turn's producer sets (strands runs the hooks in tasks it
-starts from that stream, which inherit its context). A tool that raises is reported to the
-model by strands as an error result, and the turn goes on: here it is ``status`` ``error``.
+``AfterToolCallEvent``), not in ``stream_async``'s events. The hooks a voiced agent gets
+(``agent/core/factory.py``, ``watch_tools``) tell the ``ToolCalls`` of the turn whose LLM
+stream runs them, ``running_calls()``: a context variable that the turn's producer sets
+(strands runs the hooks in tasks it starts from that stream, which inherit its context). This
+module imports no strands, so a turn runs where strands is not installed (the Python 3.12
+SageMaker job). A tool that raises is reported to the model by strands as an error result,
+and the turn goes on: here it is ``status`` ``error``.
 A turn cut while a tool runs (barge-in, supersede, client gone) ends each running call as
 ``cancelled``: strands cancels the tool's task (an ``async`` tool gets ``CancelledError``; a
 plain function, which strands runs in a worker thread, runs on to its end, and its result is
@@ -23,8 +25,6 @@ from dataclasses import dataclass
 
 from opentelemetry.context import Context
 from opentelemetry.trace import Span, Status, StatusCode
-from strands import Agent
-from strands.hooks import AfterToolCallEvent, BeforeToolCallEvent
 
 from agent.events import Event, ToolEnd, ToolStart
 from observability.tracing import tracer
@@ -40,21 +40,9 @@ class Filler:
     after_s: float
 
 
-def watch_tools(agent: Agent) -> None:
-    """Report ``agent``'s tool calls to the turn that runs them."""
-    agent.add_hook(_before, BeforeToolCallEvent)
-    agent.add_hook(_after, AfterToolCallEvent)
-
-
-def _before(event: BeforeToolCallEvent) -> None:
-    if (calls := _running_turn.get()) is not None:
-        calls.started(event.tool_use["name"], event.tool_use["toolUseId"])
-
-
-def _after(event: AfterToolCallEvent) -> None:
-    if (calls := _running_turn.get()) is not None:
-        failed = event.exception is not None or event.result.get("status") == "error"
-        calls.ended(event.tool_use["toolUseId"], "error" if failed else "ok")
+def running_calls() -> ToolCalls | None:
+    """The tool calls of the turn whose LLM stream runs here (None: outside a turn)."""
+    return _running_turn.get()
 
 
 @dataclass(slots=True)

@@ -5,6 +5,8 @@ lines."""
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,3 +55,11 @@ def test_no_runtime_file_is_over_400_lines() -> None:
         if (n := len(path.read_text().splitlines())) > 400
     ]
     assert not long, long
+
+
+def test_a_turn_runs_without_strands() -> None:
+    """The Python 3.12 SageMaker job runs turns on a venv without strands: only the agent
+    factory and the model imports it (a tool hook in the turn's import chain broke that once)."""
+    blocked = "import sys; sys.modules['strands'] = None; import agent.core.turn"
+    done = subprocess.run([sys.executable, "-c", blocked], cwd=ROOT, capture_output=True)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
