@@ -15,9 +15,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Iterator
 
 import pytest
 from opentelemetry import context as otel_context
-from opentelemetry import trace
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from strands import Agent
 
@@ -27,30 +25,11 @@ from agent.core.turn import Turn
 from agent.requests import TurnRequest
 from observability.logs import ContextFilter, formatter
 from tests.agent.core.test_turn import source
-from tests.conftest import start_server
 from tts_client import TTSSession, WebSocketTransport
-from tts_server.testing.fake_engine import FakeEngine
 from tts_server.testing.server_thread import ServerThread
 
 PROMPT = "my secret word is PAPAYA-42"
 DETACH_FAILED = "Failed to detach context"  # opentelemetry.context's line for a bad reset
-
-
-@pytest.fixture(scope="module")
-def provider() -> TracerProvider:
-    if not isinstance(trace.get_tracer_provider(), TracerProvider):
-        trace.set_tracer_provider(TracerProvider())
-    current = trace.get_tracer_provider()
-    assert isinstance(current, TracerProvider)
-    return current
-
-
-@pytest.fixture
-def spans(provider: TracerProvider) -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    yield exporter
-    exporter.shutdown()  # its processor stays, exporting nothing
 
 
 class Lines(logging.Handler):
@@ -78,14 +57,6 @@ def lines() -> Iterator[Lines]:
     for logger, level in zip(loggers, levels, strict=True):
         logger.removeHandler(handler)
         logger.setLevel(level)
-
-
-@pytest.fixture(scope="module")
-def fake_tts() -> Iterator[ServerThread]:
-    """A real TTS server on the fast fake engine: the turn, not the model, is under test."""
-    server = start_server(FakeEngine())
-    yield server
-    server.stop()
 
 
 @pytest.fixture

@@ -6,13 +6,10 @@ example's tools, a voiced agent, speech from a real TTS server on the fast fake 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-from opentelemetry import trace
-from opentelemetry.sdk.trace import TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from agent.core.conversations import Conversations
@@ -33,19 +30,10 @@ from tests.agent.tool_model import (
     create_agent,
     prompt,
 )
-from tests.conftest import start_server
 from tts_client import WebSocketTransport
-from tts_server.testing.fake_engine import FakeEngine
 from tts_server.testing.server_thread import ServerThread
 
 FACTORY = VoiceFactory.check(create_agent)
-
-
-@pytest.fixture(scope="module")
-def fake_tts() -> Iterator[ServerThread]:
-    server = start_server(FakeEngine())
-    yield server
-    server.stop()
 
 
 @pytest.fixture
@@ -53,23 +41,6 @@ async def conversations(fake_tts: ServerThread) -> AsyncIterator[Conversations]:
     opened = Conversations(FACTORY, WebSocketTransport(fake_tts.ws_url))
     yield opened
     await opened.aclose()
-
-
-@pytest.fixture(scope="module")
-def provider() -> TracerProvider:
-    if not isinstance(trace.get_tracer_provider(), TracerProvider):
-        trace.set_tracer_provider(TracerProvider())
-    installed = trace.get_tracer_provider()
-    assert isinstance(installed, TracerProvider)
-    return installed
-
-
-@pytest.fixture
-def spans(provider: TracerProvider) -> Iterator[InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    yield exporter
-    exporter.shutdown()
 
 
 async def run_turn(conversations: Conversations, text: str, key: str) -> list[dict[str, Any]]:

@@ -18,8 +18,6 @@ from agent.doors import agentcore as agentcore_app
 from agent.doors import devserver
 from agent.doors.metrics import AgentMetrics
 from agent.events import ErrorEvent, Event, TurnEnd, TurnStart
-from tests.conftest import start_server
-from tts_server.testing.fake_engine import FakeEngine
 from tts_server.testing.server_thread import ServerThread
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
@@ -41,13 +39,6 @@ def value(samples: Samples, name: str, **labels: str) -> float:
 def fast(voice_agent: VoiceAgent, conversation: str) -> None:
     """The conversation's demo model, without its think time and at 400 tokens a second."""
     voice_agent.conversations.get(conversation).agent.model.update_config(**FAST)
-
-
-@pytest.fixture(scope="module")
-def fake_tts() -> Iterator[ServerThread]:
-    server = start_server(FakeEngine())
-    yield server
-    server.stop()
 
 
 @pytest.fixture
