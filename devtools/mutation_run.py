@@ -118,7 +118,11 @@ TIERS: dict[str, tuple[Group, ...]] = {
                     "words",
                 )
             ),
-            ("tests/tts_server/test_normalize.py", "tests/tts_server/test_normalize_numbers.py"),
+            (
+                "tests/tts_server/test_normalize.py",
+                "tests/tts_server/test_normalize_numbers.py",
+                "tests/tts_server/test_normalize_clock.py",
+            ),
         ),
         Group(
             "listening",
