@@ -229,7 +229,11 @@ def _fraction_after(ctx: Context, i: int, q: Quantity) -> Match | None:
 def _range(ctx: Context, i: int, low: Quantity, high: Quantity) -> Match:
     """``3-5`` → "three to five", ``$5-10`` → "five to ten dollars", ``2020-2024`` in years."""
     if _is_year(low) and (_is_year(high) or (high.is_integer and len(high.number) == 2)):
-        high_words = year(int(high.number)) if len(high.number) == 4 else integer(high.number)
+        # "1990-95": the decade as written; "2005-08": not "oh eight" but the whole year
+        century = int(low.number) // 100 * 100
+        full = int(high.number) + (0 if len(high.number) == 4 else century)
+        short = len(high.number) == 2 and high.number[0] != "0"
+        high_words = integer(high.number) if short else year(full)
         return ctx.replace(i, i, f"{year(int(low.number))} to {high_words}")
     unit, last = ("", i) if high.suffix else _next_words(ctx, i, high)
     # "$5-10" and "5-10 km": the currency or unit of one end is said once, after the other.
