@@ -1,0 +1,66 @@
+"""Quantities (``tts_server/normalize/quantities.py``), function by function: money's
+dollars and cents, when a four-digit number is a year, and the two ends of a range."""
+
+from __future__ import annotations
+
+import pytest
+
+from tts_server.normalize import normalize
+from tts_server.normalize.quantities import _money
+
+
+@pytest.mark.parametrize(
+    ("value", "spoken"),
+    [
+        ("1,234.50", "one thousand two hundred and thirty-four dollars and fifty cents"),
+        ("5.00", "five dollars"),  # no "zero cents"
+        ("5.01", "five dollars and one cent"),
+        ("5.02", "five dollars and two cents"),
+        (".50", "fifty cents"),  # no "zero dollars"
+        ("0.50", "fifty cents"),
+        (".00", "zero dollars"),
+        ("1", "one dollar"),
+    ],
+)
+def test_dollars_and_cents(value: str, spoken: str) -> None:
+    assert _money(value, "", "$") == spoken
+
+
+@pytest.mark.parametrize(
+    ("written", "spoken"),
+    [
+        ("1969 brought the moon landing", "nineteen sixty-nine brought the moon landing"),
+        ("Founded 1969", "Founded nineteen sixty-nine"),  # last in the text
+        ("And then, 1969 changed everything", "And then, nineteen sixty-nine changed everything"),
+        ("Apollo flew; then 1969 was over.", "Apollo flew; then nineteen sixty-nine was over."),
+        (
+            "Apollo 11 landed in July 1969, the year of Woodstock.",
+            "Apollo eleven landed in July nineteen sixty-nine, the year of Woodstock.",
+        ),
+        ("The total is 1500 people.", "The total is one thousand five hundred people."),
+    ],
+)
+def test_a_four_digit_number_is_a_year_by_its_neighbours(written: str, spoken: str) -> None:
+    assert normalize(written).text == spoken
+
+
+@pytest.mark.parametrize(
+    ("written", "spoken"),
+    [
+        ("From 2020-24 it grew.", "From twenty twenty to twenty-four it grew."),
+        ("From 2005-08 it grew.", "From two thousand and five to two thousand and eight it grew."),
+        (
+            "Groups of 1500-15000 people.",
+            "Groups of one thousand five hundred to fifteen thousand people.",
+        ),
+        ("Prices rose 10%-20% this year.", "Prices rose ten percent to twenty percent this year."),
+        ("Run 5km-10km daily.", "Run five kilometers to ten kilometers daily."),
+        (
+            "It raised $1M-5M in funding.",
+            "It raised one million to five million dollars in funding.",
+        ),
+        ("Grew 5k-10M.", "Grew five thousand to ten million."),
+    ],
+)
+def test_each_end_of_a_range(written: str, spoken: str) -> None:
+    assert normalize(written).text == spoken
