@@ -215,15 +215,17 @@ def _single(ctx: Context, i: int, q: Quantity) -> Match:
 
 
 def _fraction_after(ctx: Context, i: int, q: Quantity) -> Match | None:
-    """``1 1/2`` → "one and one half"."""
-    if not (q.is_integer and not (q.sign or q.currency or q.suffix) and ctx.joined(i, i + 1)):
+    """``1 1/2`` → "one and one half", ``-2 1/2`` → "minus two and one half", ``$2 1/2`` →
+    "two and one half dollars"."""
+    if not (q.is_integer and not q.suffix and ctx.joined(i, i + 1)):
         return None
     found = _FRACTION.fullmatch(ctx.core(i + 1))
     if found is None or int(found[1]) >= int(found[2]):
         return None
-    return ctx.replace(
-        i, i + 1, f"{integer(q.number)} and {fraction(int(found[1]), int(found[2]))}"
-    )
+    sign = SIGNS[q.sign] + " " if q.sign else ""
+    many = " " + CURRENCIES[q.currency][1] if q.currency else ""
+    spoken = f"{integer(q.number)} and {fraction(int(found[1]), int(found[2]))}"
+    return ctx.replace(i, i + 1, sign + spoken + many)
 
 
 def _range(ctx: Context, i: int, low: Quantity, high: Quantity) -> Match:
