@@ -64,3 +64,30 @@ def test_a_four_digit_number_is_a_year_by_its_neighbours(written: str, spoken: s
 )
 def test_each_end_of_a_range(written: str, spoken: str) -> None:
     assert normalize(written).text == spoken
+
+
+@pytest.mark.parametrize(
+    ("written", "spoken"),
+    [
+        ("Add 1 1/2", "Add one and one half"),  # the text ends at the fraction
+        ("It fell -1 1/2 points.", "It fell minus one and one half points."),
+        ("It costs $2 1/2 each", "It costs two and one half dollars each"),
+        ("2x 1/2 is 1", "two times one half is one"),  # a suffix: a product, not a mixed number
+        ("2.5 1/2", "two point five one half"),  # only a whole number takes a fraction
+        ("3 4/4", "three four over four"),  # and only a proper one
+    ],
+)
+def test_a_whole_number_and_a_fraction(written: str, spoken: str) -> None:
+    assert normalize(written).text == spoken
+
+
+@pytest.mark.parametrize(
+    ("written", "spoken"),
+    [
+        ("Run 5Km daily.", "Run five kilometers daily."),  # a case slip: "km"
+        ("It has 4MB of memory.", "It has four megabytes of memory."),  # not megabits
+        ("It sends 4Mb a second.", "It sends four megabits a second."),
+    ],
+)
+def test_a_units_symbol_by_its_case(written: str, spoken: str) -> None:
+    assert normalize(written).text == spoken
