@@ -96,6 +96,24 @@ def test_a_span_that_starts_where_a_replacement_ends_is_not_part_of_it() -> None
     assert normalized.written_span(0, 4) == (0, 4, None)  # "Pay ", ending where "$5" starts
 
 
+@pytest.mark.parametrize(
+    ("first", "last", "written", "source"),
+    [
+        ("five", "six dollars", "$5 and $6", 0),  # two of three replacements
+        ("five", "and ", "$5 and ", 0),  # ending where the second starts: not part of it
+        ("and six", "now", "and $6 and $7 now", 1),  # from copied text to copied text
+    ],
+)
+def test_a_spoken_span_over_several_replacements_maps_back_to_all_of_them(
+    first: str, last: str, written: str, source: int
+) -> None:
+    normalized = normalize("Pay $5 and $6 and $7 now.")  # "five dollars", "six ...", "seven ..."
+    start = normalized.text.index(first)
+    end = normalized.text.index(last, start) + len(last)
+    begin, stop, index = normalized.written_span(start, end)
+    assert (normalized.written[begin:stop], index) == (written, source)
+
+
 def test_the_words_of_one_written_word_become_one_timed_word() -> None:
     normalized = normalize("Pay $5.99 now")  # "Pay five dollars and ninety-nine cents now"
     spoken = normalized.text.split()
