@@ -122,6 +122,7 @@ TIERS: dict[str, tuple[Group, ...]] = {
                 "tests/tts_server/test_normalize.py",
                 "tests/tts_server/test_normalize_numbers.py",
                 "tests/tts_server/test_normalize_clock.py",
+                "tests/tts_server/test_normalize_context.py",
                 "tests/tts_server/test_normalize_quantities.py",
                 "tests/tts_server/test_normalize_web.py",
             ),
