@@ -119,6 +119,7 @@ TIERS: dict[str, tuple[Group, ...]] = {
                 )
             ),
             (
+                "tests/tts_server/test_normalize_units.py",  # first: see its docstring
                 "tests/tts_server/test_normalize.py",
                 "tests/tts_server/test_normalize_numbers.py",
                 "tests/tts_server/test_normalize_clock.py",
