@@ -127,7 +127,8 @@ def say(q: Quantity, *, currency: str = "", unit: str = "") -> str:
     if lower in AM_PM:  # "5pm", and "10.30am" as British English writes a time
         hour, _, minute = q.number.partition(".")
         if hour.isdigit() and 1 <= int(hour) <= 12 and len(minute) in (0, 2):
-            return clock_words(int(hour), int(minute or 0), None, AM_PM[lower])
+            return sign + clock_words(int(hour), int(minute or 0), None, AM_PM[lower])
+        return f"{sign}{words} {AM_PM[lower]}"  # "13pm" is no time: its letters, not "-pm"
     words_of = _unit(suffix)
     if words_of is not None:
         return f"{sign}{words} {words_of[0] if q.is_one else words_of[1]}"
