@@ -91,3 +91,22 @@ def test_a_whole_number_and_a_fraction(written: str, spoken: str) -> None:
 )
 def test_a_units_symbol_by_its_case(written: str, spoken: str) -> None:
     assert normalize(written).text == spoken
+
+
+@pytest.mark.parametrize(
+    ("written", "spoken"),
+    [
+        ("the 1990's", "the nineteen nineties"),
+        ("the 80’s", "the eighties"),  # the typographic apostrophe
+        ("IQs in the 150s", "IQs in the one hundred and fifties"),  # not a year: "one fifties"
+        ("Lunch at 1pm.", "Lunch at one PM."),
+        ("Lunch at 12pm.", "Lunch at twelve PM."),
+        ("Lunch at 1.30pm.", "Lunch at one thirty PM."),  # the first hour of the clock
+        ("Lunch at 12.15pm.", "Lunch at twelve fifteen PM."),  # and its last
+        ("Tea at 10.30am.", "Tea at ten thirty AM."),  # a time as British English writes it
+        ("Meet ~5pm.", "Meet about five PM."),
+        ("at 5.5pm", "at five point five PM"),  # no time: the number as written, and its letters
+    ],
+)
+def test_a_numbers_suffix_decade_or_time_of_day(written: str, spoken: str) -> None:
+    assert normalize(written).text == spoken
