@@ -110,3 +110,15 @@ def test_a_units_symbol_by_its_case(written: str, spoken: str) -> None:
 )
 def test_a_numbers_suffix_decade_or_time_of_day(written: str, spoken: str) -> None:
     assert normalize(written).text == spoken
+
+
+@pytest.mark.parametrize(
+    ("written", "spoken"),
+    [
+        ("Pick a number: max 9, min 1.", "Pick a number: max nine, min one."),  # not "minutes"
+        ("The F0 contour rises.", "The F-zero contour rises."),  # its only digit a zero
+        ("The K9 unit arrived.", "The K-nine unit arrived."),  # and a nine
+    ],
+)
+def test_the_word_after_a_number_and_a_word_with_a_digit(written: str, spoken: str) -> None:
+    assert normalize(written).text == spoken
