@@ -122,3 +122,16 @@ def test_a_numbers_suffix_decade_or_time_of_day(written: str, spoken: str) -> No
 )
 def test_the_word_after_a_number_and_a_word_with_a_digit(written: str, spoken: str) -> None:
     assert normalize(written).text == spoken
+
+
+@pytest.mark.parametrize(
+    ("written", "spoken"),
+    [
+        ("Dinner at 7 pm.", "Dinner at seven PM."),
+        ("Lunch at 1 pm.", "Lunch at one PM."),  # the first hour of the clock
+        ("Lunch at 12 pm.", "Lunch at twelve PM."),  # and its last
+        ("It raised ~$5 million.", "It raised about five million dollars."),
+    ],
+)
+def test_the_word_after_a_number_read_into_it(written: str, spoken: str) -> None:
+    assert normalize(written).text == spoken
