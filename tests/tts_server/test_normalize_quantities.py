@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tts_server.normalize import normalize
+from tts_server.normalize import Options, normalize
 from tts_server.normalize.quantities import _money
 
 
@@ -134,4 +134,61 @@ def test_the_word_after_a_number_and_a_word_with_a_digit(written: str, spoken: s
     ],
 )
 def test_the_word_after_a_number_read_into_it(written: str, spoken: str) -> None:
+    assert normalize(written).text == spoken
+
+
+@pytest.mark.parametrize(
+    ("written", "spoken"),
+    [
+        ("Built in 1100.", "Built in eleven hundred."),  # the first year read as one
+        ("Built in 1099.", "Built in one thousand and ninety-nine."),
+        ("By 2099 it ends.", "By twenty ninety-nine it ends."),  # the last
+        ("It costs $1999.", "It costs one thousand nine hundred and ninety-nine dollars."),
+    ],
+)
+def test_the_years_a_four_digit_number_can_be(written: str, spoken: str) -> None:
+    assert normalize(written).text == spoken
+
+
+@pytest.mark.parametrize(
+    ("written", "spoken"),
+    [
+        ("The 3-2-1 countdown", "The three-two-one countdown"),  # no range: three numbers
+        ("He is 5'10 tall.", "He is five-ten tall."),  # no range without a dash
+    ],
+)
+def test_a_token_of_numbers_that_is_no_range(written: str, spoken: str) -> None:
+    assert normalize(written).text == spoken
+
+
+def test_with_units_off_a_units_symbol_stays_but_a_multiplier_is_read() -> None:
+    assert normalize("Run 5km, 10x faster", Options(units=False)).text == (
+        "Run five-km, ten times faster"
+    )
+
+
+@pytest.mark.parametrize(
+    ("written", "spoken"),
+    [
+        ("Divide by 3/0 now", "Divide by three slash zero now"),  # no fraction of zero
+        ("Divide 5/1 now", "Divide five over one now"),
+        ("x = 3/3", "x equals three over three"),  # a fraction is less than one
+        ("It is 5/3 of that", "It is five over three of that"),
+        ("Only 1/100 passed", "Only one one hundredth passed"),  # the last denominator said
+        ("Only 1/101 passed", "Only one over one hundred and one passed"),
+    ],
+)
+def test_a_fraction_or_one_number_over_another(written: str, spoken: str) -> None:
+    assert normalize(written).text == spoken
+
+
+@pytest.mark.parametrize(
+    ("written", "spoken"),
+    [
+        ("Install v1.2.3 now", "Install version one point two point three now"),
+        ("Install version v1.2.3 now", "Install version one point two point three now"),
+        ("Install 1.2.3 now", "Install one point two point three now"),
+    ],
+)
+def test_a_version_says_version_once(written: str, spoken: str) -> None:
     assert normalize(written).text == spoken
