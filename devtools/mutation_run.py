@@ -126,6 +126,7 @@ TIERS: dict[str, tuple[Group, ...]] = {
                 "tests/tts_server/test_normalize_context.py",
                 "tests/tts_server/test_normalize_quantities.py",
                 "tests/tts_server/test_normalize_web.py",
+                "tests/tts_server/test_normalize_words.py",
             ),
         ),
         Group(
