@@ -53,3 +53,23 @@ def test_an_address_in_a_sentence(written: str, spoken: str) -> None:
 )
 def test_where_a_phone_number_ends(written: str, spoken: str) -> None:
     assert normalize(written).text == spoken
+
+
+@pytest.mark.parametrize(
+    ("written", "spoken"),
+    [
+        ("Open http://my.local now", "Open my dot local now"),  # a scheme: any domain
+        ("Visit www.site.internal today", "Visit w w w dot site dot internal today"),
+        ("Visit WWW.site.internal today", "Visit w w w dot site dot internal today"),
+        (
+            "Open http://localhost.dev:8080 now",
+            "Open localhost dot dev colon eight zero eight zero now",
+        ),
+        ("See https://example.com/ now", "See example dot com now"),  # no trailing "slash"
+        ("See https://example.com/a//b now", "See example dot com slash a slash b now"),
+        ("See https://example.com/Xbox/X now", "See example dot com slash Xbox slash X now"),
+        ("Call (555)123-4567 now.", "Call five five five, one two three, four five six seven now."),
+    ],
+)
+def test_what_makes_an_address_and_its_parts(written: str, spoken: str) -> None:
+    assert normalize(written).text == spoken
