@@ -51,3 +51,36 @@ def test_the_year_after_a_named_date_is_read_into_it(
     normalized = normalize(written)
     assert normalized.text == spoken
     assert [written[r.written_start : r.written_end] for r in normalized.replacements] == spans
+
+
+@pytest.mark.parametrize(
+    ("written", "spoken", "spans"),
+    [
+        ("Lap time 10:30:15 today", "Lap time ten thirty and fifteen seconds today", ["10:30:15"]),
+        ("Open 9:00-5:00 pm", "Open nine o'clock to five PM", ["9:00-5:00 pm"]),  # PM at the end
+        ("Meet at 10:30.", "Meet at ten thirty.", ["10:30"]),  # the period is the sentence's
+    ],
+)
+def test_a_time_its_seconds_and_its_half_of_the_day(
+    written: str, spoken: str, spans: list[str]
+) -> None:
+    normalized = normalize(written)
+    assert normalized.text == spoken
+    assert [written[r.written_start : r.written_end] for r in normalized.replacements] == spans
+
+
+@pytest.mark.parametrize(
+    ("written", "spoken"),
+    [
+        ("We march 5 miles.", "We march five miles."),  # a month is capitalized
+        ("We did 5 march drills.", "We did five march drills."),
+        ("Jan said hi.", "Jan said hi."),  # an abbreviation is a month with its period only
+        ("It starts in Jan.", "It starts in January."),
+        ("It starts in Jan. then ends", "It starts in January then ends"),
+        ("In March, 5 people came.", "In March, five people came."),  # a comma ends the date
+        ("It rained in March (5 days).", "It rained in March (five days)."),
+        ("Sent on 5 March", "Sent on the fifth of March"),  # day first, the text ending
+    ],
+)
+def test_a_month_name_and_what_makes_it_a_date(written: str, spoken: str) -> None:
+    assert normalize(written).text == spoken
