@@ -53,6 +53,17 @@ def test_the_spoken_side_of_the_corpus_is_left_as_it_is() -> None:
     assert changed == []
 
 
+def test_the_result_keeps_the_written_text() -> None:
+    assert normalize("Hello there.").written == "Hello there."  # nothing replaced
+    assert normalize("Pay $5 now.").written == "Pay $5 now."
+
+
+def test_a_reading_left_as_written_does_not_stop_the_rest() -> None:
+    normalized = normalize("Call 555-123-4567 at 5pm", Options(phones=False))
+    assert normalized.text == "Call 555-123-4567 at five PM"
+    assert normalize("Call 555-123-4567", Options(phones=False)).text == "Call 555-123-4567"
+
+
 def test_prose_cases_pass_through_with_no_replacement() -> None:
     for case in (c for c in CASES if c["category"] == "prose"):
         assert normalize(case["written"]).replacements == ()
