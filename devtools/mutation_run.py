@@ -118,7 +118,16 @@ TIERS: dict[str, tuple[Group, ...]] = {
                     "words",
                 )
             ),
-            ("tests/tts_server/test_normalize.py", "tests/tts_server/test_normalize_numbers.py"),
+            (
+                "tests/tts_server/test_normalize_units.py",  # first: see its docstring
+                "tests/tts_server/test_normalize.py",
+                "tests/tts_server/test_normalize_numbers.py",
+                "tests/tts_server/test_normalize_clock.py",
+                "tests/tts_server/test_normalize_context.py",
+                "tests/tts_server/test_normalize_quantities.py",
+                "tests/tts_server/test_normalize_web.py",
+                "tests/tts_server/test_normalize_words.py",
+            ),
         ),
         Group(
             "listening",

@@ -53,6 +53,17 @@ def test_the_spoken_side_of_the_corpus_is_left_as_it_is() -> None:
     assert changed == []
 
 
+def test_the_result_keeps_the_written_text() -> None:
+    assert normalize("Hello there.").written == "Hello there."  # nothing replaced
+    assert normalize("Pay $5 now.").written == "Pay $5 now."
+
+
+def test_a_reading_left_as_written_does_not_stop_the_rest() -> None:
+    normalized = normalize("Call 555-123-4567 at 5pm", Options(phones=False))
+    assert normalized.text == "Call 555-123-4567 at five PM"
+    assert normalize("Call 555-123-4567", Options(phones=False)).text == "Call 555-123-4567"
+
+
 def test_prose_cases_pass_through_with_no_replacement() -> None:
     for case in (c for c in CASES if c["category"] == "prose"):
         assert normalize(case["written"]).replacements == ()
@@ -94,6 +105,24 @@ def test_a_span_that_starts_where_a_replacement_ends_is_not_part_of_it() -> None
     dollars = normalized.text.index("dollars")
     assert normalized.written_span(dollars, comma + 1) == (4, 7, 0)  # "$5,": it overlaps
     assert normalized.written_span(0, 4) == (0, 4, None)  # "Pay ", ending where "$5" starts
+
+
+@pytest.mark.parametrize(
+    ("first", "last", "written", "source"),
+    [
+        ("five", "six dollars", "$5 and $6", 0),  # two of three replacements
+        ("five", "and ", "$5 and ", 0),  # ending where the second starts: not part of it
+        ("and six", "now", "and $6 and $7 now", 1),  # from copied text to copied text
+    ],
+)
+def test_a_spoken_span_over_several_replacements_maps_back_to_all_of_them(
+    first: str, last: str, written: str, source: int
+) -> None:
+    normalized = normalize("Pay $5 and $6 and $7 now.")  # "five dollars", "six ...", "seven ..."
+    start = normalized.text.index(first)
+    end = normalized.text.index(last, start) + len(last)
+    begin, stop, index = normalized.written_span(start, end)
+    assert (normalized.written[begin:stop], index) == (written, source)
 
 
 def test_the_words_of_one_written_word_become_one_timed_word() -> None:

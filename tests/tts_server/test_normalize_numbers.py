@@ -102,3 +102,4 @@ def test_a_decimal_reads_its_fraction_digit_by_digit(text: str, spoken: str) -> 
 
 def test_digits_skips_what_is_not_an_ascii_digit() -> None:
     assert digits("04-17") == "zero four one seven"
+    assert digits("12:30 AM") == "one two three zero"  # ":" and capitals come after "9"

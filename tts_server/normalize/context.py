@@ -92,13 +92,6 @@ class Context:
         token = self.tokens[i]
         return self.text[token.core_end : token.end]
 
-    def bare(self, i: int) -> bool:
-        """Token ``i`` exists and has no marks around its core ("5", not "5," or "(5")."""
-        if not 0 <= i < len(self.tokens):
-            return False
-        token = self.tokens[i]
-        return token.start == token.core_start and token.end == token.core_end
-
     def joined(self, i: int, j: int) -> bool:
         """Tokens ``i`` and ``j = i + 1`` read as one phrase: no closing mark after ``i``, no
         opening mark before ``j``."""

@@ -127,7 +127,8 @@ def say(q: Quantity, *, currency: str = "", unit: str = "") -> str:
     if lower in AM_PM:  # "5pm", and "10.30am" as British English writes a time
         hour, _, minute = q.number.partition(".")
         if hour.isdigit() and 1 <= int(hour) <= 12 and len(minute) in (0, 2):
-            return clock_words(int(hour), int(minute or 0), None, AM_PM[lower])
+            return sign + clock_words(int(hour), int(minute or 0), None, AM_PM[lower])
+        return f"{sign}{words} {AM_PM[lower]}"  # "13pm" is no time: its letters, not "-pm"
     words_of = _unit(suffix)
     if words_of is not None:
         return f"{sign}{words} {words_of[0] if q.is_one else words_of[1]}"
@@ -215,21 +216,27 @@ def _single(ctx: Context, i: int, q: Quantity) -> Match:
 
 
 def _fraction_after(ctx: Context, i: int, q: Quantity) -> Match | None:
-    """``1 1/2`` → "one and one half"."""
-    if not (q.is_integer and not (q.sign or q.currency or q.suffix) and ctx.joined(i, i + 1)):
+    """``1 1/2`` → "one and one half", ``-2 1/2`` → "minus two and one half", ``$2 1/2`` →
+    "two and one half dollars"."""
+    if not (q.is_integer and not q.suffix and ctx.joined(i, i + 1)):
         return None
     found = _FRACTION.fullmatch(ctx.core(i + 1))
     if found is None or int(found[1]) >= int(found[2]):
         return None
-    return ctx.replace(
-        i, i + 1, f"{integer(q.number)} and {fraction(int(found[1]), int(found[2]))}"
-    )
+    sign = SIGNS[q.sign] + " " if q.sign else ""
+    many = " " + CURRENCIES[q.currency][1] if q.currency else ""
+    spoken = f"{integer(q.number)} and {fraction(int(found[1]), int(found[2]))}"
+    return ctx.replace(i, i + 1, sign + spoken + many)
 
 
 def _range(ctx: Context, i: int, low: Quantity, high: Quantity) -> Match:
     """``3-5`` → "three to five", ``$5-10`` → "five to ten dollars", ``2020-2024`` in years."""
     if _is_year(low) and (_is_year(high) or (high.is_integer and len(high.number) == 2)):
-        high_words = year(int(high.number)) if len(high.number) == 4 else integer(high.number)
+        # "1990-95": the decade as written; "2005-08": not "oh eight" but the whole year
+        century = int(low.number) // 100 * 100
+        full = int(high.number) + (0 if len(high.number) == 4 else century)
+        short = len(high.number) == 2 and high.number[0] != "0"
+        high_words = integer(high.number) if short else year(full)
         return ctx.replace(i, i, f"{year(int(low.number))} to {high_words}")
     unit, last = ("", i) if high.suffix else _next_words(ctx, i, high)
     # "$5-10" and "5-10 km": the currency or unit of one end is said once, after the other.

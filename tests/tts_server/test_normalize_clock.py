@@ -1,0 +1,86 @@
+"""Dates (``tts_server/normalize/clock.py``), function by function: the century of a
+two-digit year, and when the year after a named date is part of that date."""
+
+from __future__ import annotations
+
+import pytest
+
+from tts_server.normalize import normalize
+from tts_server.normalize.clock import _date
+
+
+@pytest.mark.parametrize(
+    ("year_text", "spoken"),
+    [
+        ("99", "March fifth, nineteen ninety-nine"),
+        ("30", "March fifth, nineteen thirty"),  # the first year of the 1900s
+        ("29", "March fifth, twenty twenty-nine"),  # the last of the 2000s
+        ("2024", "March fifth, twenty twenty-four"),
+    ],
+)
+def test_a_two_digit_years_century_turns_at_thirty(year_text: str, spoken: str) -> None:
+    assert _date(3, 5, year_text) == spoken
+
+
+@pytest.mark.parametrize(
+    ("written", "spoken", "spans"),
+    [
+        ("Due March 5", "Due March fifth", ["March 5"]),  # the text ends at the day
+        ("Due March 5 2024", "Due March fifth twenty twenty-four", ["March 5 2024"]),
+        ("Due March 5, 2024", "Due March fifth, twenty twenty-four", ["March 5, 2024"]),
+        (
+            "The March 5 2024 deadline",  # the year is the date's: alone it is an amount
+            "The March fifth twenty twenty-four deadline",
+            ["March 5 2024"],
+        ),
+        (  # a closing mark after the day ends the date
+            "(March 5) 2024 was",
+            "(March fifth) twenty twenty-four was",
+            ["March 5", "2024"],
+        ),
+        (  # and so does an opening mark before the year
+            "Released March 5 (2024) in Europe.",
+            "Released March fifth (twenty twenty-four) in Europe.",
+            ["March 5", "2024"],
+        ),
+    ],
+)
+def test_the_year_after_a_named_date_is_read_into_it(
+    written: str, spoken: str, spans: list[str]
+) -> None:
+    normalized = normalize(written)
+    assert normalized.text == spoken
+    assert [written[r.written_start : r.written_end] for r in normalized.replacements] == spans
+
+
+@pytest.mark.parametrize(
+    ("written", "spoken", "spans"),
+    [
+        ("Lap time 10:30:15 today", "Lap time ten thirty and fifteen seconds today", ["10:30:15"]),
+        ("Open 9:00-5:00 pm", "Open nine o'clock to five PM", ["9:00-5:00 pm"]),  # PM at the end
+        ("Meet at 10:30.", "Meet at ten thirty.", ["10:30"]),  # the period is the sentence's
+    ],
+)
+def test_a_time_its_seconds_and_its_half_of_the_day(
+    written: str, spoken: str, spans: list[str]
+) -> None:
+    normalized = normalize(written)
+    assert normalized.text == spoken
+    assert [written[r.written_start : r.written_end] for r in normalized.replacements] == spans
+
+
+@pytest.mark.parametrize(
+    ("written", "spoken"),
+    [
+        ("We march 5 miles.", "We march five miles."),  # a month is capitalized
+        ("We did 5 march drills.", "We did five march drills."),
+        ("Jan said hi.", "Jan said hi."),  # an abbreviation is a month with its period only
+        ("It starts in Jan.", "It starts in January."),
+        ("It starts in Jan. then ends", "It starts in January then ends"),
+        ("In March, 5 people came.", "In March, five people came."),  # a comma ends the date
+        ("It rained in March (5 days).", "It rained in March (five days)."),
+        ("Sent on 5 March", "Sent on the fifth of March"),  # day first, the text ending
+    ],
+)
+def test_a_month_name_and_what_makes_it_a_date(written: str, spoken: str) -> None:
+    assert normalize(written).text == spoken

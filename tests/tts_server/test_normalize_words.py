@@ -1,0 +1,48 @@
+"""Words (``tts_server/normalize/words.py``), rule by rule: when an abbreviation is one,
+which capital letters are a Roman numeral, and the symbols and plurals that look alike."""
+
+from __future__ import annotations
+
+import pytest
+
+from tts_server.normalize import normalize
+
+
+@pytest.mark.parametrize(
+    ("written", "spoken"),
+    [
+        ("I said no 5 times", "I said no five times"),  # "No." needs its period
+        ("Fruit, e.g, apples", "Fruit, for example, apples"),  # a dotted one needs no last one
+    ],
+)
+def test_an_abbreviation_by_its_period(written: str, spoken: str) -> None:
+    assert normalize(written).text == spoken
+
+
+@pytest.mark.parametrize(
+    ("written", "spoken"),
+    [
+        ("Read Chapter IIII now.", "Read Chapter IIII now."),  # no numeral
+        ("Super Bowl XLIV was close.", "Super Bowl forty-four was close."),  # all four letters
+        ("Rocky II was good.", "Rocky two was good."),  # two letters after a name
+        ("Rocky XII was good.", "Rocky twelve was good."),
+        ("Rocky XVI was good.", "Rocky sixteen was good."),
+        ("Rocky II is the best.", "Rocky two is the best."),
+        ("Plan X failed.", "Plan X failed."),  # one letter after a name is a letter
+        ("Tom and I went.", "Tom and I went."),  # and after any word
+        ("Henry the First II", "Henry the First II"),  # a regnal ordinal read out already
+    ],
+)
+def test_capital_letters_that_are_a_roman_numeral(written: str, spoken: str) -> None:
+    assert normalize(written).text == spoken
+
+
+@pytest.mark.parametrize(
+    ("written", "spoken"),
+    [
+        ("Size XL fits.", "Size XL fits."),  # not "at L": only # and @ start a handle
+        ("Open (Mon) only", "Open (Mon) only"),  # a word in parentheses is no plural
+    ],
+)
+def test_what_is_no_symbol_or_plural(written: str, spoken: str) -> None:
+    assert normalize(written).text == spoken
