@@ -9,6 +9,14 @@ from tts_server.normalize import normalize
 from tts_server.normalize.clock import _date
 
 
+def reading(written: str) -> tuple[str, list[str]]:
+    """What ``written`` is read as, and the written text of each replacement."""
+    normalized = normalize(written)
+    return normalized.text, [
+        written[r.written_start : r.written_end] for r in normalized.replacements
+    ]
+
+
 @pytest.mark.parametrize(
     ("year_text", "spoken"),
     [
@@ -48,9 +56,7 @@ def test_a_two_digit_years_century_turns_at_thirty(year_text: str, spoken: str) 
 def test_the_year_after_a_named_date_is_read_into_it(
     written: str, spoken: str, spans: list[str]
 ) -> None:
-    normalized = normalize(written)
-    assert normalized.text == spoken
-    assert [written[r.written_start : r.written_end] for r in normalized.replacements] == spans
+    assert reading(written) == (spoken, spans)
 
 
 @pytest.mark.parametrize(
@@ -64,9 +70,7 @@ def test_the_year_after_a_named_date_is_read_into_it(
 def test_a_time_its_seconds_and_its_half_of_the_day(
     written: str, spoken: str, spans: list[str]
 ) -> None:
-    normalized = normalize(written)
-    assert normalized.text == spoken
-    assert [written[r.written_start : r.written_end] for r in normalized.replacements] == spans
+    assert reading(written) == (spoken, spans)
 
 
 @pytest.mark.parametrize(
