@@ -36,6 +36,7 @@ class SpokenSegment:
     samples: int = 0  # audio sent so far
     words: list[Word] = field(default_factory=list)
     ended: bool = False  # all its audio was sent
+    aside: bool = False  # the service's words (a tool's filler), not the model's: never heard
 
     @property
     def sent_ms(self) -> float:
@@ -53,7 +54,7 @@ class SpokenSegment:
             played = (word for word in self.words if (word.start_ms + word.end_ms) / 2 <= ms)
             cut = _after_words(self.text, played)
             if cut is not None:
-                return self.text[:cut].rstrip()
+                return self.text[:cut]
         return _in_proportion(self.text, ms / self.sent_ms)
 
 
@@ -87,8 +88,8 @@ class Spoken:
     def __init__(self) -> None:
         self.segments: dict[int, SpokenSegment] = {}
 
-    def said(self, seq: int, text: str) -> None:
-        self.segments[seq] = SpokenSegment(text)
+    def said(self, seq: int, text: str, *, aside: bool = False) -> None:
+        self.segments[seq] = SpokenSegment(text, aside=aside)
 
     def timed(self, seq: int, words: Iterable[Word]) -> None:
         self.segments[seq].words.extend(words)
@@ -99,15 +100,17 @@ class Spoken:
     def ended(self, seq: int) -> None:
         self.segments[seq].ended = True
 
-    def heard(self, seq: int | None = None, ms: float = 0.0) -> str:
-        """The text heard when playback stopped ``ms`` into segment ``seq``; with no ``seq``,
-        all the audio that was sent."""
+    def heard(self, seq: int | None = None, ms: float | None = None) -> str:
+        """The model's text heard when playback stopped ``ms`` into segment ``seq`` (None: as far
+        as its audio was sent); with no ``seq``, all the audio that was sent. Asides are left
+        out: the model did not say them."""
         texts = []
         for number in sorted(self.segments):
             segment = self.segments[number]
             if seq is not None and number > seq:
                 break
-            texts.append(segment.heard(ms if number == seq else None))
+            if not segment.aside:
+                texts.append(segment.heard(ms if number == seq else None))
         return " ".join(text for text in texts if text)
 
 

@@ -130,7 +130,7 @@ class Turn:
         try:
             yield TurnStart(self.id, request.mode)
             self._tools = ToolCalls(
-                self._events.put_nowait, telemetry.parent, self._speak, self._filler
+                self._events.put_nowait, telemetry.parent, self._aside, self._filler
             )
             self._tasks = [
                 telemetry.task(self._produce(), f"turn-{self.id[:8]}-llm", "llm.stream"),
@@ -236,11 +236,15 @@ class Turn:
                 yield text
         self._llm_done = True
 
-    def _speak(self, text: str) -> None:
+    def _speak(self, text: str, *, aside: bool = False) -> None:
         seq, self._seq = self._seq, self._seq + 1
         self._events.put_nowait(Segment(seq, text))
-        self.spoken.said(seq, text)
+        self.spoken.said(seq, text, aside=aside)
         self._outgoing.put_nowait((seq, text))
+
+    def _aside(self, text: str) -> None:
+        """Speak words of the service's own (a tool's filler): memory never counts them."""
+        self._speak(text, aside=True)
 
     # --- sender: segments → TTS session ----------------------------------------------------
 

@@ -23,6 +23,7 @@ from agent.core.memory import (
     Spoken,
     SpokenSegment,
     remember,
+    turn_start,
 )
 from agent.core.turn import Turn
 from agent.requests import BadRequest, PlaybackReport, TurnRequest, parse_request
@@ -103,6 +104,36 @@ def test_with_no_report_what_was_sent_as_audio_counts() -> None:
     assert spoken.heard(2, 5_000.0) == "First one. Second one"  # not past what was sent
 
 
+def test_a_repeated_word_is_found_after_the_words_before_it() -> None:
+    segment = timed("The cat saw the dog.")
+    assert segment.heard(151.0) == "The"  # the first "the", not the last
+    assert segment.heard(1351.0) == "The cat saw the"  # the second "the", not the first again
+
+
+def test_a_segment_stopped_at_the_end_of_its_audio_was_heard_in_full() -> None:
+    segment = timed("One two three.")
+    assert segment.heard(segment.sent_ms) == "One two three."  # with its full stop
+
+
+def test_a_word_whose_middle_is_at_the_position_was_heard() -> None:
+    segment = SpokenSegment("aaaa bbbbb", samples=24_000, ended=True)  # 10 characters, 1 s
+    assert segment.heard(200.0) == "aaaa"  # "aaaa"'s middle is character 2.0, the limit
+    assert segment.heard(199.0) == ""
+
+
+def test_asides_are_never_heard_and_keep_their_place() -> None:
+    spoken = Spoken()
+    spoken.said(0, "Let me look.")
+    spoken.said(1, "One moment.", aside=True)  # a tool's filler: the service's words
+    spoken.said(2, "It is noon.")
+    for seq in range(3):
+        spoken.sounded(seq, 24_000)
+        spoken.ended(seq)
+    assert spoken.heard() == "Let me look. It is noon."
+    assert spoken.heard(1, 500.0) == "Let me look."
+    assert spoken.heard(2) == "Let me look. It is noon."  # no position: as far as was sent
+
+
 # --- a valid history ------------------------------------------------------------------------
 
 
@@ -143,6 +174,31 @@ def test_a_cut_keeps_completed_tool_exchanges_and_drops_a_half_tool_call() -> No
     assert roles(messages) == ["user", "assistant"] * 3
 
 
+def test_a_cut_keeps_every_completed_tool_exchange() -> None:
+    prompt = {"role": "user", "content": [{"text": "Two clocks, one after the other?"}]}
+    turn = [prompt, tool_use("t1"), tool_result("t1"), tool_use("t2"), tool_result("t2")]
+    messages = copy.deepcopy(turn)
+    remember(messages, 0, "Two clocks, one after the other?", "It is noon")
+    assert messages[1:5:2] == [
+        {"role": "assistant", "content": [use["content"][1]]} for use in (turn[1], turn[3])
+    ]
+    assert messages[2:5:2] == [turn[2], turn[4]]
+    assert roles(messages) == ["user", "assistant"] * 3
+
+
+@pytest.mark.parametrize("swap", ["use", "result"])
+def test_a_tool_exchange_in_the_wrong_roles_is_dropped(swap: str) -> None:
+    prompt = {"role": "user", "content": [{"text": "What time is it?"}]}
+    use, result = tool_use("t1"), tool_result("t1")
+    if swap == "use":
+        use["role"] = "user"
+    else:
+        result["role"] = "assistant"
+    messages = [prompt, use, result]
+    remember(messages, 0, "What time is it?", "")
+    assert messages == [prompt, {"role": "assistant", "content": [{"text": NOTHING_HEARD_NOTE}]}]
+
+
 def test_a_tool_call_answered_only_in_part_is_dropped() -> None:
     """Two tool uses in one message, one result back: Bedrock and Anthropic refuse a history
     with a tool use that has no result, so the whole exchange goes."""
@@ -167,6 +223,14 @@ def test_a_cut_before_strands_recorded_the_prompt_still_alternates() -> None:
         {"role": "user", "content": [{"text": "Too quick"}]},
         {"role": "assistant", "content": [{"text": NOTHING_HEARD_NOTE}]},
     ]
+
+
+def test_a_turn_starts_just_after_its_anchor_wherever_it_is() -> None:
+    messages: Messages = [{"role": "user", "content": [{"text": str(i)}]} for i in range(4)]
+    assert [turn_start(messages, m) for m in messages] == [1, 2, 3, 4]
+    assert turn_start(messages, None) == 0  # nothing came before the turn
+    assert turn_start(messages, {"role": "user", "content": [{"text": "0"}]}) is None  # equal, gone
+    assert turn_start([], messages[0]) is None  # the history was cleared
 
 
 # --- the report, as a client sends it ---------------------------------------------------------
