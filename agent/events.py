@@ -137,7 +137,8 @@ class ErrorEvent(Event):
 
 @dataclass(frozen=True, slots=True)
 class TurnMetrics(Event):
-    """Milliseconds from the request to the first text, the first audio, and this event."""
+    """Milliseconds from the request to the first text, the first audio, and this event; the
+    turn's tool calls and the time during which at least one ran."""
 
     type: ClassVar[str] = "metrics"
     ttft_ms: float | None
@@ -145,6 +146,8 @@ class TurnMetrics(Event):
     total_ms: float | None
     segments: int
     audio_ms: float
+    tool_calls: int = 0
+    tool_ms: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

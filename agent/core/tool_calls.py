@@ -69,6 +69,15 @@ class ToolCalls:
         self._filler = filler
         self._timer: asyncio.TimerHandle | None = None
         self._running: dict[str, _Call] = {}
+        self.calls = 0  # started, a retry of a running call not counted again
+        self._busy_ms = 0.0  # while at least one call ran, up to the last time none did
+        self._busy_since = 0.0
+
+    @property
+    def busy_ms(self) -> float:
+        """Milliseconds during which at least one of the turn's tools ran (so far)."""
+        running = (time.perf_counter() - self._busy_since) * 1000 if self._running else 0.0
+        return round(self._busy_ms + running, 1)
 
     def activate(self) -> None:
         """From now on, tool calls in this context (and the tasks it starts) are this turn's."""
@@ -79,7 +88,11 @@ class ToolCalls:
             return
         attributes = {"tool.name": name, "tool.id": call_id}
         span = tracer.start_span("tool.call", context=self._parent, attributes=attributes)
-        self._running[call_id] = _Call(name, time.perf_counter(), span)
+        now = time.perf_counter()
+        if not self._running:
+            self._busy_since = now
+        self._running[call_id] = _Call(name, now, span)
+        self.calls += 1
         self._emit(ToolStart(name, call_id))
         if self._filler is not None and self._timer is None:
             self._timer = asyncio.get_running_loop().call_later(self._filler.after_s, self._fill)
@@ -88,7 +101,10 @@ class ToolCalls:
         call = self._running.pop(call_id, None)
         if call is None:
             return
-        duration_ms = round((time.perf_counter() - call.started) * 1000, 1)
+        now = time.perf_counter()
+        duration_ms = round((now - call.started) * 1000, 1)
+        if not self._running:
+            self._busy_ms += (now - self._busy_since) * 1000
         call.span.set_attribute("tool.status", status)
         call.span.set_attribute("tool.duration_ms", duration_ms)
         if status == "error":

@@ -187,6 +187,8 @@ class Turn:
             total_ms=_ms(self.received_at, time.perf_counter()),
             segments=self._seq,
             audio_ms=samples_ms(self._audio_samples),
+            tool_calls=self._tools.calls,
+            tool_ms=self._tools.busy_ms,
         )
 
     # --- producer: LLM text → segments → TTS ---------------------------------------------

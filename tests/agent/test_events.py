@@ -113,7 +113,7 @@ def test_the_json_of_each_event_is_the_contracts() -> None:
     metrics = TurnMetrics(ttft_ms=310.2, ttfa_ms=None, total_ms=900.0, segments=2, audio_ms=0.0)
     assert metrics.to_json() == (
         '{"type":"metrics","ttft_ms":310.2,"ttfa_ms":null,"total_ms":900.0,"segments":2,'
-        '"audio_ms":0.0}'
+        '"audio_ms":0.0,"tool_calls":0,"tool_ms":0.0}'
     )
     assert ErrorEvent("llm_failed", "boom").to_json() == (
         '{"type":"error","code":"llm_failed","message":"boom"}'

@@ -83,6 +83,8 @@ async def test_a_tool_call_is_spoken_around_and_told_in_order(
     audio = [e["audio_ms"] for e in events if e["type"] == "segment.end"]
     assert len(audio) == 3 and all(ms > 0 for ms in audio)  # spoken before and after
     assert [e["type"] for e in events][-2:] == ["metrics", "turn.end"]
+    metrics = events[-2]
+    assert (metrics["tool_calls"], metrics["tool_ms"]) == (1, events[end]["duration_ms"])
     assert not [e for e in events if e["type"] == "error"]
     [span] = [s for s in spans.get_finished_spans() if s.name == "tool.call"]
     [turn_span] = [s for s in spans.get_finished_spans() if s.name == "voice_agent.turn"]
@@ -195,3 +197,4 @@ async def test_a_turn_without_a_tool_call_has_no_tool_events(
     events = await run_turn(conversations, "Hello there", "c5")
     assert segments(events) == [PLAIN]
     assert not [e for e in events if e["type"].startswith("tool.")]
+    assert (events[-2]["tool_calls"], events[-2]["tool_ms"]) == (0, 0.0)

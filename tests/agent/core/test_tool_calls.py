@@ -1,0 +1,71 @@
+"""A turn's tool calls as events and figures (``agent/core/tool_calls.py``), on a hand-set clock.
+The calls as strands makes them, through a real turn: ``test_tool_turns.py``."""
+
+from __future__ import annotations
+
+import pytest
+from opentelemetry.context import Context
+
+from agent.core import tool_calls
+from agent.core.tool_calls import ToolCalls
+from agent.events import Event, ToolEnd, ToolStart
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    clock = Clock()
+    monkeypatch.setattr(tool_calls.time, "perf_counter", clock)
+    return clock
+
+
+def at(clock: Clock, seconds: float) -> None:
+    clock.now = 100.0 + seconds
+
+
+def test_tool_time_counts_each_moment_at_least_one_tool_ran_once(clock: Clock) -> None:
+    events: list[Event] = []
+    calls = ToolCalls(events.append, Context(), lambda text: None)
+    calls.started("clock", "a")  # 0 s
+    at(clock, 1.0)
+    calls.started("calculate", "b")
+    calls.started("calculate", "b")  # strands retried the running call: one call still
+    at(clock, 2.0)
+    calls.ended("a", "ok")
+    assert calls.busy_ms == 2000.0  # b still runs
+    at(clock, 3.0)
+    calls.ended("b", "error")
+    at(clock, 5.0)  # no tool between 3 s and 5 s
+    calls.started("clock", "c")
+    at(clock, 5.5)
+    assert calls.busy_ms == 3500.0  # c's half second so far
+    at(clock, 6.0)
+    calls.ended("c", "ok")
+    calls.ended("c", "ok")  # told twice: once counted
+    at(clock, 9.0)
+    assert (calls.calls, calls.busy_ms) == (3, 4000.0)
+    assert events == [
+        ToolStart("clock", "a"),
+        ToolStart("calculate", "b"),
+        ToolEnd("a", "clock", "ok", 2000.0),
+        ToolEnd("b", "calculate", "error", 2000.0),
+        ToolStart("clock", "c"),
+        ToolEnd("c", "clock", "ok", 1000.0),
+    ]
+
+
+def test_a_call_still_running_when_the_turn_ends_is_cancelled_and_counted(clock: Clock) -> None:
+    events: list[Event] = []
+    calls = ToolCalls(events.append, Context(), lambda text: None)
+    calls.started("slow_lookup", "a")
+    at(clock, 0.25)
+    calls.abandon()
+    assert events[-1] == ToolEnd("a", "slow_lookup", "cancelled", 250.0)
+    assert (calls.calls, calls.busy_ms) == (1, 250.0)
