@@ -147,6 +147,15 @@ TIERS: dict[str, tuple[Group, ...]] = {
             ),
         ),
         Group("memory", ("agent/core/memory.py",), ("tests/agent/core/test_memory.py",)),
+        Group(
+            "tools",  # your agent's factory and its tool calls (the turns speak on a fake engine)
+            ("agent/core/factory.py", "agent/core/tool_calls.py"),
+            (
+                "tests/agent/core/test_tool_calls.py",
+                "tests/agent/core/test_factory.py",
+                "tests/agent/core/test_tool_turns.py",
+            ),
+        ),
     ),
     # The newer modules behind the server's routes, whose tests run real servers.
     "serving": (
