@@ -27,6 +27,7 @@ from typing import Any
 
 from mutmut.stats import status_by_exit_code
 
+from devtools.mutation_recheck import RECHECK, RUNNER_FAILED
 from devtools.mutation_run import TIERS as GROUPS
 from devtools.mutation_run import WORK, modules_of
 
@@ -34,9 +35,6 @@ OUT = Path(__file__).resolve().parents[1] / "docs" / "benchmarks"
 KILLED = {"killed", "timeout", "caught by type check", "segfault"}
 SURVIVED = {"survived", "suspicious"}
 UNCOVERED = {"no tests"}
-# mutmut reads 255 as a timeout, but it is the worker's -1: the test command itself failed
-# (pytest could not select the tests), so no test ran against the mutant: not checked.
-RUNNER_FAILED = 255
 COLUMNS = ("mutants", "killed", "survived", "not_covered", "not_checked")
 TIERS = {tier: modules_of(tier) for tier in GROUPS}
 
@@ -55,8 +53,17 @@ def module_of(meta: Path, root: Path) -> str:
 
 
 def status(exit_code: int | None) -> str:
-    """mutmut's status for a mutant's exit code, but a failed test command is not a kill."""
+    """mutmut's status for a mutant's exit code, but a failed test command is not a kill: mutmut
+    reads 255 as a timeout, yet it is the worker's -1, and no test ran against the mutant (until
+    ``devtools.mutation_recheck`` judges it)."""
     return "runner failed" if exit_code == RUNNER_FAILED else status_by_exit_code[exit_code]
+
+
+def rechecked(meta: Path) -> dict[str, int]:
+    """The verdicts ``devtools.mutation_recheck`` wrote beside ``meta``'s mutants, if any."""
+    mutants = next((parent for parent in meta.parents if parent.name == "mutants"), None)
+    recheck = mutants / RECHECK if mutants else None
+    return json.loads(recheck.read_text()) if recheck and recheck.is_file() else {}
 
 
 def tally(root: Path, tier: str) -> dict[str, Any]:
@@ -66,6 +73,7 @@ def tally(root: Path, tier: str) -> dict[str, Any]:
         if module_of(meta, root) not in TIERS[tier]:
             continue
         verdicts = json.loads(meta.read_text())["exit_code_by_key"]
+        verdicts |= {k: v for k, v in rechecked(meta).items() if verdicts.get(k) == RUNNER_FAILED}
         counts = Counter(status(code) for code in verdicts.values())
         killed = sum(counts[s] for s in KILLED)
         survived = sum(counts[s] for s in SURVIVED)

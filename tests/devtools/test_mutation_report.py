@@ -112,6 +112,8 @@ def test_the_newer_modules_are_in_the_edges_and_serving_tiers_with_their_tests()
         "agent/listening/vad.py",
         "agent/listening/whisper.py",
         "agent/core/memory.py",
+        "agent/core/factory.py",
+        "agent/core/tool_calls.py",
     }
     assert set(TIERS["serving"]) == {
         "tts_server/admission.py",
