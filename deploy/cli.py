@@ -42,7 +42,7 @@ from botocore.exceptions import BotoCoreError, NoCredentialsError
 from deploy import iam
 from deploy.build import DEFAULT_REPOSITORY, ImageBuild, build_template
 from deploy.executor import DeployFailed, Executor
-from deploy.package import BUILDSPEC_TEXT, PackageError, build_context
+from deploy.package import PackageError, build_context
 from deploy.plan import (
     DEFAULT_MODEL,
     AgentSpec,
@@ -115,12 +115,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--build-bucket",
         help="S3 bucket for the context (default: kokoro-voice-agent-builds-ACCOUNT-REGION)",
     )
-    policies = verbs.add_parser("iam", help="print least-privilege policies for both roles")
+    policies = verbs.add_parser("iam", help="print least-privilege policies for the roles")
     policies.add_argument("--account", required=True, help="12-digit AWS account id")
     policies.add_argument("--tts-endpoint", default="kokoro-tts")
     policies.add_argument("--model", default=DEFAULT_MODEL)
     policies.add_argument("--model-data", help="the endpoint's s3:// model data, if any")
     policies.add_argument("--ecr-repository", default="kokoro-tts")
+    policies.add_argument("--repository", default=DEFAULT_REPOSITORY, help="the agent's images")
+    policies.add_argument("--build-bucket", help="deploy agent's --build-bucket, if any")
     verbs.add_parser("status", help="show the endpoint and the runtime")
     teardown = verbs.add_parser("teardown", help="delete what deploy created, by name")
     teardown.add_argument("--yes-delete", action="store_true", help="confirm the deletion")
@@ -129,7 +131,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         sub.add_argument("--dry-run", action="store_true", help="print the calls, call nothing")
     for sub in (tts, verbs.choices["status"], teardown):
         sub.add_argument("--name", default="kokoro-tts", help="the endpoint name")
-    for sub in (agent, verbs.choices["status"], teardown):
+    for sub in (agent, policies, verbs.choices["status"], teardown):
         sub.add_argument("--agent-name", default=DEFAULT_AGENT_NAME)
 
 
@@ -164,12 +166,25 @@ def run(args: argparse.Namespace, executor: Executor | None = None) -> int:
 
 
 def policies(args: argparse.Namespace) -> dict[str, Any]:
-    """Both roles' permission and trust policies."""
+    """Each role's permission and trust policies."""
     model_id = args.model.removeprefix("bedrock:")
+    build = ImageBuild(  # its names: the project, the bucket, the key prefix, the repository
+        args.agent_name, args.region, "", "", args.repository, args.build_bucket, args.account
+    )
     return {
         "agent_role": {
             "trust": iam.trust_policy("bedrock-agentcore.amazonaws.com"),
-            "permissions": iam.agent_policy(args.region, args.account, args.tts_endpoint, model_id),
+            "permissions": iam.agent_policy(
+                args.region,
+                args.account,
+                args.tts_endpoint,
+                model_id,
+                ecr_repository=args.repository,
+            ),
+        },
+        "build_role": {
+            "trust": iam.trust_policy("codebuild.amazonaws.com"),
+            "permissions": iam.build_policy(build),
         },
         "endpoint_role": {
             "trust": iam.trust_policy("sagemaker.amazonaws.com"),
@@ -280,13 +295,7 @@ def build_agent(args: argparse.Namespace, executor: Executor) -> int:
     build = replace(build, tag=context.tag)
     if args.dry_run:  # no call at all, not even STS: the account is a placeholder
         spec = replace(spec, image=build.image)
-        included = {
-            "tag": context.tag,
-            "image": build.image,
-            "files": context.listing(),
-            "dockerfile_stage": context.stage.splitlines(),
-            "buildspec": BUILDSPEC_TEXT.splitlines(),
-        }
+        included = {"image": build.image, **context.summary()}
         calls = [call.to_json() for call in build_template(build, context.describe())]
         branches = {k: [c.to_json() for c in v] for k, v in _runtime_branches(spec).items()}
         print(json.dumps({"context": included, "build": calls, **branches}, indent=2))

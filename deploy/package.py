@@ -19,6 +19,7 @@ import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import agent
 from agent.config import FACTORY_SPEC
@@ -72,6 +73,15 @@ class BuildContext:
         """Each file's name and size in bytes, as the zip holds them."""
         return {name: len(data) for name, data in self.files.items()}
 
+    def summary(self) -> dict[str, Any]:
+        """What a dry run shows: the tag, each file's size, the stage and the buildspec."""
+        return {
+            "tag": self.tag,
+            "files": self.listing(),
+            "dockerfile_stage": self.stage.splitlines(),
+            "buildspec": BUILDSPEC_TEXT.splitlines(),
+        }
+
     def describe(self) -> str:
         """The zip in a few words (what a dry run prints in place of its bytes)."""
         digest = hashlib.sha256(self.archive).hexdigest()
@@ -123,12 +133,15 @@ def _inside(path: Path, project: Path, spec: str) -> None:
 
 def tree(path: Path, base: Path) -> dict[str, Path]:
     """The files of ``path`` (a file or a folder) by their name relative to ``base``, without
-    ``__pycache__``, ``*.pyc`` and anything whose name starts with a dot."""
+    ``__pycache__``, ``*.pyc`` and anything whose name starts with a dot; ``PackageError`` at a
+    link to a folder (what it holds could lie anywhere, itself included)."""
     if path.is_file():
         return {path.relative_to(base).as_posix(): path}
     found: dict[str, Path] = {}
     for folder, dirs, files in os.walk(path):
         dirs[:] = [d for d in dirs if d != "__pycache__" and not d.startswith(".")]
+        if links := [d for d in dirs if (Path(folder) / d).is_symlink()]:
+            raise PackageError(f"{Path(folder) / links[0]} is a link to a folder: copy it in")
         for name in files:
             if not name.startswith(".") and not name.endswith(".pyc"):
                 file = Path(folder) / name

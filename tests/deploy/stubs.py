@@ -30,7 +30,15 @@ class Stubbed:
         )
         self.clients = {
             name: session.client(name)
-            for name in ("sagemaker", "application-autoscaling", "bedrock-agentcore-control")
+            for name in (
+                "sagemaker",
+                "application-autoscaling",
+                "bedrock-agentcore-control",
+                "sts",
+                "ecr",
+                "s3",
+                "codebuild",
+            )
         }
         self.stubs = {name: Stubber(client) for name, client in self.clients.items()}
         self.printed: list[str] = []

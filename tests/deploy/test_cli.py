@@ -274,6 +274,8 @@ def test_iam_policies_name_only_the_endpoint_and_the_model(capsys: Any) -> None:
     }
     model = "anthropic.claude-haiku-4-5-20251001-v1:0"  # the default, a US inference profile
     assert resources["agent_role"] == {
+        "PullTheImage": "arn:aws:ecr:us-east-1:111122223333:repository/kokoro-voice-agent",
+        "EcrLogin": "*",
         "SpeakThroughTheTTSEndpoint": ENDPOINT_ARN,
         "StreamFromTheModel": [
             f"arn:aws:bedrock:us-east-1:111122223333:inference-profile/us.{model}",
