@@ -319,7 +319,7 @@ def test_iam_policies_follow_the_model_endpoint_and_model_data_asked_for(capsys:
 def valid_for_botocore(aws: Stubbed, calls: list[dict[str, Any]]) -> bool:
     """Every printed call names a real operation and its parameters fit the service model."""
     for call in calls:
-        client = aws.clients[call["service"]]
+        client = aws.client(call["service"])
         name = client.meta.method_to_api_mapping[call["operation"]]
         shape = client.meta.service_model.operation_model(name).input_shape
         validate_parameters(call["params"], shape)  # raises ParamValidationError
