@@ -21,9 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import agent
-from agent.config import FACTORY_SPEC
-
 STAGE = "your-agent"  # the Dockerfile target CodeBuild builds
 # The top-level packages of this project (pyproject.toml): a module of yours with one of these
 # names would shadow the service's own, or be shadowed by it.
@@ -92,6 +89,8 @@ def user_module(spec: str, project: Path) -> Path:
     """The top-level module that ``package.module:function`` imports first, a ``.py`` file or a
     package folder under ``project``; ``PackageError`` if it is not there, lies outside, or is
     named like one of the service's packages."""
+    from agent.config import FACTORY_SPEC  # the factory's own syntax (lazily, as plan.py)
+
     if not FACTORY_SPEC.fullmatch(spec):
         raise PackageError(f"--agent {spec!r} is not package.module:function")
     parts = spec.partition(":")[0].split(".")
@@ -152,6 +151,8 @@ def tree(path: Path, base: Path) -> dict[str, Path]:
 def service_root(root: Path | None = None) -> Path:
     """The source tree the running ``agent`` package was imported from (``root``: another);
     ``PackageError`` when it is not a source checkout (a wheel install has no Dockerfile)."""
+    import agent
+
     root = root or Path(agent.__file__).resolve().parent.parent
     missing = [
         name
