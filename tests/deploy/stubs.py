@@ -36,7 +36,7 @@ class Stubbed:
 
     def client(self, service: str) -> Any:
         if service not in self.clients:
-            self.clients[service] = self.session.client(service)  # type: ignore[call-overload]
+            self.clients[service] = self.session.client(service)
             self.stubs[service] = Stubber(self.clients[service])
             self.stubs[service].activate()
         return self.clients[service]
