@@ -4,6 +4,9 @@
                            [--min 1 --max 4] [--name kokoro-tts] [--region R] [--dry-run]
     voice-agent deploy agent --image URI --role ARN --tts-endpoint NAME [--model bedrock:ID]
                              [--agent package.module:function]
+    voice-agent deploy agent --agent package.module:function --role ARN --build-role ARN
+                             --tts-endpoint NAME [--project .] [--requirements FILE]
+                             [--repository kokoro-voice-agent] [--build-bucket NAME]
     voice-agent deploy iam --account ID [--tts-endpoint NAME] [--model-data S3URI]
     voice-agent deploy status [--name kokoro-tts] [--agent-name kokoro_voice_agent]
     voice-agent deploy teardown [--name ...] [--agent-name ...] --yes-delete
@@ -11,13 +14,16 @@
 ``tts`` creates the model and endpoint config (new versions each time), then creates the
 endpoint or moves the existing one to the new config with UpdateEndpoint, registers
 autoscaling, waits for InService and runs the acceptance test through the SageMaker SDK
-(Python >= 3.12). ``--dry-run`` prints the calls as JSON and calls nothing, not even a read:
-``status`` and ``teardown`` show the reads they would make, and teardown's deletes with what
-those reads would fill in as placeholders. ``tts`` and ``agent`` check their flags first (an
-ECR image URI, an IAM role ARN, ``1 <= --min <= --max``, ...), a dry run included. Exit status:
-0 done, 1 AWS refused or could not be asked (no credentials: one line on stderr; a teardown
-without ``--yes-delete`` then prints what its dry run prints) or the acceptance test failed,
-2 the acceptance test cannot run here, 3 invalid flags (nothing called).
+(Python >= 3.12). ``agent`` without ``--image`` builds the image with your agent module in AWS
+CodeBuild (``deploy/package.py``, ``deploy/build.py``), then creates or updates the runtime.
+``--dry-run`` prints the calls as JSON and calls nothing, not even a read: ``status`` and
+``teardown`` show the reads they would make, and teardown's deletes with what those reads
+would fill in as placeholders; ``agent`` without ``--image`` also shows what the image holds.
+``tts`` and ``agent`` check their flags first (an ECR image URI, an IAM role ARN,
+``1 <= --min <= --max``, ...), a dry run included. Exit status: 0 done, 1 AWS refused or could
+not be asked (no credentials: one line on stderr; a teardown without ``--yes-delete`` then
+prints what its dry run prints), the image build failed or the acceptance test failed, 2 the
+acceptance test cannot run here, 3 invalid flags (nothing called).
 """
 
 from __future__ import annotations
@@ -27,12 +33,16 @@ import asyncio
 import json
 import sys
 import time
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, NoCredentialsError
 
 from deploy import iam
+from deploy.build import DEFAULT_REPOSITORY, ImageBuild, build_template
 from deploy.executor import DeployFailed, Executor
+from deploy.package import PackageError, build_context
 from deploy.plan import (
     DEFAULT_MODEL,
     AgentSpec,
@@ -51,6 +61,7 @@ from deploy.plan import (
 DEFAULT_REGION = "us-east-1"
 DEFAULT_AGENT_NAME = "kokoro_voice_agent"  # agentcore.yaml's agent name
 INVALID_FLAGS = 3  # the exit status when the flags are refused before any call
+BUILD_FLAGS = ("project", "requirements", "build_role", "repository", "build_bucket")
 NO_CREDENTIALS = (
     "no AWS credentials: set up the standard chain (aws configure, AWS_PROFILE, "
     "AWS_ACCESS_KEY_ID ...)"
@@ -83,22 +94,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     tts.add_argument("--max-sessions", type=int, help="TTS_MAX_SESSIONS per instance")
     tts.add_argument("--skip-acceptance", action="store_true")
     agent = verbs.add_parser("agent", help="create or update the AgentCore runtime")
-    agent.add_argument("--image", required=True, help="the agent image (linux/arm64) in ECR")
+    agent.add_argument(
+        "--image", help="an agent image (linux/arm64) in ECR; without it, build one with --agent"
+    )
     agent.add_argument("--role", required=True, help="the runtime's execution role ARN")
     agent.add_argument("--tts-endpoint", required=True)
     agent.add_argument("--model", default=DEFAULT_MODEL, help="bedrock:<model or profile id>")
     agent.add_argument(
         "--agent",
         metavar="MODULE:FUNCTION",
-        help="your agent factory, a module inside --image (docs/your_agent.md): the runtime's "
-        "VOICE_AGENT_FACTORY",
+        help="your agent factory (docs/your_agent.md): the runtime's VOICE_AGENT_FACTORY; "
+        "without --image, its module is built into the image",
     )
-    policies = verbs.add_parser("iam", help="print least-privilege policies for both roles")
+    built = agent.add_argument_group("building the image (without --image), in AWS CodeBuild")
+    built.add_argument("--project", help="the folder that holds your module (default: .)")
+    built.add_argument("--requirements", help="a pip requirements file your agent needs")
+    built.add_argument("--build-role", help="CodeBuild's service role ARN (deploy iam)")
+    built.add_argument("--repository", help=f"the ECR repository (default: {DEFAULT_REPOSITORY})")
+    built.add_argument(
+        "--build-bucket",
+        help="S3 bucket for the context (default: kokoro-voice-agent-builds-ACCOUNT-REGION)",
+    )
+    policies = verbs.add_parser("iam", help="print least-privilege policies for the roles")
     policies.add_argument("--account", required=True, help="12-digit AWS account id")
     policies.add_argument("--tts-endpoint", default="kokoro-tts")
     policies.add_argument("--model", default=DEFAULT_MODEL)
     policies.add_argument("--model-data", help="the endpoint's s3:// model data, if any")
     policies.add_argument("--ecr-repository", default="kokoro-tts")
+    policies.add_argument("--repository", default=DEFAULT_REPOSITORY, help="the agent's images")
+    policies.add_argument("--build-bucket", help="deploy agent's --build-bucket, if any")
     verbs.add_parser("status", help="show the endpoint and the runtime")
     teardown = verbs.add_parser("teardown", help="delete what deploy created, by name")
     teardown.add_argument("--yes-delete", action="store_true", help="confirm the deletion")
@@ -107,7 +131,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         sub.add_argument("--dry-run", action="store_true", help="print the calls, call nothing")
     for sub in (tts, verbs.choices["status"], teardown):
         sub.add_argument("--name", default="kokoro-tts", help="the endpoint name")
-    for sub in (agent, verbs.choices["status"], teardown):
+    for sub in (agent, policies, verbs.choices["status"], teardown):
         sub.add_argument("--agent-name", default=DEFAULT_AGENT_NAME)
 
 
@@ -142,12 +166,25 @@ def run(args: argparse.Namespace, executor: Executor | None = None) -> int:
 
 
 def policies(args: argparse.Namespace) -> dict[str, Any]:
-    """Both roles' permission and trust policies."""
+    """Each role's permission and trust policies."""
     model_id = args.model.removeprefix("bedrock:")
+    build = ImageBuild(  # its names: the project, the bucket, the key prefix, the repository
+        args.agent_name, args.region, "", "", args.repository, args.build_bucket, args.account
+    )
     return {
         "agent_role": {
             "trust": iam.trust_policy("bedrock-agentcore.amazonaws.com"),
-            "permissions": iam.agent_policy(args.region, args.account, args.tts_endpoint, model_id),
+            "permissions": iam.agent_policy(
+                args.region,
+                args.account,
+                args.tts_endpoint,
+                model_id,
+                ecr_repository=args.repository,
+            ),
+        },
+        "build_role": {
+            "trust": iam.trust_policy("codebuild.amazonaws.com"),
+            "permissions": iam.build_policy(build),
         },
         "endpoint_role": {
             "trust": iam.trust_policy("sagemaker.amazonaws.com"),
@@ -215,22 +252,81 @@ def acceptance(endpoint_name: str, region: str) -> int:
 
 
 def deploy_agent(args: argparse.Namespace, executor: Executor) -> int:
-    spec = AgentSpec(
+    if args.image is None:
+        return build_agent(args, executor)
+    if given := [f"--{flag.replace('_', '-')}" for flag in BUILD_FLAGS if getattr(args, flag)]:
+        return _refused(
+            "agent",
+            [f"{', '.join(given)} build an image: leave out --image, or these flags"],
+        )
+    spec = _agent_spec(args, args.image)
+    if problems := spec.problems():
+        return _refused("agent", problems)
+    if args.dry_run:  # no call at all: the update names the runtime id it would look up
+        _print_sections(**_runtime_branches(spec))
+        return 0
+    return _deploy_runtime(spec, executor)
+
+
+def build_agent(args: argparse.Namespace, executor: Executor) -> int:
+    """Package your module with the service, build the image in CodeBuild, deploy it."""
+    if args.agent is None:
+        return _refused(
+            "agent",
+            ["--agent MODULE:FUNCTION: your agent factory, to build an image with its module "
+             "(or --image URI: an image already built)"],
+        )  # fmt: skip
+    build = ImageBuild(
+        agent_name=args.agent_name,
+        region=args.region,
+        build_role=args.build_role or "",
+        tag="<tag>",
+        repository=args.repository or DEFAULT_REPOSITORY,
+        bucket_name=args.build_bucket,
+    )
+    spec = _agent_spec(args, build.image)
+    if problems := spec.problems(built=True) + build.problems():
+        return _refused("agent", problems)
+    requirements = Path(args.requirements) if args.requirements else None
+    try:
+        context = build_context(args.agent, Path(args.project or "."), requirements)
+    except PackageError as exc:
+        return _refused("agent", [str(exc)])
+    build = replace(build, tag=context.tag)
+    if args.dry_run:  # no call at all, not even STS: the account is a placeholder
+        spec = replace(spec, image=build.image)
+        included = {"image": build.image, **context.summary()}
+        calls = [call.to_json() for call in build_template(build, context.describe())]
+        branches = {k: [c.to_json() for c in v] for k, v in _runtime_branches(spec).items()}
+        print(json.dumps({"context": included, "build": calls, **branches}, indent=2))
+        return 0
+    print(f"deploy agent: {len(context.files)} files, tag {context.tag}")
+    build = executor.build_image(build, context.archive)
+    return _deploy_runtime(replace(spec, image=build.image), executor)
+
+
+def _agent_spec(args: argparse.Namespace, image: str) -> AgentSpec:
+    return AgentSpec(
         name=args.agent_name,
-        image=args.image,
+        image=image,
         role_arn=args.role,
         tts_endpoint=args.tts_endpoint,
         region=args.region,
         model=args.model,
         agent_factory=args.agent,
     )
-    if problems := spec.problems():
-        return _refused("agent", problems)
-    if args.dry_run:  # no call at all: the update names the runtime id it would look up
-        _print_sections(
-            if_absent=agent_calls(spec, None), if_present=agent_calls(spec, f"<id of {spec.name}>")
-        )
-        return 0
+
+
+def _runtime_branches(spec: AgentSpec) -> dict[str, list[Call]]:
+    """Both branches of the runtime's create-or-update (the update names the id it reads)."""
+    return {
+        "if_absent": agent_calls(spec, None),
+        "if_present": agent_calls(spec, f"<id of {spec.name}>"),
+    }
+
+
+def _deploy_runtime(spec: AgentSpec, executor: Executor) -> int:
+    """Create or update the runtime; print its ARN and how to invoke it."""
     calls = agent_calls(spec, executor.runtime_id(spec.name))
     (response,) = executor.run(calls)
     arn = response["agentRuntimeArn"]

@@ -8,21 +8,24 @@ factory, so the tests hand it botocore-stubbed clients.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from botocore.exceptions import ClientError
 
+from deploy import build as image
 from deploy.plan import VARIANT, Call
 
 ClientFactory = Callable[[str], Any]
 POLL_S = 30.0
 WAIT_LIMIT_S = 45 * 60.0  # a GPU endpoint typically takes 5 to 15 minutes
 TERMINAL_FAILURES = ("Failed", "RollingBack", "OutOfService")
+BUILD_WAIT_S = (image.BUILD_TIMEOUT_MIN + 15) * 60.0  # CodeBuild's own limit, and its queue
 
 
 class DeployFailed(RuntimeError):
-    """AWS refused a call, or the endpoint did not reach InService."""
+    """AWS refused a call, the image build failed, or the endpoint did not reach InService."""
 
 
 class Executor:
@@ -56,6 +59,20 @@ class Executor:
             except ClientError as exc:
                 raise DeployFailed(f"{call.service}.{call.operation}: {exc}") from exc
         return responses
+
+    def read(
+        self, call: Call, absent: Iterable[str] = (), refusals: Mapping[str, str] | None = None
+    ) -> dict[str, Any] | None:
+        """One read; None when AWS answers with an error code in ``absent``. A refusal is
+        ``DeployFailed``, in the words ``refusals`` gives its code, if any."""
+        try:
+            return dict(getattr(self.client(call.service), call.operation)(**call.params))
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code", "")
+            if code in absent:
+                return None
+            reason = (refusals or {}).get(code, str(exc))
+            raise DeployFailed(f"{call.service}.{call.operation}: {reason}") from exc
 
     # --- state ---------------------------------------------------------------------------
 
@@ -117,3 +134,44 @@ class Executor:
                 raise DeployFailed(f"endpoint {name} still {status} after {limit_s:.0f} s")
             self._sleep(self._poll_s)
             waited += self._poll_s
+
+    def wait_build(self, build_id: str, limit_s: float = BUILD_WAIT_S) -> dict[str, Any]:
+        """Poll the build until it succeeds, with its phase on a line per poll;
+        ``DeployFailed`` with its failing phase and logs link when it does not."""
+        waited = 0.0
+        while True:
+            found = self.read(image.poll(build_id)) or {}
+            if not found.get("builds"):
+                raise DeployFailed(f"image build {build_id} not found")
+            build = found["builds"][0]
+            status, phase = build["buildStatus"], build.get("currentPhase", "?")
+            self._say(f"  build {build_id}: {phase} ({status}) after {waited:.0f} s")
+            if status == "SUCCEEDED":
+                return dict(build)
+            if status in image.FAILED_BUILD:
+                raise DeployFailed(image.build_failure(build))
+            if waited >= limit_s:
+                raise DeployFailed(f"image build {build_id} still {phase} after {limit_s:.0f} s")
+            self._sleep(self._poll_s)
+            waited += self._poll_s
+
+    # --- building ------------------------------------------------------------------------
+
+    def build_image(self, build: image.ImageBuild, archive: bytes) -> image.ImageBuild:
+        """Repository, bucket, upload, CodeBuild project, the build; ``build`` with the
+        account filled in (its ``image`` is the pushed image)."""
+        (who,) = self.run([image.identity()])
+        build = replace(build, account=who["Account"])
+        if self.read(image.repository_read(build), ("RepositoryNotFoundException",)) is None:
+            self.run([image.repository_create(build)])
+        other = {"403": f"bucket {build.bucket} is another account's, or not readable by you: "
+                 "name one of yours with --build-bucket"}  # fmt: skip
+        if self.read(image.bucket_read(build), ("404", "NoSuchBucket"), other) is None:
+            self.run([image.bucket_create(build)])
+        self.run([image.upload(build, archive)])
+        projects = self.read(image.project_read(build)) or {}
+        self.run([image.project_write(build, exists=bool(projects.get("projects")))])
+        (started,) = self.run([image.start(build)])
+        self._say(f"deploy agent: building {build.image}")
+        self.wait_build(started["build"]["id"])
+        return build

@@ -37,10 +37,11 @@ ROLE_HINT = "arn:aws:iam::ACCOUNT:role/NAME"
 NVIDIA_FAMILIES = ("ml.g", "ml.p")  # SageMaker's NVIDIA GPU instances (ml.inf, ml.trn: Neuron)
 
 
-def image_and_role_problems(image: str, role_arn: str) -> list[str]:
-    """What is wrong with ``--image`` and ``--role``, in words (empty: nothing)."""
+def image_and_role_problems(image: str | None, role_arn: str) -> list[str]:
+    """What is wrong with ``--image`` and ``--role``, in words (empty: nothing); ``image``
+    None: no ``--image`` to check (deploy builds it)."""
     problems = []
-    if not ECR_IMAGE.fullmatch(image):
+    if image is not None and not ECR_IMAGE.fullmatch(image):
         problems.append(f"--image {image!r} is not an ECR image URI ({ECR_HINT})")
     if not ROLE_ARN.fullmatch(role_arn):
         problems.append(f"--role {role_arn!r} is not an IAM role ARN ({ROLE_HINT})")
@@ -235,13 +236,13 @@ class AgentSpec:
     idle_timeout_s: int = 900
     max_lifetime_s: int = 28800
 
-    def problems(self) -> list[str]:
+    def problems(self, built: bool = False) -> list[str]:
         """What AWS would refuse in these flags, or the runtime at its start, in words (empty:
-        nothing)."""
+        nothing); ``built``: the image is this deploy's build, not a flag to check."""
         from agent.config import FACTORY_SPEC
         from agent.core.llm import ModelSpecError, parse_model_spec
 
-        problems = image_and_role_problems(self.image, self.role_arn)
+        problems = image_and_role_problems(None if built else self.image, self.role_arn)
         try:
             parse_model_spec(self.model)
         except ModelSpecError as exc:

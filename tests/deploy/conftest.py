@@ -12,7 +12,5 @@ from tests.deploy.stubs import Stubbed
 @pytest.fixture
 def aws() -> Iterator[Stubbed]:
     stubbed = Stubbed()
-    for stub in stubbed.stubs.values():
-        stub.activate()
     yield stubbed
     stubbed.verify()

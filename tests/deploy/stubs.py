@@ -22,23 +22,27 @@ RUNTIME_ARN = "arn:aws:bedrock-agentcore:us-east-1:111122223333:runtime/kokoro_v
 
 
 class Stubbed:
-    """One stubbed boto3 client per service, all from a session with fake static keys."""
+    """Stubbed boto3 clients, one per service, made (and activated) when first asked for, all
+    from a session with fake static keys; a service never asked for costs nothing."""
 
     def __init__(self) -> None:
-        session = boto3.Session(
+        self.session = boto3.Session(
             aws_access_key_id="AKIDTEST", aws_secret_access_key="secret", region_name="us-east-1"
         )
-        self.clients = {
-            name: session.client(name)
-            for name in ("sagemaker", "application-autoscaling", "bedrock-agentcore-control")
-        }
-        self.stubs = {name: Stubber(client) for name, client in self.clients.items()}
+        self.clients: dict[str, Any] = {}
+        self.stubs: dict[str, Stubber] = {}
         self.printed: list[str] = []
-        self.executor = Executor(
-            self.clients.__getitem__, say=self.printed.append, sleep=lambda s: None, poll_s=30
-        )
+        self.executor = Executor(self.client, say=self.printed.append, sleep=lambda s: None)
+
+    def client(self, service: str) -> Any:
+        if service not in self.clients:
+            self.clients[service] = self.session.client(service)
+            self.stubs[service] = Stubber(self.clients[service])
+            self.stubs[service].activate()
+        return self.clients[service]
 
     def __getitem__(self, service: str) -> Stubber:
+        self.client(service)
         return self.stubs[service]
 
     def verify(self) -> None:

@@ -274,6 +274,8 @@ def test_iam_policies_name_only_the_endpoint_and_the_model(capsys: Any) -> None:
     }
     model = "anthropic.claude-haiku-4-5-20251001-v1:0"  # the default, a US inference profile
     assert resources["agent_role"] == {
+        "PullTheImage": "arn:aws:ecr:us-east-1:111122223333:repository/kokoro-voice-agent",
+        "EcrLogin": "*",
         "SpeakThroughTheTTSEndpoint": ENDPOINT_ARN,
         "StreamFromTheModel": [
             f"arn:aws:bedrock:us-east-1:111122223333:inference-profile/us.{model}",
@@ -317,7 +319,7 @@ def test_iam_policies_follow_the_model_endpoint_and_model_data_asked_for(capsys:
 def valid_for_botocore(aws: Stubbed, calls: list[dict[str, Any]]) -> bool:
     """Every printed call names a real operation and its parameters fit the service model."""
     for call in calls:
-        client = aws.clients[call["service"]]
+        client = aws.client(call["service"])
         name = client.meta.method_to_api_mapping[call["operation"]]
         shape = client.meta.service_model.operation_model(name).input_shape
         validate_parameters(call["params"], shape)  # raises ParamValidationError

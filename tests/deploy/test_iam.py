@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from deploy.iam import agent_policy, endpoint_policy, trust_policy
+from deploy.build import ImageBuild
+from deploy.iam import agent_policy, build_policy, endpoint_policy, trust_policy
 
 MODEL = "anthropic.claude-haiku-4-5-20251001-v1:0"
 
@@ -24,9 +25,14 @@ def by_sid(policy: dict[str, Any]) -> dict[str, dict[str, Any]]:
     }
 
 
-def test_the_agent_role_may_stream_from_one_endpoint_call_one_model_and_write_its_logs() -> None:
+def test_the_agent_role_may_pull_its_image_use_one_endpoint_and_one_model_and_log() -> None:
     policy = agent_policy("us-east-1", "111122223333", "Kokoro-TTS", MODEL)
     assert by_sid(policy) == {
+        "PullTheImage": {
+            "Action": ["ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"],
+            "Resource": "arn:aws:ecr:us-east-1:111122223333:repository/kokoro-voice-agent",
+        },
+        "EcrLogin": {"Action": "ecr:GetAuthorizationToken", "Resource": "*"},
         "SpeakThroughTheTTSEndpoint": {
             "Action": "sagemaker:InvokeEndpointWithBidirectionalStream",
             "Resource": "arn:aws:sagemaker:us-east-1:111122223333:endpoint/kokoro-tts",
@@ -108,4 +114,35 @@ def test_the_trust_policy_names_one_service_principal() -> None:
                 "Action": "sts:AssumeRole",
             }
         ],
+    }
+
+
+def test_the_build_role_may_read_its_contexts_push_to_one_repository_and_log() -> None:
+    build = ImageBuild("shop", "eu-west-1", "", "", "team/shop", None, "111122223333")
+    logs = "arn:aws:logs:eu-west-1:111122223333:log-group:/aws/codebuild/shop-image"
+    assert by_sid(build_policy(build)) == {
+        "ReadTheBuildContext": {
+            "Action": ["s3:GetObject", "s3:GetObjectVersion"],
+            "Resource": "arn:aws:s3:::kokoro-voice-agent-builds-111122223333-eu-west-1/shop/*",
+        },
+        "PushTheImage": {
+            "Action": [
+                "ecr:BatchCheckLayerAvailability",
+                "ecr:BatchGetImage",
+                "ecr:CompleteLayerUpload",
+                "ecr:GetDownloadUrlForLayer",
+                "ecr:InitiateLayerUpload",
+                "ecr:PutImage",
+                "ecr:UploadLayerPart",
+            ],
+            "Resource": "arn:aws:ecr:eu-west-1:111122223333:repository/team/shop",
+        },
+        "EcrLogin": {"Action": "ecr:GetAuthorizationToken", "Resource": "*"},
+        "WriteLogs": {
+            "Action": ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"],
+            "Resource": [logs, f"{logs}:*"],
+        },
+    }
+    assert trust_policy("codebuild.amazonaws.com")["Statement"][0]["Principal"] == {
+        "Service": "codebuild.amazonaws.com"
     }
