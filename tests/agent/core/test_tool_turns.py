@@ -1,5 +1,5 @@
 """Turns whose reply calls a tool (``agent/core/tool_calls.py``, ``agent/core/turn.py``): a
-scripted strands model that emits real ``toolUse`` events (``tests/agent/tool_model.py``), the
+scripted strands model that emits real ``toolUse`` events (``agent/testing/tool_model.py``), the
 example's tools, a voiced agent, speech from a real TTS server on the fast fake engine.
 """
 
@@ -18,7 +18,7 @@ from agent.core.memory import INTERRUPTED_NOTE
 from agent.core.tool_calls import Filler
 from agent.events import Event, SegmentEnd, ToolStart
 from agent.requests import TurnRequest
-from tests.agent.tool_model import (
+from agent.testing.tool_model import (
     AFTER,
     BEFORE,
     BLOCKING_DONE,

@@ -6,7 +6,7 @@ early), then a ``toolUse`` block; the call after the tool's result streams ``AFT
 result's text (``FAILED`` instead, for an error result). A prompt that names no tool gets
 ``PLAIN``. Every call's messages are kept (``calls``), so a test reads what the model saw.
 
-``create_agent`` is an agent factory (``VOICE_AGENT_FACTORY=tests.agent.tool_model:create_agent``)
+``create_agent`` is an agent factory (``VOICE_AGENT_FACTORY=agent.testing.tool_model:create_agent``)
 with the example's tools, a tool that raises, a slow ``async`` one that waits until it is
 cancelled, and a plain function that blocks its worker thread until released.
 """
