@@ -5,10 +5,9 @@ The first call streams ``BEFORE`` (no sentence end: only the flush at the tool c
 early), then a ``toolUse`` block; the call after the tool's result streams ``AFTER`` and the
 result's text (``FAILED`` instead, for an error result). A prompt that names no tool gets
 ``PLAIN``. Every call's messages are kept (``calls``), so a test reads what the model saw.
-
-``create_agent`` is an agent factory (``VOICE_AGENT_FACTORY=agent.testing.tool_model:create_agent``)
-with the example's tools, a tool that raises, a slow ``async`` one that waits until it is
-cancelled, and a plain function that blocks its worker thread until released.
+Each call waits ``first_token_delay_s``, then streams ``tokens_per_second`` (as
+``agent.core.llm.DemoConfig`` times the demo model). The tests (``tests/agent/tool_model.py``)
+and the tool-turn benchmark (``bench/latency/tool_turn.py``) drive it.
 """
 
 from __future__ import annotations
@@ -16,52 +15,19 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
-import threading
 from collections.abc import AsyncIterable
 from typing import Any
 
-from strands import Agent, tool
 from strands.models import Model
 from strands.types.content import Messages
 from strands.types.streaming import StreamEvent
 
 from agent.core.llm import demo_tokens
-from examples.clock_and_math_agent import SYSTEM_PROMPT, TOOLS
 
 BEFORE = "Let me look that up for you"
 AFTER = "Here is what I found."
 FAILED = "Sorry, that tool did not work."
 PLAIN = "I can answer that without a tool."
-SLOW_STARTED: list[str] = []  # the slow tool's calls, as they start
-SLOW_CANCELLED: list[str] = []  # those that were cancelled
-RELEASE = threading.Event()  # lets the blocking tool return
-BLOCKING_DONE = threading.Event()  # the blocking tool returned
-
-
-@tool
-def broken_lookup(query: str) -> str:
-    """A lookup whose backend is down."""
-    raise ConnectionError(f"the database is down (query {query!r})")
-
-
-@tool
-async def slow_lookup(query: str) -> str:
-    """A lookup that takes until it is cancelled."""
-    SLOW_STARTED.append(query)
-    try:
-        await asyncio.Event().wait()
-    except asyncio.CancelledError:
-        SLOW_CANCELLED.append(query)
-        raise
-    return "never"
-
-
-@tool
-def blocking_lookup(query: str) -> str:
-    """A plain function that blocks (strands runs it in a worker thread) until released."""
-    RELEASE.wait(30)
-    BLOCKING_DONE.set()
-    return f"late news about {query}"
 
 
 def _tool_text(messages: Messages) -> str | None:
@@ -77,15 +43,24 @@ def _tool_text(messages: Messages) -> str | None:
 class ToolScript(Model):
     """Calls the tool the prompt names, then speaks its result."""
 
-    def __init__(self, delay_s: float = 0.005) -> None:
-        self.delay_s = delay_s
+    def __init__(self, tokens_per_second: float = 200.0, first_token_delay_s: float = 0.0) -> None:
+        if not tokens_per_second > 0 or not first_token_delay_s >= 0:
+            raise ValueError(
+                f"ToolScript needs tokens_per_second > 0 and first_token_delay_s >= 0, "
+                f"not {tokens_per_second} and {first_token_delay_s}"
+            )
+        self.tokens_per_second = tokens_per_second
+        self.first_token_delay_s = first_token_delay_s
         self.calls: list[Messages] = []
 
     def update_config(self, **_: Any) -> None:
         pass
 
     def get_config(self) -> dict[str, Any]:
-        return {}
+        return {
+            "tokens_per_second": self.tokens_per_second,
+            "first_token_delay_s": self.first_token_delay_s,
+        }
 
     async def structured_output(self, *_: Any, **__: Any) -> Any:  # type: ignore[override]
         raise NotImplementedError
@@ -93,8 +68,11 @@ class ToolScript(Model):
 
     async def _text(self, text: str) -> AsyncIterable[StreamEvent]:
         yield {"contentBlockStart": {"start": {}}}
+        loop = asyncio.get_running_loop()
+        due = loop.time()
         for token in demo_tokens(text):
-            await asyncio.sleep(self.delay_s)
+            due += 1.0 / self.tokens_per_second
+            await asyncio.sleep(max(0.0, due - loop.time()))
             yield {"contentBlockDelta": {"delta": {"text": token}}}
         yield {"contentBlockStop": {}}
 
@@ -103,6 +81,7 @@ class ToolScript(Model):
     ) -> AsyncIterable[StreamEvent]:
         self.calls.append(copy.deepcopy(messages))
         yield {"messageStart": {"role": "assistant"}}
+        await asyncio.sleep(self.first_token_delay_s)
         result = _tool_text(messages)
         prompt = " ".join(b.get("text", "") for b in messages[-1]["content"]).strip()
         name, _, arguments = prompt.partition(" ")
@@ -131,9 +110,3 @@ class ToolScript(Model):
 def prompt(name: str, **arguments: object) -> str:
     """The prompt that makes ``ToolScript`` call ``name`` with ``arguments``."""
     return f"{name} {json.dumps(arguments)}"
-
-
-def create_agent() -> Agent:
-    """An agent factory: the example's tools and two more, on the scripted model."""
-    tools = [*TOOLS, broken_lookup, slow_lookup, blocking_lookup]
-    return Agent(model=ToolScript(), tools=tools, system_prompt=SYSTEM_PROMPT)

@@ -1,6 +1,6 @@
 """The page shows a turn's tool calls (``tool.start``, ``tool.end``) in the transcript and on the
 timeline, on both legs, in real headless Chromium: the dev server voices the scripted
-tool-calling agent of ``agent/testing/tool_model.py``."""
+tool-calling agent of ``tests/agent/tool_model.py``."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import pytest
 
 from agent.config import AgentConfig
 from agent.doors import devserver
-from agent.testing.tool_model import AFTER, BEFORE, create_agent, prompt
+from agent.testing.tool_model import AFTER, BEFORE, prompt
+from tests.agent.tool_model import create_agent
 from tests.e2e.browser_helpers import (
     Page,
     open_chat,

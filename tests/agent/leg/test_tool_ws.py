@@ -1,5 +1,5 @@
 """Tool calls through both front doors, over SSE and ``/ws``, on the real TTS server: the agent
-is the one ``VOICE_AGENT_FACTORY`` names (``agent/testing/tool_model.py``: a scripted strands model
+is the one ``VOICE_AGENT_FACTORY`` names (``tests/agent/tool_model.py``: a scripted strands model
 that emits real ``toolUse`` events, the example's tools, a failing and a slow tool)."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from tests.agent.leg.test_ws import (
 )
 from tts_server.testing.server_thread import ServerThread
 
-FACTORY = "agent.testing.tool_model:create_agent"
+FACTORY = "tests.agent.tool_model:create_agent"
 
 
 @pytest.fixture(scope="module", params=sorted(FRONT_DOORS))
