@@ -13,6 +13,9 @@ Entry points (each writes ``docs/benchmarks/<name>.*``):
   alone: pipelined vs. one at a time vs. a new connection each;
 - ``tts_engine_bench``: ``python -m bench.latency.tts_engine_bench``, the engine alone: time to
   first audio and real-time factor, alone and under concurrent load;
+- ``tool_turn``: ``python -m bench.latency.tool_turn``, spoken turns whose reply calls a tool:
+  first audio, the tool's time and the silence the user hears around it, the filler off and
+  on; ``tool_turn_report`` writes its output;
 - ``long_text_first_audio``: ``python -m bench.latency.long_text_first_audio``, first audio for
   long unpunctuated text against a normal sentence;
 - ``segmenter_bench``: ``python -m bench.latency.segmenter_bench``, the sentence segmenter's

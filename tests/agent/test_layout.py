@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 AGENT = ROOT / "agent"
 GROUND_FLOOR = {"__init__", "browser_leg", "config", "events", "requests"}
-WINGS = {"core", "doors", "leg", "listening", "segmenter"}
+WINGS = {"core", "doors", "leg", "listening", "segmenter", "testing"}
 RUNTIME = ("agent", "tts_client", "tts_server", "tts_protocol")
 
 

@@ -10,7 +10,8 @@ import pytest
 
 from agent.config import AgentConfig
 from agent.doors import devserver
-from tests.agent.tool_model import AFTER, BEFORE, create_agent, prompt
+from agent.testing.tool_model import AFTER, BEFORE, prompt
+from tests.agent.tool_model import create_agent
 from tests.e2e.browser_helpers import (
     Page,
     open_chat,

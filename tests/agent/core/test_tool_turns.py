@@ -1,6 +1,7 @@
 """Turns whose reply calls a tool (``agent/core/tool_calls.py``, ``agent/core/turn.py``): a
-scripted strands model that emits real ``toolUse`` events (``tests/agent/tool_model.py``), the
-example's tools, a voiced agent, speech from a real TTS server on the fast fake engine.
+scripted strands model that emits real ``toolUse`` events (``agent/testing/tool_model.py``) with
+the example's tools and the tests' own (``tests/agent/tool_model.py``), a voiced agent, speech
+from a real TTS server on the fast fake engine.
 """
 
 from __future__ import annotations
@@ -18,18 +19,8 @@ from agent.core.memory import INTERRUPTED_NOTE
 from agent.core.tool_calls import Filler
 from agent.events import Event, SegmentEnd, ToolStart
 from agent.requests import TurnRequest
-from tests.agent.tool_model import (
-    AFTER,
-    BEFORE,
-    BLOCKING_DONE,
-    FAILED,
-    PLAIN,
-    RELEASE,
-    SLOW_CANCELLED,
-    ToolScript,
-    create_agent,
-    prompt,
-)
+from agent.testing.tool_model import AFTER, BEFORE, FAILED, PLAIN, ToolScript, prompt
+from tests.agent.tool_model import BLOCKING_DONE, RELEASE, SLOW_CANCELLED, create_agent
 from tts_client import WebSocketTransport
 from tts_server.testing.server_thread import ServerThread
 

@@ -13,6 +13,7 @@ import pytest
 from strands import Agent
 
 from agent.core.memory import INTERRUPTED_NOTE
+from agent.testing.tool_model import AFTER, BEFORE, FAILED, PLAIN, ToolScript, prompt
 from tests.agent.leg.test_ws import (
     FRONT_DOORS,
     RECEIVE_S,
@@ -22,7 +23,6 @@ from tests.agent.leg.test_ws import (
     until,
     voice_agent,
 )
-from tests.agent.tool_model import AFTER, BEFORE, FAILED, PLAIN, ToolScript, prompt
 from tts_server.testing.server_thread import ServerThread
 
 FACTORY = "tests.agent.tool_model:create_agent"
