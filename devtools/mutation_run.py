@@ -134,14 +134,14 @@ TIERS: dict[str, tuple[Group, ...]] = {
             (
                 "agent/listening/endpointer.py",
                 "agent/listening/listener.py",
-                "agent/leg/playback.py",
+                "agent/core/playback.py",
                 "agent/listening/vad.py",
                 "agent/listening/whisper.py",
             ),
             (
                 "tests/agent/listening/test_endpointer.py",
                 "tests/agent/listening/test_listener.py",
-                "tests/agent/leg/test_playback.py",
+                "tests/agent/core/test_playback.py",
                 "tests/agent/listening/test_vad.py",
                 "tests/agent/listening/test_whisper.py",
             ),

@@ -54,7 +54,8 @@ class _Call:
 
 class ToolCalls:
     """One turn's tool calls: each start and end becomes an event (``emit``) and a
-    ``tool.call`` span under ``parent``; a ``filler`` is spoken (``speak``) if one runs long."""
+    ``tool.call`` span under ``parent``; a ``filler`` is spoken (``speak``) if one runs long,
+    once the page has played the turn's audio so far (``still_playing_s``)."""
 
     def __init__(
         self,
@@ -62,11 +63,13 @@ class ToolCalls:
         parent: Context,
         speak: Callable[[str], None],
         filler: Filler | None = None,
+        still_playing_s: Callable[[], float] = lambda: 0.0,
     ) -> None:
         self._emit = emit
         self._parent = parent
         self._speak = speak
         self._filler = filler
+        self._still_playing_s = still_playing_s  # of the turn's audio, at the page
         self._timer: asyncio.TimerHandle | None = None
         self._running: dict[str, _Call] = {}
         self.calls = 0  # started, a retry of a running call not counted again
@@ -121,5 +124,11 @@ class ToolCalls:
             self.ended(call_id, "cancelled")
 
     def _fill(self) -> None:
-        if self._running and self._filler is not None:
-            self._speak(self._filler.phrase)
+        """Say the filler, once the words before the tool have played out: said over them, it
+        would only queue behind them and hold back the answer."""
+        if not self._running or self._filler is None:
+            return
+        if (left := self._still_playing_s()) > 0:
+            self._timer = asyncio.get_running_loop().call_later(left, self._fill)
+            return
+        self._speak(self._filler.phrase)

@@ -25,6 +25,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any, Protocol
 
 from agent.core.memory import Spoken
+from agent.core.playback import Playback
 from agent.core.telemetry import TurnTelemetry, detached, read_apart
 from agent.core.tool_calls import Filler, ToolCalls
 from agent.events import (
@@ -108,6 +109,7 @@ class Turn:
         self._first_text: float | None = None
         self._first_audio: float | None = None
         self._audio_samples = 0
+        self._playback = Playback()  # until when the page plays the audio relayed so far
 
     @property
     def cut(self) -> bool:
@@ -130,7 +132,11 @@ class Turn:
         try:
             yield TurnStart(self.id, request.mode)
             self._tools = ToolCalls(
-                self._events.put_nowait, telemetry.parent, self._aside, self._filler
+                self._events.put_nowait,
+                telemetry.parent,
+                self._aside,
+                self._filler,
+                lambda: self._playback.left(time.perf_counter()),
             )
             self._tasks = [
                 telemetry.task(self._produce(), f"turn-{self.id[:8]}-llm", "llm.stream"),
@@ -318,6 +324,7 @@ class Turn:
                         self._first_audio = time.perf_counter()
                     samples += len(pcm) // 2
                     self.spoken.sounded(seq, len(pcm) // 2)
+                    self._playback.sent(time.perf_counter(), len(pcm) // 2, self.id)
                     for event in audio_deltas(seq, pcm):
                         self._events.put_nowait(event)
             except SegmentFailed as exc:  # this segment only; the next ones still play

@@ -21,9 +21,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from agent.config import ListeningConfig
+from agent.core.playback import Playback
 from agent.events import Event, TurnCancelled
 from agent.leg.messages import AUDIO, MicFrame
-from agent.leg.playback import Playback
 from agent.listening.listener import (
     BargeIn,
     Listener,

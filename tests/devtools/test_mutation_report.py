@@ -108,7 +108,7 @@ def test_the_newer_modules_are_in_the_edges_and_serving_tiers_with_their_tests()
         "tts_server/normalize/words.py",
         "agent/listening/endpointer.py",
         "agent/listening/listener.py",
-        "agent/leg/playback.py",
+        "agent/core/playback.py",
         "agent/listening/vad.py",
         "agent/listening/whisper.py",
         "agent/core/memory.py",

@@ -3,11 +3,13 @@ The calls as strands makes them, through a real turn: ``test_tool_turns.py``."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from opentelemetry.context import Context
 
 from agent.core import tool_calls
-from agent.core.tool_calls import ToolCalls
+from agent.core.tool_calls import Filler, ToolCalls
 from agent.events import Event, ToolEnd, ToolStart
 
 
@@ -69,3 +71,44 @@ def test_a_call_still_running_when_the_turn_ends_is_cancelled_and_counted(clock:
     calls.abandon()
     assert events[-1] == ToolEnd("a", "slow_lookup", "cancelled", 250.0)
     assert (calls.calls, calls.busy_ms) == (1, 250.0)
+
+
+async def test_the_filler_waits_for_the_words_before_the_tool_to_play_out() -> None:
+    """Said over them, it would queue behind them and hold back the answer."""
+    said = asyncio.Event()
+    asked: list[float] = []
+    left = [0.02, 0.0]  # seconds the page has still to play, when the filler is due
+
+    def still_playing_s() -> float:
+        asked.append(left[len(asked)])
+        return asked[-1]
+
+    calls = ToolCalls(
+        lambda event: None,
+        Context(),
+        lambda text: said.set(),
+        Filler("One moment.", after_s=0.01),
+        still_playing_s,
+    )
+    calls.started("slow_lookup", "a")
+    await asyncio.wait_for(said.wait(), 5)
+    assert asked == [0.02, 0.0]  # due while the page played: put off until it stopped
+    calls.ended("a", "ok")
+
+
+async def test_a_tool_that_ends_before_the_words_play_out_gets_no_filler() -> None:
+    checked = asyncio.Event()
+    said: list[str] = []
+
+    def still_playing_s() -> float:
+        checked.set()
+        return 0.05
+
+    calls = ToolCalls(
+        lambda event: None, Context(), said.append, Filler("One moment.", 0.01), still_playing_s
+    )
+    calls.started("slow_lookup", "a")
+    await asyncio.wait_for(checked.wait(), 5)
+    calls.ended("a", "ok")  # the put-off filler is called off with the wait
+    await asyncio.sleep(0.1)  # past when it would have been said
+    assert said == []

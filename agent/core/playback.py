@@ -1,4 +1,5 @@
-"""What the page is still playing: barge-in by voice must know the agent speaks after its turn."""
+"""What the page is still playing: barge-in by voice must know the agent speaks after its turn,
+and a tool's filler must not talk over the words before the tool."""
 
 from __future__ import annotations
 
@@ -21,6 +22,10 @@ class Playback:
 
     def playing(self, now: float) -> bool:
         return now < self.until
+
+    def left(self, now: float) -> float:
+        """Seconds of the audio sent so far that the page has still to play at ``now``."""
+        return max(0.0, self.until - now)
 
     def stop(self) -> None:
         self.until = 0.0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.leg.playback import Playback
+from agent.core.playback import Playback
 
 SECOND = 24_000  # samples of TTS audio
 
@@ -13,6 +13,7 @@ def test_audio_sent_faster_than_real_time_plays_on_after_it_was_sent() -> None:
         playback.sent(10.0, SECOND // 10, "turn-a")
     assert round(playback.until, 6) == 13.0 and playback.turn_id == "turn-a"
     assert playback.playing(12.9) and not playback.playing(13.001)
+    assert round(playback.left(12.5), 6) == 0.5 and playback.left(14.0) == 0.0
 
 
 def test_a_chunk_that_comes_after_the_last_one_ended_starts_when_it_comes() -> None:
