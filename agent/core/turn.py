@@ -231,15 +231,22 @@ class Turn:
 
     async def _text(self) -> AsyncGenerator[str | None, None]:
         """The LLM's text, read apart (``agent/core/telemetry.py``: strands' spans stay in their
-        task however the turn ends); None where a model message ends or a tool call begins."""
+        task however the turn ends); None where a model message ends or a tool call begins, and
+        the text after it set off from the text before by a space."""
+        apart = False  # a message ended or a tool call came since the last text
+        last = ""
         async for event in read_apart(self._llm.stream_async(self.request.prompt)):
             if "current_tool_use" in event or "message" in event:
+                apart = apart or bool(last)
                 yield None
                 continue
             text = event.get("data")
             if isinstance(text, str) and text:
                 if self._first_text is None:
                     self._first_text = time.perf_counter()
+                if apart and not (last[-1].isspace() or text[0].isspace()):
+                    text = " " + text  # the model's next message: not glued to the last word
+                apart, last = False, text
                 self._events.put_nowait(TextDelta(text))
                 yield text
         self._llm_done = True

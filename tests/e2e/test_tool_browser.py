@@ -1,10 +1,13 @@
 """The page shows a turn's tool calls (``tool.start``, ``tool.end``) in the transcript and on the
 timeline, on both legs, in real headless Chromium: the dev server voices the scripted
-tool-calling agent of ``tests/agent/tool_model.py``."""
+tool-calling agent of ``tests/agent/tool_model.py``. The WebSocket run takes a screenshot; with
+UPDATE_SCREENSHOT=1 it replaces docs/tool_call.png (the one docs/your_agent.md shows)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +16,8 @@ from agent.doors import devserver
 from agent.testing.tool_model import AFTER, BEFORE, prompt
 from tests.agent.tool_model import create_agent
 from tests.e2e.browser_helpers import (
+    DOCS,
+    SCREENSHOT_LIMIT,
     Page,
     open_chat,
     state,
@@ -35,7 +40,7 @@ def tool_stack(tts_server: ServerThread) -> Iterator[ServerThread]:
 
 @pytest.mark.parametrize("transport", ["websocket", "sse"])
 def test_a_tool_call_is_shown_in_the_transcript_and_the_timeline(
-    page: Page, tool_stack: ServerThread, transport: str
+    page: Page, tool_stack: ServerThread, transport: str, tmp_path: Path
 ) -> None:
     open_chat(page, tool_stack)
     use_transport(page, transport)
@@ -52,3 +57,8 @@ def test_a_tool_call_is_shown_in_the_transcript_and_the_timeline(
     assert body.startswith(BEFORE) and AFTER in body and "6 * 7 = 42" in body
     assert page.locator("#timeline rect.tl-tool").count() == 1
     assert [s["text"] for s in state(page)["turns"][0]["segments"]][:2] == [BEFORE, AFTER]
+    if transport == "websocket":
+        update = os.environ.get("UPDATE_SCREENSHOT")
+        shot = DOCS / "tool_call.png" if update else tmp_path / "tool_call.png"
+        page.screenshot(path=shot)
+        assert shot.stat().st_size < SCREENSHOT_LIMIT

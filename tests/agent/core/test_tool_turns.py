@@ -69,6 +69,8 @@ async def test_a_tool_call_is_spoken_around_and_told_in_order(
     }
     assert events[end]["duration_ms"] >= 0
     assert segments(events) == [BEFORE, AFTER, "12.5 * (3 + 4) = 87.5."]
+    text = "".join(e["text"] for e in events if e["type"] == "text.delta")
+    assert text.startswith(f"{BEFORE} {AFTER}")  # the reply after the tool is not glued on
     after = index(events, "segment", text=AFTER)
     assert end < after
     audio = [e["audio_ms"] for e in events if e["type"] == "segment.end"]
