@@ -65,6 +65,16 @@ def test_the_year_after_a_named_date_is_read_into_it(
         ("Lap time 10:30:15 today", "Lap time ten thirty and fifteen seconds today", ["10:30:15"]),
         ("Open 9:00-5:00 pm", "Open nine o'clock to five PM", ["9:00-5:00 pm"]),  # PM at the end
         ("Meet at 10:30.", "Meet at ten thirty.", ["10:30"]),  # the period is the sentence's
+        (  # a chain of times: each in turn, the half of the day on the last
+            "Slots 9:00-10:00-11:00 today",
+            "Slots nine o'clock to ten o'clock to eleven o'clock today",
+            ["9:00-10:00-11:00"],
+        ),
+        (
+            "Slots 9:00–10:00–11:00–12:00 pm",  # en dashes
+            "Slots nine o'clock to ten o'clock to eleven o'clock to twelve PM",
+            ["9:00–10:00–11:00–12:00 pm"],
+        ),
     ],
 )
 def test_a_time_its_seconds_and_its_half_of_the_day(

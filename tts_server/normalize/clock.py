@@ -25,11 +25,12 @@ MONTH_NAMES.update(
 
 
 def time(ctx: Context, i: int) -> Match | None:
-    """``10:30``, ``10:30am``, ``10:30 a.m.``, ``14:05``, ``9:00-17:00``."""
+    """``10:30``, ``10:30am``, ``10:30 a.m.``, ``14:05``, ``9:00-17:00``; a chain of times
+    ``9:00-10:00-11:00`` is each time in turn ("... to ... to ...")."""
     core = ctx.core(i)
     if ":" not in core:
         return None
-    parts = re.split(r"[-–]", core, maxsplit=1)  # noqa: RUF001
+    parts = re.split(r"[-–]", core)  # noqa: RUF001
     found = [_TIME.fullmatch(part) for part in parts]
     if not all(found):
         return None
