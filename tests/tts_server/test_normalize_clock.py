@@ -91,6 +91,11 @@ def test_a_time_its_seconds_and_its_half_of_the_day(
         ("Jan said hi.", "Jan said hi."),  # an abbreviation is a month with its period only
         ("It starts in Jan.", "It starts in January."),
         ("It starts in Jan. then ends", "It starts in January then ends"),
+        ("It starts in Sept. then ends", "It starts in September then ends"),
+        # a full name's period is the sentence's: kept, and no day after it
+        ("Back in May. then it rained", "Back in May. then it rained"),
+        ("It was due in March. 5 people came.", "It was due in March. five people came."),
+        ("It was due in Mar. 5 or so.", "It was due in March fifth or so."),
         ("In March, 5 people came.", "In March, five people came."),  # a comma ends the date
         ("It rained in March (5 days).", "It rained in March (five days)."),
         ("Sent on 5 March", "Sent on the fifth of March"),  # day first, the text ending

@@ -83,7 +83,9 @@ def named_date(ctx: Context, i: int) -> Match | None:
     if month is not None:
         period = ctx.trail(i).startswith(".") and core.lower() != month.lower()
         day = _DAY.fullmatch(ctx.core(i + 1)) if i + 1 < len(ctx.tokens) else None
-        joined = ctx.trail(i) in ("", ".") and not ctx.lead(i + 1) if day else False
+        # Only an abbreviation's period joins a day: after "March." a sentence ends.
+        marks = ("", ".") if period else ("",)
+        joined = ctx.trail(i) in marks and not ctx.lead(i + 1) if day else False
         if day is not None and joined:
             spoken = f"{month} {ordinal(int(day[1]))}"
             if _year_after(ctx, i + 1):
