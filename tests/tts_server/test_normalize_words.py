@@ -46,3 +46,15 @@ def test_capital_letters_that_are_a_roman_numeral(written: str, spoken: str) -> 
 )
 def test_what_is_no_symbol_or_plural(written: str, spoken: str) -> None:
     assert normalize(written).text == spoken
+
+
+@pytest.mark.parametrize(
+    ("written", "spoken"),
+    [
+        ("Tag #x now.", "Tag hashtag x now."),  # one letter is a tag
+        ("Follow @user123 now.", "Follow at user-one hundred and twenty-three now."),
+        ("Use #covid19 now.", "Use hashtag covid-nineteen now."),  # its digits as numbers
+    ],
+)
+def test_a_handle_or_tag_with_its_sign(written: str, spoken: str) -> None:
+    assert normalize(written).text == spoken

@@ -12,6 +12,7 @@ import re
 
 from tts_server.normalize.context import Context, Match, table
 from tts_server.normalize.numbers import cardinal, integer, ordinal
+from tts_server.normalize.quantities import mixed_words
 
 # Before a capitalized name (the period is read into the name: "Dr. Smith" → "Doctor Smith").
 TITLES = {
@@ -83,6 +84,7 @@ SYMBOLS = {
 }  # fmt: skip
 _AMPERSAND = re.compile(r"([A-Za-z]+)&([A-Za-z]+)")
 _HASH_NUMBER = re.compile(r"#([0-9]+)")
+_HANDLE = re.compile(r"[#@][^\W\d_](?:[^\W\d_]|[0-9])*")  # a letter first, then letters, digits
 
 
 def _cased(expansion: str, written: str) -> str:
@@ -154,7 +156,8 @@ def roman(ctx: Context, i: int) -> Match | None:
 
 
 def symbol(ctx: Context, i: int) -> Match | None:
-    """A symbol standing alone ("A & B"), "R&D", "C++", "#5" and "@name"."""
+    """A symbol standing alone ("A & B"), "R&D", "C++", "#5", "@name" and "#tag2024" (the
+    digits of a handle or tag as numbers)."""
     if not ctx.options.symbols:
         return None
     core = ctx.core(i)
@@ -170,8 +173,8 @@ def symbol(ctx: Context, i: int) -> Match | None:
     found = _HASH_NUMBER.fullmatch(core)
     if found is not None:
         return ctx.replace(i, i, f"number {integer(found[1])}")
-    if core[0] in "#@" and core[1:].isalpha():
-        return ctx.replace(i, i, f"{'hashtag' if core[0] == '#' else 'at'} {core[1:]}")
+    if _HANDLE.fullmatch(core) is not None:
+        return ctx.replace(i, i, f"{'hashtag' if core[0] == '#' else 'at'} {mixed_words(core[1:])}")
     return None
 
 
