@@ -58,3 +58,16 @@ def test_what_is_no_symbol_or_plural(written: str, spoken: str) -> None:
 )
 def test_a_handle_or_tag_with_its_sign(written: str, spoken: str) -> None:
     assert normalize(written).text == spoken
+
+
+@pytest.mark.parametrize(
+    ("written", "spoken"),
+    [
+        ("Pick the A(s) now.", "Pick the As now."),  # a one-letter word
+        ("Send the e-mail(s) now.", "Send the e-mails now."),  # a hyphen inside the word
+        ("Pick the MP3(s) now.", "Pick the MP-threes now."),  # its digits as numbers
+        ("Pick the x-(s) now.", "Pick the x-(s) now."),  # no word before the plural
+    ],
+)
+def test_the_word_an_optional_plural_follows(written: str, spoken: str) -> None:
+    assert normalize(written).text == spoken

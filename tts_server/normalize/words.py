@@ -85,6 +85,8 @@ SYMBOLS = {
 _AMPERSAND = re.compile(r"([A-Za-z]+)&([A-Za-z]+)")
 _HASH_NUMBER = re.compile(r"#([0-9]+)")
 _HANDLE = re.compile(r"[#@][^\W\d_](?:[^\W\d_]|[0-9])*")  # a letter first, then letters, digits
+# A word with a plural: a letter first, then letters and digits, inner hyphens ("e-mail", "MP3").
+_PLURAL_STEM = re.compile(r"[^\W\d_](?:[^\W\d_]|[0-9])*(?:-(?:[^\W\d_]|[0-9])+)*")
 
 
 def _cased(expansion: str, written: str) -> str:
@@ -179,11 +181,13 @@ def symbol(ctx: Context, i: int) -> Match | None:
 
 
 def optional_plural(ctx: Context, i: int) -> Match | None:
-    """``friend(s)`` → "friends"."""
+    """``friend(s)`` → "friends", ``e-mail(s)`` → "e-mails", ``MP3(s)`` → "MP-threes"."""
     if not ctx.options.plurals:
         return None
     core = ctx.core(i)  # the closing ")" is a closing mark: the core is "friend(s"
-    if not (core.endswith("(s") and ctx.trail(i).startswith(")") and core[:-2].isalpha()):
+    if not (core.endswith("(s") and ctx.trail(i).startswith(")")):
+        return None
+    if _PLURAL_STEM.fullmatch(core[:-2]) is None:
         return None
     token = ctx.tokens[i]
-    return Match(token.core_start, token.core_end + 1, core[:-2] + "s")
+    return Match(token.core_start, token.core_end + 1, mixed_words(core[:-2]) + "s")
