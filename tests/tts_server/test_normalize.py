@@ -62,6 +62,9 @@ def test_a_reading_left_as_written_does_not_stop_the_rest() -> None:
     normalized = normalize("Call 555-123-4567 at 5pm", Options(phones=False))
     assert normalized.text == "Call 555-123-4567 at five PM"
     assert normalize("Call 555-123-4567", Options(phones=False)).text == "Call 555-123-4567"
+    # the very next word is read too
+    normalized = normalize("Call 555-123-4567 5 times", Options(phones=False))
+    assert normalized.text == "Call 555-123-4567 five times"
 
 
 def test_prose_cases_pass_through_with_no_replacement() -> None:

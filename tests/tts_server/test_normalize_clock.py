@@ -65,6 +65,16 @@ def test_the_year_after_a_named_date_is_read_into_it(
         ("Lap time 10:30:15 today", "Lap time ten thirty and fifteen seconds today", ["10:30:15"]),
         ("Open 9:00-5:00 pm", "Open nine o'clock to five PM", ["9:00-5:00 pm"]),  # PM at the end
         ("Meet at 10:30.", "Meet at ten thirty.", ["10:30"]),  # the period is the sentence's
+        (  # a chain of times: each in turn, the half of the day on the last
+            "Slots 9:00-10:00-11:00 today",
+            "Slots nine o'clock to ten o'clock to eleven o'clock today",
+            ["9:00-10:00-11:00"],
+        ),
+        (
+            "Slots 9:00–10:00–11:00–12:00 pm",  # en dashes
+            "Slots nine o'clock to ten o'clock to eleven o'clock to twelve PM",
+            ["9:00–10:00–11:00–12:00 pm"],
+        ),
     ],
 )
 def test_a_time_its_seconds_and_its_half_of_the_day(
@@ -81,6 +91,11 @@ def test_a_time_its_seconds_and_its_half_of_the_day(
         ("Jan said hi.", "Jan said hi."),  # an abbreviation is a month with its period only
         ("It starts in Jan.", "It starts in January."),
         ("It starts in Jan. then ends", "It starts in January then ends"),
+        ("It starts in Sept. then ends", "It starts in September then ends"),
+        # a full name's period is the sentence's: kept, and no day after it
+        ("Back in May. then it rained", "Back in May. then it rained"),
+        ("It was due in March. 5 people came.", "It was due in March. five people came."),
+        ("It was due in Mar. 5 or so.", "It was due in March fifth or so."),
         ("In March, 5 people came.", "In March, five people came."),  # a comma ends the date
         ("It rained in March (5 days).", "It rained in March (five days)."),
         ("Sent on 5 March", "Sent on the fifth of March"),  # day first, the text ending

@@ -24,3 +24,9 @@ def test_a_tokens_core_lead_and_trail() -> None:
         ("", "said", ".)"),
     ]
     assert (ctx.core(-1), ctx.core(3)) == ("", "")  # outside the text
+
+
+def test_two_tokens_are_joined_with_no_mark_between_them() -> None:
+    ctx = Context('5 km, 6 "mi" 7 mi', Options())
+    assert [ctx.joined(i, i + 1) for i in range(5)] == [True, False, False, False, True]
+    assert (ctx.joined(-1, 0), ctx.joined(5, 6)) == (False, False)  # outside the text

@@ -69,6 +69,10 @@ def test_where_a_phone_number_ends(written: str, spoken: str) -> None:
         ("See https://example.com/a//b now", "See example dot com slash a slash b now"),
         ("See https://example.com/Xbox/X now", "See example dot com slash Xbox slash X now"),
         ("Call (555)123-4567 now.", "Call five five five, one two three, four five six seven now."),
+        # a bare domain: a known top-level domain and a letter in some label before it
+        ("Visit 123.example.com today", "Visit one two three dot example dot com today"),
+        ("Visit mail.123.com today", "Visit mail dot one two three dot com today"),
+        ("He scored 5.So we won.", "He scored five-So we won."),  # a space not typed
     ],
 )
 def test_what_makes_an_address_and_its_parts(written: str, spoken: str) -> None:

@@ -46,3 +46,28 @@ def test_capital_letters_that_are_a_roman_numeral(written: str, spoken: str) -> 
 )
 def test_what_is_no_symbol_or_plural(written: str, spoken: str) -> None:
     assert normalize(written).text == spoken
+
+
+@pytest.mark.parametrize(
+    ("written", "spoken"),
+    [
+        ("Tag #x now.", "Tag hashtag x now."),  # one letter is a tag
+        ("Follow @user123 now.", "Follow at user-one hundred and twenty-three now."),
+        ("Use #covid19 now.", "Use hashtag covid-nineteen now."),  # its digits as numbers
+    ],
+)
+def test_a_handle_or_tag_with_its_sign(written: str, spoken: str) -> None:
+    assert normalize(written).text == spoken
+
+
+@pytest.mark.parametrize(
+    ("written", "spoken"),
+    [
+        ("Pick the A(s) now.", "Pick the As now."),  # a one-letter word
+        ("Send the e-mail(s) now.", "Send the e-mails now."),  # a hyphen inside the word
+        ("Pick the MP3(s) now.", "Pick the MP-threes now."),  # its digits as numbers
+        ("Pick the x-(s) now.", "Pick the x-(s) now."),  # no word before the plural
+    ],
+)
+def test_the_word_an_optional_plural_follows(written: str, spoken: str) -> None:
+    assert normalize(written).text == spoken

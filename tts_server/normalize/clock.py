@@ -25,11 +25,12 @@ MONTH_NAMES.update(
 
 
 def time(ctx: Context, i: int) -> Match | None:
-    """``10:30``, ``10:30am``, ``10:30 a.m.``, ``14:05``, ``9:00-17:00``."""
+    """``10:30``, ``10:30am``, ``10:30 a.m.``, ``14:05``, ``9:00-17:00``; a chain of times
+    ``9:00-10:00-11:00`` is each time in turn ("... to ... to ...")."""
     core = ctx.core(i)
     if ":" not in core:
         return None
-    parts = re.split(r"[-–]", core, maxsplit=1)  # noqa: RUF001
+    parts = re.split(r"[-–]", core)  # noqa: RUF001
     found = [_TIME.fullmatch(part) for part in parts]
     if not all(found):
         return None
@@ -82,7 +83,9 @@ def named_date(ctx: Context, i: int) -> Match | None:
     if month is not None:
         period = ctx.trail(i).startswith(".") and core.lower() != month.lower()
         day = _DAY.fullmatch(ctx.core(i + 1)) if i + 1 < len(ctx.tokens) else None
-        joined = ctx.trail(i) in ("", ".") and not ctx.lead(i + 1) if day else False
+        # Only an abbreviation's period joins a day: after "March." a sentence ends.
+        marks = ("", ".") if period else ("",)
+        joined = ctx.trail(i) in marks and not ctx.lead(i + 1) if day else False
         if day is not None and joined:
             spoken = f"{month} {ordinal(int(day[1]))}"
             if _year_after(ctx, i + 1):

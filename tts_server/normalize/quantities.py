@@ -274,13 +274,19 @@ def version(ctx: Context, i: int) -> Match | None:
     return ctx.replace(i, i, f"version {words}" if said else words)
 
 
+def mixed_words(word: str) -> str:
+    """``word``'s digit runs as numbers, its letter runs as written, joined by hyphens
+    ("MP-three"), so that no letter run stands alone as a word another rule would read ("0Mr"
+    is not "zero Mister"); other marks are left out."""
+    runs = _MIXED.findall(word)
+    return "-".join(integer(run) if "0" <= run[0] <= "9" else run for run in runs)
+
+
 def mixed(ctx: Context, i: int) -> Match | None:
-    """A word with digits in it that nothing else read ("MP3", "COVID-19", "B2B"): its digit
-    runs as numbers, its letter runs as written, joined by hyphens ("MP-three"), so that no
-    letter run stands alone as a word another rule would read ("0Mr" is not "zero Mister")."""
+    """A word with digits in it that nothing else read ("MP3", "COVID-19", "B2B"), in
+    ``mixed_words``."""
     core = ctx.core(i)
     if not any("0" <= c <= "9" for c in core):
         return None
-    runs = _MIXED.findall(core)
-    spoken = "-".join(integer(run) if "0" <= run[0] <= "9" else run for run in runs)
+    spoken = mixed_words(core)
     return ctx.replace(i, i, spoken) if spoken else None

@@ -68,7 +68,8 @@ def url(ctx: Context, i: int) -> Match | None:
         return None
     host = found["host"]
     labels = host.split(".")
-    known = labels[-1].lower() in TLDS and any(c.isalpha() for c in labels[0])
+    # A letter before the top-level domain: "123.example.com", but not "5.so" (no space typed).
+    known = labels[-1].lower() in TLDS and any(c.isalpha() for c in host.rpartition(".")[0])
     if not (found["scheme"] or labels[0].lower() == "www" or known):
         return None
     words = ["w w w" if label.lower() == "www" else _spell(label) for label in labels]

@@ -12,6 +12,7 @@ import re
 
 from tts_server.normalize.context import Context, Match, table
 from tts_server.normalize.numbers import cardinal, integer, ordinal
+from tts_server.normalize.quantities import mixed_words
 
 # Before a capitalized name (the period is read into the name: "Dr. Smith" → "Doctor Smith").
 TITLES = {
@@ -83,6 +84,9 @@ SYMBOLS = {
 }  # fmt: skip
 _AMPERSAND = re.compile(r"([A-Za-z]+)&([A-Za-z]+)")
 _HASH_NUMBER = re.compile(r"#([0-9]+)")
+_HANDLE = re.compile(r"[#@][^\W\d_](?:[^\W\d_]|[0-9])*")  # a letter first, then letters, digits
+# A word with a plural: a letter first, then letters and digits, inner hyphens ("e-mail", "MP3").
+_PLURAL_STEM = re.compile(r"[^\W\d_](?:[^\W\d_]|[0-9])*(?:-(?:[^\W\d_]|[0-9])+)*")
 
 
 def _cased(expansion: str, written: str) -> str:
@@ -154,7 +158,8 @@ def roman(ctx: Context, i: int) -> Match | None:
 
 
 def symbol(ctx: Context, i: int) -> Match | None:
-    """A symbol standing alone ("A & B"), "R&D", "C++", "#5" and "@name"."""
+    """A symbol standing alone ("A & B"), "R&D", "C++", "#5", "@name" and "#tag2024" (the
+    digits of a handle or tag as numbers)."""
     if not ctx.options.symbols:
         return None
     core = ctx.core(i)
@@ -170,17 +175,19 @@ def symbol(ctx: Context, i: int) -> Match | None:
     found = _HASH_NUMBER.fullmatch(core)
     if found is not None:
         return ctx.replace(i, i, f"number {integer(found[1])}")
-    if core[0] in "#@" and core[1:].isalpha():
-        return ctx.replace(i, i, f"{'hashtag' if core[0] == '#' else 'at'} {core[1:]}")
+    if _HANDLE.fullmatch(core) is not None:
+        return ctx.replace(i, i, f"{'hashtag' if core[0] == '#' else 'at'} {mixed_words(core[1:])}")
     return None
 
 
 def optional_plural(ctx: Context, i: int) -> Match | None:
-    """``friend(s)`` → "friends"."""
+    """``friend(s)`` → "friends", ``e-mail(s)`` → "e-mails", ``MP3(s)`` → "MP-threes"."""
     if not ctx.options.plurals:
         return None
     core = ctx.core(i)  # the closing ")" is a closing mark: the core is "friend(s"
-    if not (core.endswith("(s") and ctx.trail(i).startswith(")") and core[:-2].isalpha()):
+    if not (core.endswith("(s") and ctx.trail(i).startswith(")")):
+        return None
+    if _PLURAL_STEM.fullmatch(core[:-2]) is None:
         return None
     token = ctx.tokens[i]
-    return Match(token.core_start, token.core_end + 1, core[:-2] + "s")
+    return Match(token.core_start, token.core_end + 1, mixed_words(core[:-2]) + "s")
