@@ -62,8 +62,8 @@ class ToolCalls:
         emit: Callable[[Event], None],
         parent: Context,
         speak: Callable[[str], None],
-        filler: Filler | None = None,
-        still_playing_s: Callable[[], float] = lambda: 0.0,
+        filler: Filler | None,
+        still_playing_s: Callable[[], float],
     ) -> None:
         self._emit = emit
         self._parent = parent

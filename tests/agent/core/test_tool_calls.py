@@ -34,7 +34,7 @@ def at(clock: Clock, seconds: float) -> None:
 
 def test_tool_time_counts_each_moment_at_least_one_tool_ran_once(clock: Clock) -> None:
     events: list[Event] = []
-    calls = ToolCalls(events.append, Context(), lambda text: None)
+    calls = ToolCalls(events.append, Context(), lambda text: None, None, lambda: 0.0)
     calls.started("clock", "a")  # 0 s
     at(clock, 1.0)
     calls.started("calculate", "b")
@@ -65,7 +65,7 @@ def test_tool_time_counts_each_moment_at_least_one_tool_ran_once(clock: Clock) -
 
 def test_a_call_still_running_when_the_turn_ends_is_cancelled_and_counted(clock: Clock) -> None:
     events: list[Event] = []
-    calls = ToolCalls(events.append, Context(), lambda text: None)
+    calls = ToolCalls(events.append, Context(), lambda text: None, None, lambda: 0.0)
     calls.started("slow_lookup", "a")
     at(clock, 0.25)
     calls.abandon()
