@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Callable
 
 import pytest
 
@@ -22,6 +24,7 @@ from tts_protocol import (
     decode_client,
     decode_server,
     encode,
+    parse_object,
 )
 
 CLIENT_MESSAGES = [
@@ -36,9 +39,11 @@ CLIENT_MESSAGES = [
 ]
 SERVER_MESSAGES = [
     Ready(voices=("a", "b"), default_voice="a"),
+    Ready(("a",), "a", protocol=2, sample_rate=16000, format="pcm_f32le", channels=2),
     Start(id="s1"),
     Marks(id="s1", words=(Word("Hello", 80.0, 397.5), Word("wörld", 472.0, 940.0))),
     Marks(id="s1", words=()),
+    Marks(id="s3", words=(Word("a", 5.0, 5.0),)),  # a word of no length: start_ms == end_ms
     Marks(id="s2", words=(Word("$5", 0.0, 420.0, "five dollars"), Word("now", 430.0, 700.0))),
     End(id="s1", samples=24000, synth_ms=12.5),
     Cancelled(id="s1"),
@@ -57,6 +62,42 @@ def test_client_messages_round_trip_in_text_and_binary_frames(message: object) -
 @pytest.mark.parametrize("message", SERVER_MESSAGES, ids=repr)
 def test_server_messages_round_trip(message: object) -> None:
     assert decode_server(encode(message)) == message  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("message", "wire"),
+    [
+        (
+            Speak(id="s1", text="Grüße aus 東京"),
+            '{"id":"s1","text":"Grüße aus 東京","type":"speak"}',
+        ),
+        (
+            Speak("s2", "Hi.", (("af_heart", 0.7), ("am_adam", 0.3)), 1.5, True, False),
+            '{"id":"s2","text":"Hi.","voice":"af_heart(0.7)+am_adam(0.3)","speed":1.5,'
+            '"marks":true,"normalize":false,"type":"speak"}',
+        ),
+        (Cancel(id="s1"), '{"id":"s1","type":"cancel"}'),
+        (Close(), '{"type":"close"}'),
+        (
+            Ready(voices=("af_heart",), default_voice="af_heart"),
+            '{"voices":["af_heart"],"default_voice":"af_heart","protocol":1,'
+            '"sample_rate":24000,"format":"pcm_s16le","channels":1,"type":"ready"}',
+        ),
+        (
+            Marks(id="s1", words=(Word("5 €", 0.0, 420.5, "fünf Euro"),)),
+            '{"id":"s1","words":[{"text":"5 €","start_ms":0.0,"end_ms":420.5,'
+            '"spoken":"fünf Euro"}],"type":"marks"}',
+        ),
+        (
+            Error(id=None, code=ErrorCode.UNSUPPORTED_TEXT, message="cannot speak (東京)"),
+            '{"id":null,"code":"unsupported_text","message":"cannot speak (東京)","type":"error"}',
+        ),
+    ],
+    ids=["speak", "speak-every-field", "cancel", "close", "ready", "marks", "error"],
+)
+def test_encode_writes_compact_json_with_non_ascii_as_utf8(message: object, wire: str) -> None:
+    """The bytes are the contract: no spaces after separators, no \\u escapes."""
+    assert encode(message) == wire  # type: ignore[arg-type]
 
 
 def test_encoding_omits_unset_optional_fields() -> None:
@@ -153,15 +194,6 @@ def test_every_error_code_survives_the_wire() -> None:
 
 
 @pytest.mark.parametrize(
-    "frame",
-    ['{"type": "start"}', '{"type": "end", "id": "a"}', '{"type": "bogus"}', "[]", b"\xff"],
-)
-def test_malformed_server_frames_raise(frame: str | bytes) -> None:
-    with pytest.raises(ProtocolError):
-        decode_server(frame)
-
-
-@pytest.mark.parametrize(
     "fields",
     [
         {"samples": -1, "synth_ms": 1},
@@ -178,6 +210,111 @@ def test_an_end_with_impossible_figures_is_refused(fields: dict[str, int | float
 def test_unknown_server_error_code_is_reported_as_internal() -> None:
     message = decode_server('{"type": "error", "id": null, "code": "new_code", "message": "x"}')
     assert message == Error(id=None, code=ErrorCode.INTERNAL, message="x")
+
+
+@pytest.mark.parametrize("decode", [decode_client, decode_server], ids=["client", "server"])
+@pytest.mark.parametrize(
+    ("frame", "code", "message"),
+    [
+        (
+            b"\xff\xfe{}",
+            ErrorCode.INVALID_JSON,
+            r"frame is not UTF-8: 'utf-8' codec can't decode byte 0xff in position 0: "
+            r"invalid start byte",
+        ),
+        (
+            "{not json",
+            ErrorCode.INVALID_JSON,
+            r"frame is not JSON: Expecting property name enclosed in double quotes",
+        ),
+        ("[" * 5000 + "]" * 5000, ErrorCode.INVALID_JSON, r"frame is nested too deeply"),
+        (
+            '{"n": 1' + "0" * 5000 + "}",
+            ErrorCode.INVALID_JSON,
+            r"frame is not JSON: Exceeds the limit \(\d+ digits\) .*",
+        ),
+        ('["speak"]', ErrorCode.INVALID_MESSAGE, r"message must be a JSON object"),
+    ],
+    ids=["not-utf8", "not-json", "nested", "huge-int", "not-object"],
+)
+def test_a_frame_that_is_not_a_json_object_is_refused_in_words(
+    decode: Callable[[str | bytes], object], frame: str | bytes, code: ErrorCode, message: str
+) -> None:
+    """Either decoder: the code and a sentence that says what is wrong with the frame."""
+    with pytest.raises(ProtocolError) as caught:
+        decode(frame)
+    assert (caught.value.code, caught.value.id) == (code, None)
+    assert re.fullmatch(message, caught.value.message), caught.value.message
+
+
+def test_parse_object_names_what_it_read() -> None:
+    with pytest.raises(ProtocolError) as caught:
+        parse_object(b"\xff", "body")
+    assert caught.value.message.startswith("body is not UTF-8: ")
+
+
+@pytest.mark.parametrize(
+    ("frame", "message"),
+    [
+        ({"type": "start"}, "server message lacks a valid 'id'"),
+        ({"type": "end", "id": "s"}, "server message lacks a valid 'samples'"),
+        (
+            {"type": "end", "id": "s", "samples": 1.5, "synth_ms": 1},
+            "server message lacks a valid 'samples'",
+        ),
+        (
+            {"type": "end", "id": "s", "samples": -1, "synth_ms": 1},
+            "server message's 'samples' is negative",
+        ),
+        (
+            {"type": "end", "id": "s", "samples": 1, "synth_ms": 1e999},
+            "server message's 'synth_ms' is not finite",
+        ),
+        ({"type": "marks", "id": "s", "words": ["Hi"]}, "a mark must be a JSON object"),
+        (
+            {"type": "marks", "id": "s", "words": [{"text": "Hi", "start_ms": 9, "end_ms": 2}]},
+            "a mark needs 0 <= start_ms <= end_ms",
+        ),
+        (
+            {
+                "type": "marks",
+                "id": "s",
+                "words": [{"text": "a", "start_ms": 0, "end_ms": 1, "spoken": 5}],
+            },
+            "a mark's 'spoken' must be a string",
+        ),
+        ({"type": "bogus"}, "unknown server message type 'bogus'"),
+        ({}, "unknown server message type None"),
+    ],
+    ids=[
+        "no-id",
+        "no-samples",
+        "samples-float",
+        "samples-negative",
+        "synth-infinite",
+        "mark-not-object",
+        "mark-backwards",
+        "spoken-not-string",
+        "unknown-type",
+        "no-type",
+    ],
+)
+def test_a_malformed_server_frame_is_refused_in_words(
+    frame: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ProtocolError) as caught:
+        decode_server(json.dumps(frame))
+    assert (caught.value.code, caught.value.id, caught.value.message) == (
+        ErrorCode.INVALID_MESSAGE,
+        None,
+        message,
+    )
+
+
+def test_an_error_frame_keeps_only_a_string_id_and_may_omit_its_message() -> None:
+    assert decode_server('{"type": "error", "id": 42, "code": "busy"}') == Error(
+        id=None, code=ErrorCode.BUSY, message=""
+    )
 
 
 def test_deeply_nested_json_is_a_typed_error_not_a_crash() -> None:
@@ -227,7 +364,8 @@ def test_normalize_is_sent_only_when_false_and_must_be_a_boolean() -> None:
     frame = json.dumps({"type": "speak", "id": "x", "text": "Hi.", "normalize": "no"})
     with pytest.raises(ProtocolError) as caught:
         decode_client(frame)
-    assert caught.value.code is ErrorCode.INVALID_MESSAGE and "'normalize'" in caught.value.message
+    assert (caught.value.code, caught.value.id) == (ErrorCode.INVALID_MESSAGE, "x")
+    assert caught.value.message == "'normalize' must be true or false"
 
 
 @pytest.mark.parametrize(
@@ -282,6 +420,9 @@ def test_an_unknown_type_names_the_known_ones_and_only_a_string_id() -> None:
     assert "'samples'" in caught.value.message
 
 
+SPEAK_FIELDS = "type, id, text, voice, speed, marks, normalize"  # the fields of a speak, in order
+
+
 @pytest.mark.parametrize(
     ("frame", "field", "id"),
     [
@@ -294,10 +435,13 @@ def test_an_unknown_type_names_the_known_ones_and_only_a_string_id() -> None:
 def test_an_unknown_field_is_refused_by_name(
     frame: dict[str, object], field: str, id: str | None
 ) -> None:
-    """A typo is not dropped silently: invalid_message names it, the known fields, the id."""
+    """A typo is not dropped silently: invalid_message names it, the message, the known fields
+    and the id, in the words docs/protocol.md quotes."""
     with pytest.raises(ProtocolError) as caught:
         decode_client(json.dumps(frame))
     error = caught.value
     assert (error.code, error.id) == (ErrorCode.INVALID_MESSAGE, id)
-    assert f"unrecognized field {field}" in error.message
-    assert "the fields are type" in error.message
+    known = {"speak": SPEAK_FIELDS, "cancel": "type, id", "close": "type"}[str(frame["type"])]
+    assert error.message == (
+        f"unrecognized field {field} in '{frame['type']}'; the fields are {known}"
+    )
