@@ -190,9 +190,10 @@ def fast_server() -> Iterator[ServerThread]:
 @pytest.mark.timeout(600)  # ten real turns; a loaded 2-core box takes a while
 def test_quick_run_against_the_local_server(fast_server: ServerThread, tmp_path: Path) -> None:
     flags = ["--quick", "--tts-url", fast_server.ws_url, "--out", str(tmp_path)]
-    assert main([*flags, "--tool-ms", "0", "300", "--filler-s", "0.1"]) == 0
+    assert main([*flags, "--tool-ms", "0", "2500", "--filler-s", "0.1"]) == 0
     report = json.loads((tmp_path / "tool_turn.json").read_text())
-    names = ["lookup 0 ms", "lookup 300 ms", "lookup 300 ms + filler", "calculate"]
+    # the filler waits for the words before the tool (about 1.4 s of audio) to play out
+    names = ["lookup 0 ms", "lookup 2500 ms", "lookup 2500 ms + filler", "calculate"]
     assert list(report["runs"]) == list(report["summary"]) == names
     for name, (run,) in report["runs"].items():
         assert (run["tool_status"], run["tool_calls"], run["errors"]) == ("ok", 1, [])
@@ -210,20 +211,20 @@ def test_quick_run_against_the_local_server(fast_server: ServerThread, tmp_path:
         filled = run["filler_audio_ms"]
         assert run["wait_ms"] == pytest.approx(run["silence_ms"] + filled, abs=0.2)
         assert (filled > 0) == name.endswith("+ filler") == (FILLER in run["segments"])
-    assert report["runs"]["lookup 300 ms"][0]["tool_ms"] >= 299  # it waited its latency
+    assert report["runs"]["lookup 2500 ms"][0]["tool_ms"] >= 2499  # it waited its latency
     assert "= 87.5." in report["runs"]["calculate"][0]["segments"][-1]  # the real tool's result
     for summary in report["summary"].values():
         assert set(summary) == set(FIGURES)
         assert all(set(s) == {"median", "p90"} for s in summary.values())
-    assert list(report["silence_over_tool"]) == ["lookup 300 ms"]
+    assert list(report["silence_over_tool"]) == ["lookup 2500 ms"]
     filler = report["filler"]
     assert filler["filled_ms"] == pytest.approx(
         filler["silence_off_ms"] - filler["silence_on_ms"], abs=0.2
     )
     setup = report["setup"]
-    assert (setup["quick"], setup["runs"], setup["lookup_ms"]) == (True, 1, [0, 300])
+    assert (setup["quick"], setup["runs"], setup["lookup_ms"]) == (True, 1, [0, 2500])
     assert (setup["filler"], setup["filler_after_s"]) == (FILLER, 0.1)
     assert report["machine"]["cores"] and len(report["machine"]["load_average_at_end"]) == 3
     markdown = (tmp_path / "tool_turn.md").read_text()
     assert "## Headline (medians)" in markdown and "`os.getloadavg`" in markdown
-    assert "looks nothing up" in markdown and "| lookup 300 ms + filler |" in markdown
+    assert "looks nothing up" in markdown and "| lookup 2500 ms + filler |" in markdown
