@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import math
 from collections.abc import AsyncIterator, Iterator
 
@@ -187,9 +188,12 @@ async def test_a_link_that_goes_silent_fails_every_segment_with_a_typed_timeout(
 async def test_a_server_gone_for_good_fails_with_a_typed_connection_error(
     proxy: FaultProxy,
 ) -> None:
+    # Refused attempts end at once; a long connect_timeout keeps a stalled, loaded box (one CI
+    # run took over 2 s for one attempt) from turning a refusal into a timeout.
+    config = dataclasses.replace(CONFIG, connect_timeout=30.0)
     started = asyncio.get_running_loop().time()
     with pytest.raises(TTSConnectionError) as failure:
-        await speak_with_fault(proxy, "refuse")
+        await speak_with_fault(proxy, "refuse", config)
     assert type(failure.value) is TTSConnectionError  # refused, not timed out
     elapsed = asyncio.get_running_loop().time() - started
     assert CONFIG.reconnect_window <= elapsed < CONFIG.reconnect_window + SLACK_S

@@ -1,0 +1,60 @@
+"""The window plan: every frame kept once, in order, with context clipped at the edges."""
+
+from __future__ import annotations
+
+import pytest
+
+from tts_server.engines.windows import SAMPLES_PER_FRAME, Window, WindowPlan
+
+
+@pytest.mark.parametrize("frames", [0, 1, 7, 8, 9, 15, 16, 47, 48, 49, 55, 56, 57, 200])
+def test_the_windows_cover_each_frame_once_in_order(frames: int) -> None:
+    windows = WindowPlan(first=8, size=40, context=16, min_last=8).windows(frames)
+    kept = [f for w in windows for f in range(w.start, w.stop)]
+    assert kept == list(range(frames))
+    assert all(w.frames > 0 for w in windows)
+
+
+def test_the_first_window_is_short_and_the_rest_are_long() -> None:
+    windows = WindowPlan(first=8, size=40, context=16, min_last=8).windows(130)
+    assert [(w.start, w.stop) for w in windows] == [(0, 8), (8, 48), (48, 88), (88, 130)]
+
+
+def test_a_short_last_window_joins_the_one_before_it() -> None:
+    plan = WindowPlan(first=8, size=40, context=16, min_last=8)
+    assert [(w.start, w.stop) for w in plan.windows(12)] == [(0, 12)]
+    assert [(w.start, w.stop) for w in plan.windows(16)] == [(0, 8), (8, 16)]
+    assert [(w.start, w.stop) for w in plan.windows(55)] == [(0, 8), (8, 55)]
+    assert [(w.start, w.stop) for w in plan.windows(56)] == [(0, 8), (8, 48), (48, 56)]
+
+
+def test_context_is_clipped_at_the_sentence_edges() -> None:
+    windows = WindowPlan(first=8, size=40, context=16, min_last=0).windows(60)
+    assert windows == [Window(0, 8, 0, 16), Window(8, 48, 8, 12), Window(48, 60, 16, 0)]
+    assert (windows[1].first, windows[1].last) == (0, 60)
+
+
+def test_the_kept_samples_skip_the_left_context() -> None:
+    window = Window(start=8, stop=48, left=8, right=12)
+    assert window.kept_samples == slice(8 * SAMPLES_PER_FRAME, 48 * SAMPLES_PER_FRAME)
+    audio = list(range((window.last - window.first) * SAMPLES_PER_FRAME))
+    assert len(audio[window.kept_samples]) == window.frames * SAMPLES_PER_FRAME
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"first": 0}, "at least one frame"),
+        ({"size": 0}, "at least one frame"),
+        ({"context": -1}, "cannot be negative"),
+        ({"min_last": -1}, "cannot be negative"),
+    ],
+)
+def test_a_bad_plan_is_refused_in_words(kwargs: dict[str, int], words: str) -> None:
+    with pytest.raises(ValueError, match=words):
+        WindowPlan(**kwargs)
+
+
+def test_a_negative_length_is_refused() -> None:
+    with pytest.raises(ValueError, match="cannot have -1 frames"):
+        WindowPlan().windows(-1)
