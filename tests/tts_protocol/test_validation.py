@@ -14,12 +14,14 @@ from tts_protocol import (
     ErrorCode,
     ProtocolError,
     check_id,
+    check_marks,
+    check_normalize,
     check_speed,
     check_text,
     check_voice,
     speak_fields,
 )
-from tts_protocol.validation import MAX_BLEND_VOICES, parse_voice, voice_name
+from tts_protocol.validation import MAX_BLEND_VOICES, check_fields, parse_voice, voice_name
 
 
 def _fails(check: object, *args: object) -> tuple[ErrorCode, str | None]:
@@ -160,3 +162,52 @@ def test_the_rounding_step_goes_to_the_largest_remainder() -> None:
     assert voice_name(parse_voice("a(1)+b(2)")) == "a(0.3333)+b(0.6667)"
     assert voice_name(parse_voice("b(2)+a(1)")) == "a(0.3333)+b(0.6667)"
     assert voice_name(parse_voice("a+b+c")) == "a(0.3334)+b(0.3333)+c(0.3333)"
+
+
+def _message(check: object, *args: object) -> str:
+    with pytest.raises(ProtocolError) as caught:
+        check(*args)  # type: ignore[operator]
+    return str(caught.value.message)
+
+
+@pytest.mark.parametrize(
+    ("check", "value", "message"),
+    [
+        (lambda v: check_text(v, 100, "s1"), 7, "'text' must be a string"),
+        (lambda v: check_voice(v, "s1"), "", "'voice' must be a non-empty string"),
+        (lambda v: check_speed(v, "s1"), "fast", "'speed' must be a number"),
+        (lambda v: check_marks(v, "s1"), "yes", "'marks' must be true or false"),
+        (lambda v: check_normalize(v, "s1"), 1, "'normalize' must be true or false"),
+        (lambda v: speak_fields(v), {"text": "Hi."}, "'speak' needs an 'id'"),
+    ],
+)
+def test_each_refusal_says_what_is_wrong_word_for_word(
+    check: object, value: object, message: str
+) -> None:
+    assert _message(check, value) == message
+
+
+def test_a_bad_normalize_names_its_segment() -> None:
+    assert _fails(check_normalize, "no", "s7") == (ErrorCode.INVALID_MESSAGE, "s7")
+
+
+def test_an_unknown_field_is_named_with_the_known_ones_and_the_segment() -> None:
+    with pytest.raises(ProtocolError) as caught:
+        check_fields({"id": "s1", "sped": 2, "colour": 1}, ("id", "text", "speed"), "a 'speak'")
+    assert caught.value.message == (
+        "unrecognized field 'sped', 'colour' in a 'speak'; the fields are id, text, speed"
+    )
+    assert caught.value.id == "s1"
+
+
+def test_an_unknown_field_beside_an_id_that_is_not_a_string_names_no_segment() -> None:
+    assert _fails(check_fields, {"id": 5, "x": 1}, ("id",), "a 'speak'") == (
+        ErrorCode.INVALID_MESSAGE,
+        None,
+    )
+
+
+def test_a_share_exactly_at_the_rounding_allowance_below_one_step_is_accepted() -> None:
+    # 0.999999 / 10000 of the total: one step less the allowed float error, exactly
+    mix = parse_voice("a(0.999999)+b(9999.000001)")
+    assert mix[0][0] == "a" and mix[0][1] * 10_000 == 1 - 1e-6

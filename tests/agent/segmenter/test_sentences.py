@@ -123,11 +123,17 @@ def test_flush_resets_for_the_next_reply() -> None:
 
 
 @pytest.mark.parametrize(
-    "options", [{"max_chars": 19}, {"eager_min_words": 0}, {"eager_min_words": -1}]
+    ("options", "message"),
+    [
+        ({"max_chars": 19}, "max_chars must be at least 20"),
+        ({"eager_min_words": 0}, "eager_min_words must be at least 1, or None"),
+        ({"eager_min_words": -1}, "eager_min_words must be at least 1, or None"),
+    ],
 )
-def test_invalid_options(options: dict[str, Any]) -> None:
-    with pytest.raises(ValueError):
+def test_invalid_options_are_refused_in_words(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError) as caught:
         cutter(**options)
+    assert str(caught.value) == message
 
 
 @pytest.mark.parametrize("whole", [False, True], ids=["char-by-char", "one-chunk"])
@@ -142,3 +148,65 @@ def test_the_cap_cuts_at_the_last_space_within_it_never_past_it(whole: bool) -> 
 
     assert cut("a" * 21 + " bb.") == ["a" * 20, "a bb."]
     assert cut("a " + "b" * 30 + ".") == ["a", "b" * 20, "b" * 10 + "."]
+
+
+def _every_way(text: str, **options: Any) -> list[list[str]]:
+    """``text``'s segments fed a character at a time, in one push, and in the flush alone."""
+    whole, ended = cutter(**options), cutter(**options)
+    return [
+        segments(text, **options),
+        whole.push(text) + whole.flush(""),
+        ended.flush(text),
+    ]
+
+
+# Mutation survivors pinned (docs/testing.md, the contract tier): each case fails one or more.
+@pytest.mark.parametrize(
+    ("text", "options", "expected"),
+    [
+        # punctuation that ends the reply past the cap: cut at the cap first, even at the end
+        ("aaaa bbbb cccc dddd...", {"max_chars": 20}, ["aaaa bbbb cccc", "dddd..."]),
+        ("aaaa bbbb cccc dddd... ", {"max_chars": 20}, ["aaaa bbbb cccc", "dddd..."]),
+        ("aaaa bbbb cccc dddd,)))", {"max_chars": 20}, ["aaaa bbbb cccc", "dddd,)))"]),
+        # a sentence end exactly at the cap (no space after a CJK mark) is not a cap cut
+        ("ab cdefghijklmnopqr。下一句。", {"max_chars": 20}, ["ab cdefghijklmnopqr。", "下一句。"]),
+        # the cap cut at a clause mark, then the next cap counts from the new segment
+        (
+            "aaaa bbbb, cccc dddd eeee ffff gggg hhhh iiii jjjj kkkk",
+            {"max_chars": 30},
+            ["aaaa bbbb,", "cccc dddd eeee ffff gggg hhhh", "iiii jjjj kkkk"],
+        ),
+        # a run of dashes is one clause mark
+        (
+            "First part —— second part, third.",
+            {"eager_min_words": 2},
+            ["First part ——", "second part, third."],
+        ),
+        # code opened at the very start of a segment (after spaces, or after a CJK mark)
+        (f"One.   {CODE_ON}x. Y{CODE_OFF} is code. Two.", {}, ["One.", "x. Y is code.", "Two."]),
+        (
+            f"你好！{CODE_ON}print(1). Then(){CODE_OFF} ok。",
+            {},
+            ["你好！", "print(1). Then() ok。"],
+        ),
+        # an ellipsis before an opener and a lower-case word goes on
+        ('We waited… "maybe" not.', {}, ['We waited… "maybe" not.']),
+        # an inline list number has at most three digits
+        ("Steps: 123. Open it.", {}, ["Steps: 123. Open it."]),
+        ("Steps: 1234. Open it.", {}, ["Steps: 1234.", "Open it."]),
+        # after initials: a sentence opener ends the sentence (the longest one too), others not
+        ("Talk to J. Therefore", {}, ["Talk to J.", "Therefore"]),
+        ("Talk to J. Nevertheless", {}, ["Talk to J. Nevertheless"]),
+        ("Talk to J. $5 is due.", {}, ["Talk to J. $5 is due."]),
+        # the word before a period is read back 40 characters at most
+        (
+            "Ask " + ".".join("ABCDEFGHIJKLMNOPQRSTU") + ". Smith is here.",
+            {},
+            ["Ask " + ".".join("ABCDEFGHIJKLMNOPQRSTU") + ".", "Smith is here."],
+        ),
+    ],
+)
+def test_edges_of_the_cap_the_marks_and_the_openers(
+    text: str, options: dict[str, Any], expected: list[str]
+) -> None:
+    assert _every_way(text, **options) == [expected] * 3

@@ -115,3 +115,55 @@ def test_reset_drops_the_reply_in_progress() -> None:
     text_filter.push("Inside `a code span")
     text_filter.reset()
     assert text_filter.push("# New") + text_filter.flush() == PARA + BLOCK + " New"
+
+
+# Mutation survivors pinned (docs/testing.md, the contract tier): each case fails one or more.
+@pytest.mark.parametrize(
+    ("markdown", "expected"),
+    [
+        ("###### Six\nText", "¶■ Six■ ¶Text"),  # six hashes are a heading, seven are not
+        ("####### Seven\nText", "¶####### Seven ¶Text"),
+        ("```\ncode\n``\nstill\n```\nend", "¶■■ end"),  # a shorter fence does not close
+        ("| a |\n|---|", "¶■ a  ■ ¶■"),  # a table separator as the reply's last line
+        ("|a|b|\n|---|---|\n|1|2|", "¶■a b ■ ¶■■1 2 "),
+        ("|-X|\nText", "¶■-X ■ ¶Text"),  # a row with a letter is not a separator
+        ("-- \nText", "¶--  ¶Text"),  # two dashes are not a thematic break
+        ("--- more\nText", "¶--- more ¶Text"),  # nor are three before a word
+        ("---X\nText", "¶---X ¶Text"),
+        ("*-*-*\nText", "¶-- ¶Text"),  # a break is one mark repeated, not a mix
+        ("Pros - and - cons\n--\nText", "¶Pros - and - cons ¶-- ¶Text"),  # marks counted per line
+        ("--\nPros - and - cons", "¶-- ¶Pros - and - cons"),
+        ("*\tTab item", "¶■\tTab item"),  # a tab after a bullet makes a list item
+        ("123456789. Nine digits", "¶■123456789. Nine digits"),  # nine digits list; ten do not
+        ("1234567890. Ten digits", "¶1234567890. Ten digits"),
+        ("*", "¶*"),  # a lone star at the end of the reply is said
+        ("[link](x", "¶[link](x"),  # a link never closed is text
+        ("# Title\n\nPara ##", "¶■ Title■ ¶Para ##"),  # closing hashes only in a heading
+        ("# Issue X#\nText", "¶■ Issue X#■ ¶Text"),  # after a space only
+        ("# Title #X\nText", "¶■ Title #X■ ¶Text"),  # and only hashes to the line's end
+        ("`a` `b`", "¶⟨a⟩ ⟨b⟩"),  # the second span opens again
+        ("XXX marks the spot", "¶XXX marks the spot"),  # only backticks and tildes fence
+        # a link whose text opens a code span: its "]" is code, and no later "]" jumps
+        ("[`a](b) c\nnext ] more ] end", "¶⟨a](b) c⟩ next ] more ] end"),
+    ],
+)
+def test_the_edges_of_each_line_mark(markdown: str, expected: str) -> None:
+    assert filtered(markdown) == expected
+    assert filtered(markdown, sizes=1) == expected
+
+
+@pytest.mark.parametrize(
+    ("chunks", "released"),
+    [
+        (["```\ncode\n```\nAfter."], ["¶■■ ¶After.", ""]),  # not held until the reply ends
+        (["1. ", "Go"], ["¶■1. ", "Go", ""]),  # a list number is known two characters on
+        (["a \\* b"], ["a * b", ""]),
+        (["# Title ##\nNext"], ["¶■ Title ■ ¶Next", ""]),
+        # a link whose text opens a code span: its "]" is code, and no later "]" jumps
+        (["[`a](b) c\n", "abcdefghijk] end"], ["¶⟨a](b) c⟩ ", "abcdefghijk] end", ""]),
+    ],
+)
+def test_text_is_released_as_soon_as_it_is_known(chunks: list[str], released: list[str]) -> None:
+    text_filter = TextFilter(code_block_phrase="")
+    out = [text_filter.push(chunk) for chunk in chunks] + [text_filter.flush()]
+    assert [piece.translate(VISIBLE) for piece in out] == released
