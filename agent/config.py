@@ -72,6 +72,13 @@ def _text(text: str, _name: str) -> str:
     return text
 
 
+def _switch(text: str, name: str) -> bool:
+    """``on`` or ``off``."""
+    if text not in ("on", "off"):
+        raise ValueError(f"{name} must be on or off, not {text!r}")
+    return text == "on"
+
+
 def _endpointing(text: str, name: str) -> str:
     """How a turn's end is found: ``silence`` or ``turn_model`` (docs/listening.md)."""
     if text not in ENDPOINTING:
@@ -140,6 +147,12 @@ class ListeningConfig:
             "VOICE_AGENT_TURN_WAIT_MS",
             _count,
             "silence that ends a turn the model called unfinished",
+        ),
+    )
+    eager_asr: bool = field(
+        default=True,
+        metadata=_env(
+            "VOICE_AGENT_EAGER_ASR", _switch, "on: recognize at the turn model's pause, not after"
         ),
     )
     turn_threshold: float = field(

@@ -60,6 +60,7 @@ from agent.leg.messages import (
     parse_message,
 )
 from agent.leg.voice_input import Action, CancelTurn, JudgeTurn, Recognize, Send, VoiceInput
+from agent.listening.eager import EagerRecognition
 from agent.listening.listener import ListeningService, Utterance
 from agent.listening.recognizer import RecognitionError
 from agent.listening.turn_model import TurnModelError
@@ -118,6 +119,7 @@ class VoiceSocket:
         self._observe = observe
         self._defaults = Defaults()
         self._input = VoiceInput(listening)
+        self._eager = None if listening is None else EagerRecognition(listening.recognizer)
         self._sending = asyncio.Lock()  # the receive loop and the turn's task both send
         self._turn: asyncio.Task[None] | None = None
         self._turn_id: str | None = None
@@ -142,6 +144,8 @@ class VoiceSocket:
             close = {"type": "websocket.close", "code": IDLE_CLOSE, "reason": "idle_timeout"}
             await self._send_message(close)
         finally:
+            if self._eager is not None:
+                self._eager.drop()
             await self._stop_turn()
 
     async def _receive(self) -> Message | None:
@@ -252,8 +256,11 @@ class VoiceSocket:
     async def _judge(self, action: JudgeTurn) -> None:
         """Score a pause with the turn model on its thread; the reader waits meanwhile, so the
         answer applies where it was asked (frames wait in the socket, as for recognition)."""
-        judge = self._input.service().turn_judge
-        assert judge is not None  # a listener pauses only with one
+        service = self._input.service()
+        judge = service.turn_judge
+        assert judge is not None and self._eager is not None  # a listener pauses only with one
+        if service.config.eager_asr:  # recognition starts while the model decides
+            self._eager.start(action.paused.ticket, action.paused.pcm)
         try:
             turn = await judge.judge(action.paused.pcm)
         except TurnModelError as exc:  # the silence rule decides this pause
@@ -265,7 +272,8 @@ class VoiceSocket:
     async def _recognize(self, utterance: Utterance) -> None:
         """Send the utterance's transcript, then start its turn as a typed prompt would."""
         try:
-            recognition = await self._input.service().recognizer.recognize(utterance.pcm)
+            assert self._eager is not None  # an utterance comes only with listening
+            recognition = await self._eager.recognize(utterance.pcm, utterance.ticket)
         except RecognitionError as exc:
             await self._tell(ErrorEvent(exc.code, str(exc)))
             return

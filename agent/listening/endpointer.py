@@ -16,17 +16,18 @@ the windows it is given, and the scores come from outside.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import deque
 from dataclasses import dataclass
 
 from agent.config import ListeningConfig
 from agent.listening.settings import WINDOW_BYTES, WINDOW_MS
-from agent.listening.turn_model import WINDOW_S, TurnScore
+from agent.listening.turn_model import TurnScore
 
 RELEASE_BELOW = 0.15  # speech goes on down to this much under the threshold
 TAIL_MS = 256  # silence kept after the speech: Whisper misreads words cut close at the end
-TURN_WINDOWS = WINDOW_S * 1000 // WINDOW_MS  # what the turn model reads: the last 8 s
+TICKETS = itertools.count()  # unique in the process: an answer never fits another listener
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +44,8 @@ class Ended:
     ``at_ms``: where its speech ended in the stream; ``pcm``: the pre-roll, the speech and up
     to ``TAIL_MS`` after it; ``waited_ms``: the silence after the speech when it ended;
     ``turn``: the turn model's last score on this pause, and ``complete``: whether it ended the
-    turn (None: the model was not asked, or did not answer).
+    turn (None: the model was not asked, or did not answer); ``ticket``: the ``Paused`` whose
+    audio this is, but for the silence after it (None: none was said since the speech).
     """
 
     at_ms: float
@@ -52,12 +54,13 @@ class Ended:
     waited_ms: float = 0.0
     turn: TurnScore | None = None
     complete: bool | None = None
+    ticket: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Paused:
-    """The speech paused for ``pause_ms``: score ``pcm`` (the utterance so far, at most its
-    last 8 s) with the turn model and answer ``Endpointer.judged(ticket, score)``."""
+    """The speech paused for ``pause_ms``: score ``pcm`` (the utterance so far: pre-roll,
+    speech and the pause) with the turn model and answer ``Endpointer.judged(ticket, score)``."""
 
     pcm: bytes
     ticket: int
@@ -78,7 +81,7 @@ class Endpointer:
         self._wait = max(1, math.ceil(config.turn_wait_ms / WINDOW_MS))
         self._turn_threshold = config.turn_threshold
         self._limit = self._wait if turn_model else self._silence  # silence that ends the turn
-        self._ticket = 0  # which pause a score answers: new speech or a new utterance moves it
+        self._ticket = next(TICKETS)  # the pause a score answers: new speech moves it
         self._turn: TurnScore | None = None
         self._preroll: deque[bytes] = deque(maxlen=config.preroll_ms // WINDOW_MS)
         self._utterance: list[bytes] = []
@@ -149,7 +152,7 @@ class Endpointer:
         if len(self._utterance) >= self._max_windows:
             return [self._end("max_length")]
         if self._quiet == self._pause:
-            return [Paused(b"".join(self._utterance[-TURN_WINDOWS:]), self._ticket)]
+            return [Paused(b"".join(self._utterance), self._ticket)]
         return []
 
     def judged(self, ticket: int, turn: TurnScore | None) -> list[Ended]:
@@ -166,7 +169,7 @@ class Endpointer:
 
     def _resumed(self) -> None:
         """Speech after a pause: a pending score is stale, and the next pause asks again."""
-        self._ticket += 1
+        self._ticket = next(TICKETS)
         self._turn = None
         self._limit = self._silence if self._pause is None else self._wait
 
@@ -175,6 +178,7 @@ class Endpointer:
         pcm = b"".join(self._utterance[:keep])
         turn = self._turn
         complete = None if turn is None else turn.score >= self._turn_threshold
+        paused = self._pause is not None and self._quiet >= self._pause
         ended = Ended(
             (self._last_voiced + 1) * WINDOW_MS,
             pcm,
@@ -182,6 +186,7 @@ class Endpointer:
             self._quiet * WINDOW_MS,
             turn,
             complete,
+            self._ticket if paused else None,
         )
         self._utterance, self.state = [], "idle"
         self._resumed()

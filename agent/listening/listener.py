@@ -35,9 +35,11 @@ MIN_TALK_MS = 100  # a shorter push-to-talk press is a slip, not an utterance
 
 @dataclass(frozen=True, slots=True)
 class Utterance:
-    """16 kHz s16le audio to recognize; its transcript becomes a prompt."""
+    """16 kHz s16le audio to recognize; its transcript becomes a prompt. ``ticket``: the
+    ``Paused`` that heard the same speech (its eager recognition may stand for this one)."""
 
     pcm: bytes
+    ticket: int | None = None
 
     @property
     def audio_ms(self) -> float:
@@ -155,7 +157,7 @@ class Listener:
                     self._barged = False
                     outputs.append(SpeechStart(found.at_ms))
                 elif isinstance(found, Paused):
-                    outputs.append(found)
+                    outputs += self._paused(found, agent_speaking)
                 else:
                     outputs += self._ended(found, agent_speaking)
             speech_ms = self._endpointer.speech_ms
@@ -163,6 +165,14 @@ class Listener:
                 self._barged = True
                 outputs.append(BargeIn())
         return outputs
+
+    def _paused(self, paused: Paused, agent_speaking: bool) -> list[ListenerOutput]:
+        """Ask the turn model, unless the speech is under the barge-in threshold while the
+        agent speaks (it will be ``too_short``): then the silence rule ends it, as ever, and
+        nothing is spent beside the reply's synthesis."""
+        if not agent_speaking or self._barged:
+            return [paused]
+        return self.judged(paused.ticket, None, agent_speaking)
 
     def judged(
         self, ticket: int, turn: TurnScore | None, agent_speaking: bool
@@ -180,7 +190,8 @@ class Listener:
     def _ended(self, ended: Ended, agent_speaking: bool) -> list[ListenerOutput]:
         if agent_speaking and not self._barged:  # under the barge-in threshold: not for us
             return [speech_end(ended, "too_short")]
-        return [*self._cut(ended.reason), speech_end(ended, ended.reason), Utterance(ended.pcm)]
+        utterance = Utterance(ended.pcm, ended.ticket)
+        return [*self._cut(ended.reason), speech_end(ended, ended.reason), utterance]
 
     def _cut(self, reason: str) -> list[Event]:
         if reason != "max_length":

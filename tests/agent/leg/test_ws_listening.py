@@ -52,6 +52,7 @@ class FlakyRecognizer:
         self.go.set()
         self.holding = threading.Event()  # a recognition waits for `go`
         self._held = 0
+        self.started = 0  # recognitions asked for, eager ones included
 
     @property
     def queue_depth(self) -> int:
@@ -61,6 +62,7 @@ class FlakyRecognizer:
         await self.real.load()
 
     async def recognize(self, pcm: bytes) -> Recognition:
+        self.started += 1
         if self.failures:
             self.failures -= 1
             raise RecognitionError("recognition failed: injected")
@@ -371,11 +373,11 @@ async def test_metrics_show_the_recognizer_queue_and_the_utterances(
 
 
 async def test_a_complete_question_ends_at_the_short_pause_before_the_silence_rule_would(
-    listening_server: ServerThread, speech: dict[str, bytes]
+    listening_server: ServerThread, speech: dict[str, bytes], recognizer: FlakyRecognizer
 ) -> None:
     ended, decided = "agent_end_of_turn_seconds_count", "agent_turn_model_seconds_count"
     complete = f'{decided}{{decision="complete"}}'
-    before = await metrics(listening_server)
+    before, started = await metrics(listening_server), recognizer.started
     async with await open_socket(listening_server, "complete") as socket:
         await listen(socket, HANDS_FREE)
         await say(socket, silence(300) + speech[COMPLETE] + silence(TURN_ENDS))
@@ -388,12 +390,13 @@ async def test_a_complete_question_ends_at_the_short_pause_before_the_silence_ru
     assert word_error_rate(COMPLETE, of_type(frames, "transcript")[0]["text"]) <= 0.2
     assert after[ended] == before.get(ended, 0) + 1
     assert after[complete] == before.get(complete, 0) + 1
+    assert recognizer.started == started + 1  # the eager one, started at the pause, stood
 
 
 async def test_a_pause_inside_a_sentence_that_the_silence_rule_would_cut_does_not_end_it(
-    listening_server: ServerThread, speech: dict[str, bytes]
+    listening_server: ServerThread, speech: dict[str, bytes], recognizer: FlakyRecognizer
 ) -> None:
-    pcm = speech[PAUSED]
+    pcm, started = speech[PAUSED], recognizer.started
     at = int(len(pcm) // 2 * 0.6) * 2  # "Could you book a table for f…"
     async with await open_socket(listening_server, "paused") as socket:
         await listen(socket, HANDS_FREE)
@@ -404,3 +407,5 @@ async def test_a_pause_inside_a_sentence_that_the_silence_rule_would_cut_does_no
     assert end["audio_ms"] > len(pcm) / 32 + 600  # the pause is inside the one utterance
     text = of_type(frames, "transcript")[0]["text"].lower()  # both halves, one prompt
     assert "book a table" in text and "tonight" in text, text
+    # Recognition started at each pause; the one in the sentence was dropped, the last stood.
+    assert recognizer.started == started + 2

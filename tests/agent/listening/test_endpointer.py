@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent.config import ListeningConfig
-from agent.listening.endpointer import TAIL_MS, TURN_WINDOWS, Ended, Endpointer, Paused, Started
+from agent.listening.endpointer import TAIL_MS, Ended, Endpointer, Paused, Started
 from agent.listening.settings import WINDOW_BYTES, WINDOW_MS
 from agent.listening.turn_model import TurnScore
 
@@ -141,6 +141,7 @@ def test_a_complete_turn_ends_at_the_short_pause() -> None:
     assert windows_of(paused.pcm) == list(range(0, 35 + PAUSE))
     [ended] = adaptive.endpointer.judged(paused.ticket, COMPLETE)
     assert ended.reason == "silence" and ended.at_ms == 35 * WINDOW_MS
+    assert ended.ticket == paused.ticket and ended.pcm == paused.pcm
     assert (ended.waited_ms, ended.turn, ended.complete) == (PAUSE * WINDOW_MS, COMPLETE, True)
     assert windows_of(ended.pcm) == list(range(0, 35 + PAUSE))  # the tail: what was waited
     assert adaptive.push([0.01] * 100) == []  # over: the silence after it is nobody's
@@ -175,7 +176,9 @@ def test_speech_after_an_unfinished_verdict_starts_the_wait_again() -> None:
     assert adaptive.push([0.01] * 10 + [0.9] * 5) == []
     found = adaptive.push([0.01] * WAIT)
     assert [type(f) for _, f in found] == [Paused, Ended]  # asked again, then the long limit
-    assert isinstance(found[1][1], Ended) and found[1][1].turn is None  # it was not answered
+    ended = found[1][1]
+    assert isinstance(ended, Ended) and ended.turn is None  # it was not answered
+    assert ended.ticket == found[0][1].ticket != paused.ticket  # the second pause's audio
 
 
 def test_an_answer_that_comes_late_ends_the_turn_where_it_comes() -> None:
@@ -202,10 +205,16 @@ def test_the_threshold_is_a_setting() -> None:
     assert adaptive.endpointer.judged(paused.ticket, COMPLETE) == []  # 0.91 < 0.95
 
 
-def test_the_model_hears_at_most_the_last_8_s() -> None:
+def test_the_pause_holds_the_whole_utterance_so_far_and_the_end_names_it() -> None:
+    """The model reads the last 8 s of it; eager recognition, all of it, which is the
+    utterance that ends there (``ticket``) unless speech resumed."""
     adaptive = Adaptive()
-    paused = adaptive.paused([0.9] * 400 + [0.01] * PAUSE)
-    assert windows_of(paused.pcm) == list(range(400 + PAUSE - TURN_WINDOWS, 400 + PAUSE))
+    paused = adaptive.paused([0.9] * 400 + [0.01] * PAUSE)  # 12.8 s of speech
+    assert windows_of(paused.pcm) == list(range(0, 400 + PAUSE))
+    assert adaptive.endpointer.judged(paused.ticket, UNFINISHED) == []
+    [(_, ended)] = adaptive.push([0.01] * (WAIT - PAUSE))
+    assert isinstance(ended, Ended) and ended.ticket == paused.ticket
+    assert ended.pcm.startswith(paused.pcm) and len(ended.pcm) == len(paused.pcm) + WINDOW_BYTES
 
 
 def test_an_answer_after_the_utterance_ended_or_was_dropped_is_ignored() -> None:
@@ -219,4 +228,6 @@ def test_an_answer_after_the_utterance_ended_or_was_dropped_is_ignored() -> None
 
 
 def test_the_silence_rule_alone_never_asks() -> None:
-    assert not any(isinstance(f, Paused) for f in run([0.9] * 30 + [0.01] * 10 + [0.9] * 30))
+    found = run([0.9] * 30 + [0.01] * 10 + [0.9] * 30 + [0.01] * 20)
+    assert not any(isinstance(f, Paused) for f in found)
+    assert isinstance(found[-1], Ended) and found[-1].ticket is None

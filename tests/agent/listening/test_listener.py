@@ -189,3 +189,19 @@ def test_a_turn_model_answer_after_a_new_utterance_started_is_ignored(request_pc
         heard += listener.feed(stream[start : start + 640], False)
     paused = next(h for h in heard if isinstance(h, Paused))
     assert listener.judged(paused.ticket, TurnScore(0.99, 40.0), False) == []  # the user went on
+
+
+def test_speech_under_the_barge_in_threshold_while_the_agent_speaks_asks_no_model(
+    request_pcm: bytes,
+) -> None:
+    """A cough over the reply ends by the silence rule, as ever, and spends no CPU beside the
+    reply's synthesis on a turn model or an eager recognition."""
+    listener = Listener(UNPACED, "hands_free", Clock(), turn_model=True)
+    heard = []
+    stream = silence(300) + request_pcm[16000:22400] + silence(700)  # 160 ms voiced
+    for start in range(0, len(stream), 640):
+        heard += listener.feed(stream[start : start + 640], True)
+    assert [type(h).__name__ for h in heard] == ["SpeechStart", "SpeechEnd"]
+    end = heard[1]
+    assert isinstance(end, SpeechEnd) and (end.reason, end.turn) == ("too_short", None)
+    assert end.wait_ms == 512  # the silence rule's 16 windows
