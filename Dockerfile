@@ -65,6 +65,9 @@ COPY tts_client ./tts_client
 COPY tts_protocol ./tts_protocol
 COPY observability ./observability
 RUN pip install ".[agent,listen,sagemaker,otlp]"
+# Smart Turn's model file (agent/listening/turn_model.py), as scripts/bootstrap.sh installs it:
+# --no-deps, so that none of pipecat's dependencies moves ours; pipecat is never imported.
+RUN pip install --no-deps "pipecat-ai==1.14.0"
 RUN useradd --system --uid 10001 --home-dir /app agent
 USER agent
 EXPOSE 8080

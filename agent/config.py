@@ -26,6 +26,7 @@ DEFAULT_TTS_URL = f"ws://127.0.0.1:8080{STREAM_PATH}"
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")  # the names a local server answers to
 C = TypeVar("C")
 FACTORY_SPEC = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")  # package.module:function
+ENDPOINTING = ("silence", "turn_model")  # how a turn's end is found (docs/listening.md)
 
 
 def _positive(text: str, name: str, what: str, most: float = math.inf) -> float:
@@ -68,6 +69,20 @@ def _listed(text: str, _name: str) -> tuple[str, ...]:
 
 
 def _text(text: str, _name: str) -> str:
+    return text
+
+
+def _switch(text: str, name: str) -> bool:
+    """``on`` or ``off``."""
+    if text not in ("on", "off"):
+        raise ValueError(f"{name} must be on or off, not {text!r}")
+    return text == "on"
+
+
+def _endpointing(text: str, name: str) -> str:
+    """How a turn's end is found: ``silence`` or ``turn_model`` (docs/listening.md)."""
+    if text not in ENDPOINTING:
+        raise ValueError(f"{name} must be one of {', '.join(ENDPOINTING)}, not {text!r}")
     return text
 
 
@@ -115,6 +130,36 @@ class ListeningConfig:
     silence_ms: int = field(
         default=500,
         metadata=_env("VOICE_AGENT_LISTEN_SILENCE_MS", _count, "silence this long ends the turn"),
+    )
+    endpointing: str = field(
+        default="turn_model",
+        metadata=_env(
+            "VOICE_AGENT_ENDPOINTING", _endpointing, "silence | turn_model (Smart Turn v3.2)"
+        ),
+    )
+    pause_ms: int = field(
+        default=200,
+        metadata=_env("VOICE_AGENT_TURN_PAUSE_MS", _count, "a pause this long asks the turn model"),
+    )
+    turn_wait_ms: int = field(
+        default=1000,
+        metadata=_env(
+            "VOICE_AGENT_TURN_WAIT_MS",
+            _count,
+            "silence that ends a turn the model called unfinished",
+        ),
+    )
+    eager_asr: bool = field(
+        default=True,
+        metadata=_env(
+            "VOICE_AGENT_EAGER_ASR", _switch, "on: recognize at the turn model's pause, not after"
+        ),
+    )
+    turn_threshold: float = field(
+        default=0.5,
+        metadata=_env(
+            "VOICE_AGENT_TURN_THRESHOLD", _fraction, "the model's score that ends a turn"
+        ),
     )
     barge_in_ms: int = field(
         default=200,

@@ -241,13 +241,20 @@ class SpeechEnd(Event):
 
     ``reason``: ``silence`` (end of turn), ``talk.end`` (push-to-talk), ``max_length`` (cut at
     the cap), and, with nothing recognized, ``too_short`` (speech under the barge-in threshold
-    while the agent spoke) or ``listen.stop``.
+    while the agent spoke) or ``listen.stop``. Hands-free: ``wait_ms``, the silence waited
+    after the speech (``silence`` only); ``turn``, the turn model's decision on the pause that
+    ended it (``complete``, ``incomplete``; None: not asked, or no answer), its ``turn_score``
+    and what it cost (``turn_ms``).
     """
 
     type: ClassVar[str] = "speech.end"
     at_ms: float
     audio_ms: float
     reason: str
+    wait_ms: float | None = None
+    turn: str | None = None
+    turn_score: float | None = None
+    turn_ms: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

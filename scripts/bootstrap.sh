@@ -4,6 +4,9 @@
 #                              listening (extras tts, agent, listen); no torch, no test tools
 #   scripts/bootstrap.sh       everything (`make test`, `make bench`, `make audit`): the PyTorch
 #                              engine, OTLP and the dev tools too
+# pipecat-ai is installed with --no-deps, after the project: listening needs only the Smart Turn
+# model file inside its wheel (agent/listening/turn_model.py), and its dependencies must not
+# move ours.
 # torch is installed first, as the CPU build (torch==X+cpu) from PyTorch's CPU wheel index, so
 # that pip never resolves a multi-GB CUDA build for the `torch>=2.10` floor. Where that index
 # cannot be reached, the same CPU build is looked for where pip is configured to look (this
@@ -45,5 +48,6 @@ if [ "$profile" = all ]; then
   fi
 fi
 "${pip[@]}" -e ".[$extras]"
+"${pip[@]}" --no-deps "pipecat-ai==1.14.0"
 rm -f .venv/.installed-*
 touch ".venv/.installed-$profile-$hash"

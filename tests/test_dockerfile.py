@@ -103,6 +103,17 @@ def test_agent_image_installs_the_sagemaker_extra_without_the_server(
     assert "tts_client" in copied and "tts_server" not in copied
 
 
+def test_agent_image_installs_the_turn_models_wheel_as_bootstrap_does(
+    agent: list[tuple[str, str]],
+) -> None:
+    """The turn model's file comes from the pipecat-ai wheel, without its dependencies, at
+    the version scripts/bootstrap.sh pins."""
+    bootstrap = (Path(__file__).resolve().parents[1] / "scripts" / "bootstrap.sh").read_text()
+    [pin] = re.findall(r'"(pipecat-ai==[^"]+)"', bootstrap)
+    assert f'--no-deps "{pin}"' in bootstrap
+    assert f'RUN pip install --no-deps "{pin}"' in [f"RUN {run}" for run in values(agent, "RUN")]
+
+
 def test_agent_package_never_imports_the_server_or_torch() -> None:
     root = DOCKERFILE.parent
     heavy = re.compile(r"^\s*(from|import) (tts_server|torch|onnxruntime)\b", re.M)

@@ -4,8 +4,9 @@ One ``AgentMetrics`` per app, in a registry of its own. A turn is observed where
 hands its events to the client (``observe``): a ``TurnObserver`` (``agent.observer``) reads how
 it went and its latencies from its events. Labels are the transport (``sse``, ``ws``), the
 outcome and the error code; a tool call's time is labelled by its tool and status. Listening
-adds the utterances heard (by how they ended), the time recognition took, and the
-recognizer's queue (waiting or running, process-wide).
+adds the utterances heard (by how they ended), the time recognition took, the
+recognizer's queue (waiting or running, process-wide), the end-of-turn delay and the turn
+model's cost.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from agent.listening.recognizer import Recognizer
 LATENCY_BUCKETS = (0.1, 0.25, 0.5, 0.75, 1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 7.5, 10, 20)
 DURATION_BUCKETS = (0.5, 1, 2, 4, 8, 15, 30, 60, 120, 300)
 ASR_BUCKETS = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10)
+TURN_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.75, 1, 1.5, 2)
 TOOL_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60)
 TRANSPORTS = ("sse", "ws")
 
@@ -78,6 +80,20 @@ class AgentMetrics:
         self.recognition = Histogram(
             "agent_asr_seconds", "Recognition time per utterance.", buckets=ASR_BUCKETS, registry=r
         )
+        self.end_of_turn = Histogram(
+            "agent_end_of_turn_seconds",
+            "From the end of speech to the end of the turn (the silence waited, and the turn"
+            " model's time when its decision ended the turn), per utterance ended by silence.",
+            buckets=TURN_BUCKETS,
+            registry=r,
+        )
+        self.turn_model = Histogram(
+            "agent_turn_model_seconds",
+            "The turn model's time for the decision on an utterance's last pause.",
+            ["decision"],
+            buckets=TURN_BUCKETS,
+            registry=r,
+        )
         self.tools = Histogram(
             "agent_tool_seconds",
             "Tool calls in turns, by tool and status (ok, error, cancelled).",
@@ -103,8 +119,16 @@ class AgentMetrics:
             self.error(event.code)
         elif isinstance(event, SpeechEnd):
             self.utterances.labels(event.reason).inc()
+            self._turn_ended(event)
         elif isinstance(event, Transcript):
             self.recognition.observe(event.asr_ms / 1000)
+
+    def _turn_ended(self, event: SpeechEnd) -> None:
+        if event.turn is not None and event.turn_ms is not None:
+            self.turn_model.labels(event.turn).observe(event.turn_ms / 1000)
+        if event.wait_ms is not None:
+            decided_ms = event.turn_ms if event.turn == "complete" and event.turn_ms else 0.0
+            self.end_of_turn.observe((event.wait_ms + decided_ms) / 1000)
 
     def error(self, code: str) -> None:
         """One error answered with ``code``."""

@@ -59,9 +59,11 @@ from agent.leg.messages import (
     TalkStart,
     parse_message,
 )
-from agent.leg.voice_input import Action, CancelTurn, Recognize, Send, VoiceInput
+from agent.leg.voice_input import Action, CancelTurn, JudgeTurn, Recognize, Send, VoiceInput
+from agent.listening.eager import EagerRecognition
 from agent.listening.listener import ListeningService, Utterance
 from agent.listening.recognizer import RecognitionError
+from agent.listening.turn_model import TurnModelError
 from agent.requests import BadRequest, PlaybackReport, TurnRequest
 from tts_protocol import VoiceMix
 
@@ -117,6 +119,7 @@ class VoiceSocket:
         self._observe = observe
         self._defaults = Defaults()
         self._input = VoiceInput(listening)
+        self._eager = None if listening is None else EagerRecognition(listening.recognizer)
         self._sending = asyncio.Lock()  # the receive loop and the turn's task both send
         self._turn: asyncio.Task[None] | None = None
         self._turn_id: str | None = None
@@ -141,6 +144,8 @@ class VoiceSocket:
             close = {"type": "websocket.close", "code": IDLE_CLOSE, "reason": "idle_timeout"}
             await self._send_message(close)
         finally:
+            if self._eager is not None:
+                self._eager.drop()
             await self._stop_turn()
 
     async def _receive(self) -> Message | None:
@@ -206,7 +211,7 @@ class VoiceSocket:
         """A listening message; refused with its own type."""
         try:
             if isinstance(message, Listen):
-                await self._load_recognizer()
+                await self._load_models()
                 actions = self._input.listen(message.mode)
             elif isinstance(message, ListenStop):
                 actions = self._input.listen_stop()
@@ -218,11 +223,15 @@ class VoiceSocket:
             raise MessageRefused(exc, message.type) from exc
         await self._do(actions)
 
-    async def _load_recognizer(self) -> None:
-        """Load the recognizer on the process's first ``listen``; raises ``BadRequest``."""
+    async def _load_models(self) -> None:
+        """Load the recognizer and the turn model on the process's first ``listen``; raises
+        ``BadRequest``."""
+        service = self._input.service()
         try:
-            await self._input.service().recognizer.load()
-        except RecognitionError as exc:
+            await service.recognizer.load()
+            if service.turn_judge is not None:
+                await service.turn_judge.load()
+        except (RecognitionError, TurnModelError) as exc:
             raise BadRequest(exc.code, str(exc)) from exc
 
     async def _refuse(self, exc: BadRequest, in_reply_to: str | None) -> None:
@@ -235,6 +244,8 @@ class VoiceSocket:
                 await self._tell(action.event)
             elif isinstance(action, Recognize):
                 await self._recognize(action.utterance)
+            elif isinstance(action, JudgeTurn):
+                await self._judge(action)
             else:
                 await self._cancel(action)
 
@@ -242,10 +253,27 @@ class VoiceSocket:
         stopped = await self._stop_turn()  # None if its `turn.end` went out
         await self._send(TurnCancelled(stopped or action.playing))
 
+    async def _judge(self, action: JudgeTurn) -> None:
+        """Score a pause with the turn model on its thread; the reader waits meanwhile, so the
+        answer applies where it was asked (frames wait in the socket, as for recognition)."""
+        service = self._input.service()
+        judge = service.turn_judge
+        assert judge is not None and self._eager is not None  # a listener pauses only with one
+        if service.config.eager_asr:  # recognition starts while the model decides
+            self._eager.start(action.paused.ticket, action.paused.pcm)
+        try:
+            turn = await judge.judge(action.paused.pcm)
+        except TurnModelError as exc:  # the silence rule decides this pause
+            log.warning("the turn model failed: %s", exc)
+            turn = None
+        now, running = self._now(), self._turn_running
+        await self._do(self._input.judged(action.paused.ticket, turn, now, running))
+
     async def _recognize(self, utterance: Utterance) -> None:
         """Send the utterance's transcript, then start its turn as a typed prompt would."""
         try:
-            recognition = await self._input.service().recognizer.recognize(utterance.pcm)
+            assert self._eager is not None  # an utterance comes only with listening
+            recognition = await self._eager.recognize(utterance.pcm, utterance.ticket)
         except RecognitionError as exc:
             await self._tell(ErrorEvent(exc.code, str(exc)))
             return

@@ -8,6 +8,7 @@ clock and whether a turn runs, and returns what the socket does next, in order, 
 
 - ``Send``: send this event to the client (and count it: refusals, listening events);
 - ``Recognize``: recognize this utterance, then start a turn of its transcript;
+- ``JudgeTurn``: ask the turn model about the utterance so far, and answer ``judged``;
 - ``CancelTurn``: stop the running turn (user speech over it) and say ``cancelled``.
 
 The barge-in rule: the agent is speaking while a turn runs *or* the page still plays audio it
@@ -24,6 +25,7 @@ from agent.config import ListeningConfig
 from agent.core.playback import Playback
 from agent.events import Event, TurnCancelled
 from agent.leg.messages import AUDIO, MicFrame
+from agent.listening.endpointer import Paused
 from agent.listening.listener import (
     BargeIn,
     Listener,
@@ -33,6 +35,7 @@ from agent.listening.listener import (
     Utterance,
 )
 from agent.listening.settings import SAMPLE_FORMAT
+from agent.listening.turn_model import TurnScore
 from agent.requests import BadRequest
 from tts_protocol import BYTES_PER_SAMPLE
 
@@ -52,13 +55,20 @@ class Recognize:
 
 
 @dataclass(frozen=True, slots=True)
+class JudgeTurn:
+    """Score ``paused.pcm`` with the turn model (off the event loop), then answer ``judged``."""
+
+    paused: Paused
+
+
+@dataclass(frozen=True, slots=True)
 class CancelTurn:
     """Stop the running turn; ``playing`` is the turn whose audio the page still plays."""
 
     playing: str | None
 
 
-Action = Send | Recognize | CancelTurn
+Action = Send | Recognize | JudgeTurn | CancelTurn
 
 
 def check_frame(frame: MicFrame, config: ListeningConfig) -> bytes:
@@ -93,7 +103,8 @@ class VoiceInput:
         listening = self.service()
         actions = self.stop_listening()
         try:
-            self._listener = Listener(listening.config, mode)
+            turn_model = listening.turn_judge is not None
+            self._listener = Listener(listening.config, mode, turn_model=turn_model)
         except ImportError as exc:  # an install without the `listen` extra
             raise BadRequest("listening_unavailable", f"no VAD here: {exc}") from exc
         return [*actions, Send(listening.state(mode))]
@@ -120,6 +131,15 @@ class VoiceInput:
         assert self.listening is not None  # a listener exists only with it
         pcm = check_frame(frame, self.listening.config)
         outputs = listener.feed(pcm, self._speaking(now, turn_running))
+        return self._act(outputs, now, turn_running)
+
+    def judged(
+        self, ticket: int, turn: TurnScore | None, now: float, turn_running: bool
+    ) -> list[Action]:
+        """The turn model's answer to a ``JudgeTurn`` (None: it failed)."""
+        if self._listener is None:  # listening stopped meanwhile
+            return []
+        outputs = self._listener.judged(ticket, turn, self._speaking(now, turn_running))
         return self._act(outputs, now, turn_running)
 
     def stop_listening(self) -> list[Action]:
@@ -157,10 +177,12 @@ class VoiceInput:
         return actions
 
     @staticmethod
-    def _passed_on(output: Event | Utterance | BargeIn) -> Action:
-        """An utterance is recognized; an event is sent."""
+    def _passed_on(output: ListenerOutput) -> Action:
+        """An utterance is recognized; a pause is judged; an event is sent."""
         if isinstance(output, Utterance):
             return Recognize(output)
+        if isinstance(output, Paused):
+            return JudgeTurn(output)
         assert not isinstance(output, BargeIn)  # the listener's only other output
         return Send(output)
 

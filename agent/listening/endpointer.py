@@ -5,19 +5,29 @@ says where an utterance starts and ends; it holds no more than one utterance (at
 and the pre-roll, however long the input, so a socket's memory is bounded. A window at or over
 the threshold is speech; speech goes on while the probability stays over a lower release
 threshold (hysteresis, as Silero's own iterator does), and ends after ``silence_ms`` under it.
+
+With a turn model (``turn_model=True``) the silence rule is adaptive: at the first pause of
+``pause_ms`` the endpointer says ``Paused`` with the utterance so far, and whoever runs the
+model answers with ``judged``: a score at or over ``turn_threshold`` ends the turn there; under
+it, the turn ends after ``turn_wait_ms`` of silence unless speech resumes (which asks again at
+the next pause); no score (the model failed) falls back to ``silence_ms``. Pure: its clock is
+the windows it is given, and the scores come from outside.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import deque
 from dataclasses import dataclass
 
 from agent.config import ListeningConfig
 from agent.listening.settings import WINDOW_BYTES, WINDOW_MS
+from agent.listening.turn_model import TurnScore
 
 RELEASE_BELOW = 0.15  # speech goes on down to this much under the threshold
 TAIL_MS = 256  # silence kept after the speech: Whisper misreads words cut close at the end
+TICKETS = itertools.count()  # unique in the process: an answer never fits another listener
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,24 +42,47 @@ class Ended:
     """The utterance is over: ``reason`` ``silence`` (end of turn) or ``max_length`` (cut).
 
     ``at_ms``: where its speech ended in the stream; ``pcm``: the pre-roll, the speech and up
-    to ``TAIL_MS`` after it.
+    to ``TAIL_MS`` after it; ``waited_ms``: the silence after the speech when it ended;
+    ``turn``: the turn model's last score on this pause, and ``complete``: whether it ended the
+    turn (None: the model was not asked, or did not answer); ``ticket``: the ``Paused`` whose
+    audio this is, but for the silence after it (None: none was said since the speech).
     """
 
     at_ms: float
     pcm: bytes
     reason: str
+    waited_ms: float = 0.0
+    turn: TurnScore | None = None
+    complete: bool | None = None
+    ticket: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Paused:
+    """The speech paused for ``pause_ms``: score ``pcm`` (the utterance so far: pre-roll,
+    speech and the pause) with the turn model and answer ``Endpointer.judged(ticket, score)``."""
+
+    pcm: bytes
+    ticket: int
 
 
 class Endpointer:
     """One stream's utterances, a window at a time (``push``)."""
 
-    def __init__(self, config: ListeningConfig) -> None:
+    def __init__(self, config: ListeningConfig, turn_model: bool = False) -> None:
         self._threshold = config.vad_threshold
         self._release = max(0.0, config.vad_threshold - RELEASE_BELOW)
         self._onset = max(1, math.ceil(config.onset_ms / WINDOW_MS))
         self._silence = max(1, math.ceil(config.silence_ms / WINDOW_MS))
         self._max_windows = max(self._onset, config.max_utterance_bytes // WINDOW_BYTES)
-        self._tail = min(self._silence, TAIL_MS // WINDOW_MS)
+        self._tail = TAIL_MS // WINDOW_MS  # at most the silence waited
+        # With a turn model: ask at the pause; wait this long (windows) without an answer.
+        self._pause = math.ceil(config.pause_ms / WINDOW_MS) if turn_model else None
+        self._wait = max(1, math.ceil(config.turn_wait_ms / WINDOW_MS))
+        self._turn_threshold = config.turn_threshold
+        self._limit = self._wait if turn_model else self._silence  # silence that ends the turn
+        self._ticket = next(TICKETS)  # the pause a score answers: new speech moves it
+        self._turn: TurnScore | None = None
         self._preroll: deque[bytes] = deque(maxlen=config.preroll_ms // WINDOW_MS)
         self._utterance: list[bytes] = []
         self._index = 0  # windows seen
@@ -77,8 +110,9 @@ class Endpointer:
         self._utterance = []
         self._preroll.clear()
         self.state = "idle"
+        self._resumed()
 
-    def push(self, window: bytes, probability: float) -> list[Started | Ended]:
+    def push(self, window: bytes, probability: float) -> list[Started | Ended | Paused]:
         """Take the next window and its speech probability; say what happened."""
         index, self._index = self._index, self._index + 1
         voiced, held = probability >= self._threshold, probability >= self._release
@@ -108,18 +142,52 @@ class Endpointer:
             self.state, self._quiet = "speech", 0
             return [Started(self._start * WINDOW_MS)]
         if held:
+            if self._quiet:
+                self._resumed()
             self._quiet, self._last_voiced = 0, index
         else:
             self._quiet += 1
-        if self._quiet >= self._silence:
+        if self._quiet >= self._limit:
             return [self._end("silence")]
         if len(self._utterance) >= self._max_windows:
             return [self._end("max_length")]
+        if self._quiet == self._pause:
+            return [Paused(b"".join(self._utterance), self._ticket)]
         return []
+
+    def judged(self, ticket: int, turn: TurnScore | None) -> list[Ended]:
+        """The turn model's answer to ``Paused`` ``ticket`` (None: it failed): the end of the
+        turn, or nothing (wait on; and an answer to an older pause is ignored)."""
+        if self.state != "speech" or ticket != self._ticket:
+            return []
+        self._turn = turn
+        if turn is None:
+            self._limit = self._silence  # the plain silence rule
+        elif turn.score >= self._turn_threshold:
+            self._limit = self._quiet  # complete: the turn ends now
+        return [self._end("silence")] if self._quiet >= self._limit else []
+
+    def _resumed(self) -> None:
+        """Speech after a pause: a pending score is stale, and the next pause asks again."""
+        self._ticket = next(TICKETS)
+        self._turn = None
+        self._limit = self._silence if self._pause is None else self._wait
 
     def _end(self, reason: str) -> Ended:
         keep = self._last_voiced - self._first + 1 + self._tail
         pcm = b"".join(self._utterance[:keep])
-        ended = Ended((self._last_voiced + 1) * WINDOW_MS, pcm, reason)
+        turn = self._turn
+        complete = None if turn is None else turn.score >= self._turn_threshold
+        paused = self._pause is not None and self._quiet >= self._pause
+        ended = Ended(
+            (self._last_voiced + 1) * WINDOW_MS,
+            pcm,
+            reason,
+            self._quiet * WINDOW_MS,
+            turn,
+            complete,
+            self._ticket if paused else None,
+        )
         self._utterance, self.state = [], "idle"
+        self._resumed()
         return ended

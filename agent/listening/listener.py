@@ -20,9 +20,10 @@ from typing import Literal
 from agent.browser_leg import MIC_SAMPLE_RATE
 from agent.config import ListeningConfig
 from agent.events import ErrorEvent, Event, Listening, Refused, SpeechEnd, SpeechStart
-from agent.listening.endpointer import Ended, Endpointer, Started
+from agent.listening.endpointer import Ended, Endpointer, Paused, Started
 from agent.listening.recognizer import Recognizer
 from agent.listening.settings import SAMPLE_FORMAT, pcm_ms
+from agent.listening.turn_model import TurnJudge, TurnScore
 from agent.listening.vad import VoiceActivity
 from agent.requests import BadRequest
 from tts_protocol import BYTES_PER_SAMPLE
@@ -34,9 +35,11 @@ MIN_TALK_MS = 100  # a shorter push-to-talk press is a slip, not an utterance
 
 @dataclass(frozen=True, slots=True)
 class Utterance:
-    """16 kHz s16le audio to recognize; its transcript becomes a prompt."""
+    """16 kHz s16le audio to recognize; its transcript becomes a prompt. ``ticket``: the
+    ``Paused`` that heard the same speech (its eager recognition may stand for this one)."""
 
     pcm: bytes
+    ticket: int | None = None
 
     @property
     def audio_ms(self) -> float:
@@ -48,15 +51,17 @@ class BargeIn:
     """The user is talking over the running turn: cancel it."""
 
 
-ListenerOutput = Event | Utterance | BargeIn
+ListenerOutput = Event | Utterance | BargeIn | Paused
 
 
 @dataclass(frozen=True, slots=True)
 class ListeningService:
-    """What a front door gives its sockets to listen with: the knobs and the shared recognizer."""
+    """What a front door gives its sockets to listen with: the knobs, the shared recognizer and,
+    unless the silence rule alone ends turns, the shared turn model."""
 
     config: ListeningConfig
     recognizer: Recognizer
+    turn_judge: TurnJudge | None = None
 
     def state(self, mode: ListenMode | None) -> Listening:
         """The ``listening`` answer for ``mode`` (None: stopped)."""
@@ -75,17 +80,38 @@ class ListeningService:
 def listening_service(
     config: ListeningConfig, recognizer: Recognizer | None = None
 ) -> ListeningService:
-    """What a front door listens with: ``recognizer``, else the process's shared Whisper."""
+    """What a front door listens with: ``recognizer``, else the process's shared Whisper, and
+    the process's Smart Turn where ``endpointing`` is ``turn_model``."""
+    from agent.listening.turn_model import shared_smart_turn
     from agent.listening.whisper import shared_whisper
 
-    return ListeningService(config, recognizer or shared_whisper(config))
+    judge = shared_smart_turn() if config.endpointing == "turn_model" else None
+    return ListeningService(config, recognizer or shared_whisper(config), judge)
+
+
+def speech_end(ended: Ended, reason: str) -> SpeechEnd:
+    """``speech.end`` for a hands-free utterance, with how its end was decided."""
+    turn = ended.turn
+    return SpeechEnd(
+        ended.at_ms,
+        pcm_ms(len(ended.pcm)),
+        reason,
+        wait_ms=ended.waited_ms if ended.reason == "silence" else None,
+        turn=None if turn is None else ("complete" if ended.complete else "incomplete"),
+        turn_score=None if turn is None else turn.score,
+        turn_ms=None if turn is None else turn.cost_ms,
+    )
 
 
 class Listener:
     """A socket's listening in one mode."""
 
     def __init__(
-        self, config: ListeningConfig, mode: ListenMode, clock: Callable[[], float] = time.monotonic
+        self,
+        config: ListeningConfig,
+        mode: ListenMode,
+        clock: Callable[[], float] = time.monotonic,
+        turn_model: bool = False,
     ) -> None:
         self.mode = mode
         self._config = config
@@ -94,7 +120,7 @@ class Listener:
         self._received = 0  # bytes of audio taken since listen
         self._told_too_fast = False
         self._vad = VoiceActivity() if mode == "hands_free" else None
-        self._endpointer = Endpointer(config)
+        self._endpointer = Endpointer(config, turn_model)
         self._barged = False
         self._talk: bytearray | None = None  # push-to-talk: the press's audio so far
         self._talk_started_at = 0.0
@@ -130,6 +156,8 @@ class Listener:
                 if isinstance(found, Started):
                     self._barged = False
                     outputs.append(SpeechStart(found.at_ms))
+                elif isinstance(found, Paused):
+                    outputs += self._paused(found, agent_speaking)
                 else:
                     outputs += self._ended(found, agent_speaking)
             speech_ms = self._endpointer.speech_ms
@@ -138,19 +166,32 @@ class Listener:
                 outputs.append(BargeIn())
         return outputs
 
+    def _paused(self, paused: Paused, agent_speaking: bool) -> list[ListenerOutput]:
+        """Ask the turn model, unless the speech is under the barge-in threshold while the
+        agent speaks (it will be ``too_short``): then the silence rule ends it, as ever, and
+        nothing is spent beside the reply's synthesis."""
+        if not agent_speaking or self._barged:
+            return [paused]
+        return self.judged(paused.ticket, None, agent_speaking)
+
+    def judged(
+        self, ticket: int, turn: TurnScore | None, agent_speaking: bool
+    ) -> list[ListenerOutput]:
+        """The turn model's answer to a ``Paused`` (None: it failed): maybe the turn's end."""
+        outputs: list[ListenerOutput] = []
+        for ended in self._endpointer.judged(ticket, turn):
+            outputs += self._ended(ended, agent_speaking)
+        return outputs
+
     def _paced(self, size: int) -> bool:
         allowed_s = self._clock() - self._started + self._config.burst_s
         return self._received + size <= allowed_s * MIC_SAMPLE_RATE * BYTES_PER_SAMPLE
 
     def _ended(self, ended: Ended, agent_speaking: bool) -> list[ListenerOutput]:
-        audio_ms = pcm_ms(len(ended.pcm))
         if agent_speaking and not self._barged:  # under the barge-in threshold: not for us
-            return [SpeechEnd(ended.at_ms, audio_ms, "too_short")]
-        return [
-            *self._cut(ended.reason),
-            SpeechEnd(ended.at_ms, audio_ms, ended.reason),
-            Utterance(ended.pcm),
-        ]
+            return [speech_end(ended, "too_short")]
+        utterance = Utterance(ended.pcm, ended.ticket)
+        return [*self._cut(ended.reason), speech_end(ended, ended.reason), utterance]
 
     def _cut(self, reason: str) -> list[Event]:
         if reason != "max_length":

@@ -77,6 +77,11 @@ def test_listening_defaults_and_the_environment_that_changes_them() -> None:
         "VOICE_AGENT_ASR_THREADS": "4",
         "VOICE_AGENT_ASR_CONCURRENCY": "2",
         "VOICE_AGENT_ASR_MAX_QUEUE": "3",
+        "VOICE_AGENT_ENDPOINTING": "silence",
+        "VOICE_AGENT_TURN_PAUSE_MS": "160",
+        "VOICE_AGENT_TURN_WAIT_MS": "1200",
+        "VOICE_AGENT_TURN_THRESHOLD": "0.7",
+        "VOICE_AGENT_EAGER_ASR": "off",
     }
     assert AgentConfig.from_env(env).listening == ListeningConfig(
         vad_threshold=0.6,
@@ -90,6 +95,11 @@ def test_listening_defaults_and_the_environment_that_changes_them() -> None:
         asr_threads=4,
         asr_concurrency=2,
         asr_max_queue=3,
+        endpointing="silence",
+        pause_ms=160,
+        turn_wait_ms=1200,
+        turn_threshold=0.7,
+        eager_asr=False,
     )
 
 
@@ -100,6 +110,9 @@ def test_listening_defaults_and_the_environment_that_changes_them() -> None:
         ("VOICE_AGENT_BARGE_IN_MS", "-5", "must be a positive number"),
         ("VOICE_AGENT_LISTEN_MAX_S", "inf", "must be a positive number"),
         ("VOICE_AGENT_VAD_THRESHOLD", "1.5", r"must be in \(0, 1\)"),
+        ("VOICE_AGENT_ENDPOINTING", "vad", "must be one of silence, turn_model, not 'vad'"),
+        ("VOICE_AGENT_TURN_THRESHOLD", "0", "must be a positive number"),
+        ("VOICE_AGENT_EAGER_ASR", "yes", "must be on or off, not 'yes'"),
     ],
 )
 def test_a_bad_listening_knob_fails_at_start_with_its_name(
@@ -118,5 +131,5 @@ def test_each_setting_declares_its_variable_and_help_once_and_the_docs_name_it()
             if "env" in spec.metadata:
                 assert spec.metadata["help"], spec.name
                 names += spec.metadata["env"]
-    assert len(names) == len(set(names)) == 22
+    assert len(names) == len(set(names)) == 27
     assert [name for name in names if f"`{name}`" not in docs] == []

@@ -158,6 +158,21 @@ def test_listening_events_have_one_json_form() -> None:
         "at_ms": 2784.0,
         "audio_ms": 2688.0,
         "reason": "silence",
+        "wait_ms": None,
+        "turn": None,
+        "turn_score": None,
+        "turn_ms": None,
+    }
+    decided = SpeechEnd(2784.0, 2688.0, "silence", 224.0, "complete", 0.91, 31.5)
+    assert json.loads(decided.to_json()) == {
+        "type": "speech.end",
+        "at_ms": 2784.0,
+        "audio_ms": 2688.0,
+        "reason": "silence",
+        "wait_ms": 224.0,
+        "turn": "complete",
+        "turn_score": 0.91,
+        "turn_ms": 31.5,
     }
     assert json.loads(Transcript("Hi there.", 900.0, 310.5).to_json()) == {
         "type": "transcript",

@@ -119,7 +119,7 @@ def conversation_wav(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -
         spoken(engine, QUESTION),
         silence(PAUSE_MS),
         spoken(engine, INTERRUPTION),
-        silence(1000),
+        silence(1500),  # the turn model may wait 1 s of silence to end the turn
     )
 
 

@@ -17,7 +17,7 @@ from agent.core.service import VoiceAgent
 from agent.doors import agentcore as agentcore_app
 from agent.doors import devserver
 from agent.doors.metrics import AgentMetrics
-from agent.events import ErrorEvent, Event, TurnEnd, TurnStart
+from agent.events import ErrorEvent, Event, SpeechEnd, TurnEnd, TurnStart
 from tts_server.testing.server_thread import ServerThread
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
@@ -160,3 +160,19 @@ def test_a_foreign_origins_handshake_and_an_idle_socket_are_counted(
         samples = scrape(client)
     assert value(samples, "agent_errors_total", code="origin_not_allowed") == 1
     assert value(samples, "agent_errors_total", code="idle_timeout") == 1
+
+
+def test_the_end_of_turn_delay_and_the_turn_models_cost_come_from_speech_end() -> None:
+    metrics = AgentMetrics()
+    for event in (
+        SpeechEnd(900.0, 1200.0, "silence", 224.0, "complete", 0.9, 40.0),  # ended by the model
+        SpeechEnd(900.0, 1800.0, "silence", 1024.0, "incomplete", 0.1, 60.0),  # by the wait
+        SpeechEnd(900.0, 1200.0, "silence", 512.0),  # the silence rule: no model
+        SpeechEnd(900.0, 1200.0, "talk.end"),  # push-to-talk: no wait
+    ):
+        metrics.socket_event(event)
+    sample = metrics.registry.get_sample_value
+    assert sample("agent_end_of_turn_seconds_count") == 3
+    assert sample("agent_end_of_turn_seconds_sum") == pytest.approx(0.264 + 1.024 + 0.512)
+    assert sample("agent_turn_model_seconds_count", {"decision": "complete"}) == 1
+    assert sample("agent_turn_model_seconds_sum", {"decision": "incomplete"}) == 0.06

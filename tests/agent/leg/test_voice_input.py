@@ -177,7 +177,7 @@ def test_each_refusal_says_what_was_wrong_in_words() -> None:
 def test_a_listener_that_cannot_be_made_is_listening_unavailable(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    def no_vad(*_: object) -> None:
+    def no_vad(*_: object, **__: object) -> None:
         raise ImportError("onnxruntime is missing")
 
     monkeypatch.setattr("agent.leg.voice_input.Listener", no_vad)

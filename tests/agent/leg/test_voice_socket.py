@@ -649,7 +649,7 @@ async def test_a_recognizer_that_cannot_load_refuses_listen_with_its_reason() ->
 async def test_an_install_without_the_vad_refuses_listen_as_unavailable(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    def no_vad(*_: object) -> None:
+    def no_vad(*_: object, **__: object) -> None:
         raise ImportError("No module named 'onnxruntime'")
 
     monkeypatch.setattr("agent.leg.voice_input.Listener", no_vad)

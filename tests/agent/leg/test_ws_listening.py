@@ -33,6 +33,9 @@ from tts_server.testing.server_thread import ServerThread
 FRONT_DOORS = {"agentcore": agentcore_app.create_app, "devserver": devserver.create_app}
 QUESTION = "Please tell me a short story about a friendly robot."
 INTERRUPTION = "Stop talking and tell me the time."
+COMPLETE = "What is the capital of France?"  # Smart Turn calls it complete at the pause
+PAUSED = "Could you book a table for four people tonight?"  # paused in "four" (at 0.6)
+TURN_ENDS = 1200  # ms of silence after which a turn has ended, whatever the turn model says
 LISTENING = ListeningConfig(burst_s=600.0, max_utterance_s=4.0)  # tests send faster than real time
 HANDS_FREE = {"type": "listen", "mode": "hands_free", "sample_rate": 16000, "format": "s16le"}
 PUSH_TO_TALK = {**HANDS_FREE, "mode": "push_to_talk"}
@@ -49,6 +52,7 @@ class FlakyRecognizer:
         self.go.set()
         self.holding = threading.Event()  # a recognition waits for `go`
         self._held = 0
+        self.started = 0  # recognitions asked for, eager ones included
 
     @property
     def queue_depth(self) -> int:
@@ -58,6 +62,7 @@ class FlakyRecognizer:
         await self.real.load()
 
     async def recognize(self, pcm: bytes) -> Recognition:
+        self.started += 1
         if self.failures:
             self.failures -= 1
             raise RecognitionError("recognition failed: injected")
@@ -78,7 +83,7 @@ def recognizer() -> FlakyRecognizer:
 
 @pytest.fixture(scope="module")
 def speech(engine: Engine) -> dict[str, bytes]:
-    return {text: spoken(engine, text) for text in (QUESTION, INTERRUPTION)}
+    return {text: spoken(engine, text) for text in (QUESTION, INTERRUPTION, COMPLETE, PAUSED)}
 
 
 @pytest.fixture(scope="module", params=sorted(FRONT_DOORS))
@@ -135,7 +140,7 @@ async def test_a_spoken_question_is_heard_then_answered_by_a_turn(
             "max_utterance_ms": 4000,
             "max_frame_bytes": 3200,  # 100 ms
         }
-        await say(socket, silence(300) + speech[QUESTION] + silence(800))
+        await say(socket, silence(300) + speech[QUESTION] + silence(TURN_ENDS))
         frames = await until(socket, "turn.end")
     order = kinds(frames)
     assert order[:4] == ["speech.start", "speech.end", "transcript", "turn.start"]
@@ -144,6 +149,9 @@ async def test_a_spoken_question_is_heard_then_answered_by_a_turn(
     spoken_ms = len(speech[QUESTION]) / 32
     assert 200 <= start["at_ms"] <= 400  # the speech starts 300 ms in
     assert end["reason"] == "silence" and end["at_ms"] == pytest.approx(300 + spoken_ms, abs=150)
+    # The turn model was asked at the pause; its answer decided how long the turn waited.
+    assert end["turn"] in ("complete", "incomplete") and 0 <= end["turn_score"] <= 1
+    assert end["wait_ms"] == (224 if end["turn"] == "complete" else 1024) and end["turn_ms"] > 0
     assert transcript["final"] is True and transcript["asr_ms"] > 0
     assert transcript["audio_ms"] == end["audio_ms"] >= spoken_ms
     assert word_error_rate(QUESTION, transcript["text"]) <= 0.2, transcript["text"]
@@ -184,12 +192,12 @@ async def test_speech_over_a_running_turn_cancels_it_and_becomes_the_next_prompt
                 pass
         # A cough (150 ms from inside a word: clearly voiced, under the barge-in threshold)
         # does not cut the reply...
-        await say(socket, speech[INTERRUPTION][3200 * 4 : 3200 * 4 + 4800] + silence(700))
+        await say(socket, speech[INTERRUPTION][3200 * 4 : 3200 * 4 + 4800] + silence(TURN_ENDS))
         coughed = await until(socket, "speech.end")
         assert of_type(coughed, "speech.end")[0]["reason"] == "too_short"
         assert "cancelled" not in kinds(coughed)
         # ...speech does, at once, and is heard as the next prompt.
-        await say(socket, speech[INTERRUPTION] + silence(800))
+        await say(socket, speech[INTERRUPTION] + silence(TURN_ENDS))
         frames = await until_turn_starts(socket)
     order = [k for k in kinds(frames) if k != "<audio>"]
     cancelled = order.index("cancelled")
@@ -224,7 +232,7 @@ async def test_speech_after_turn_end_while_its_audio_still_plays_cancels_that_tu
         await listen(socket, HANDS_FREE)
         await socket.send(json.dumps({"type": "prompt", "prompt": prompt}))
         ended = await until(socket, "turn.end")
-        await say(socket, speech[INTERRUPTION] + silence(800))
+        await say(socket, speech[INTERRUPTION] + silence(TURN_ENDS))
         frames = await until_turn_starts(socket)
     turn_id = of_type(ended, "turn.start")[0]["turn_id"]
     order = [k for k in kinds(frames) if k != "<audio>"]
@@ -362,3 +370,42 @@ async def test_metrics_show_the_recognizer_queue_and_the_utterances(
     assert after["agent_asr_queue_depth"] == 0
     assert after[asr_count] == before.get(asr_count, 0) + 1
     assert after["agent_asr_seconds_sum"] > before.get("agent_asr_seconds_sum", 0)
+
+
+async def test_a_complete_question_ends_at_the_short_pause_before_the_silence_rule_would(
+    listening_server: ServerThread, speech: dict[str, bytes], recognizer: FlakyRecognizer
+) -> None:
+    ended, decided = "agent_end_of_turn_seconds_count", "agent_turn_model_seconds_count"
+    complete = f'{decided}{{decision="complete"}}'
+    before, started = await metrics(listening_server), recognizer.started
+    async with await open_socket(listening_server, "complete") as socket:
+        await listen(socket, HANDS_FREE)
+        await say(socket, silence(300) + speech[COMPLETE] + silence(TURN_ENDS))
+        frames = await until_turn_starts(socket)
+    after = await metrics(listening_server)
+    assert kinds(frames) == ["speech.start", "speech.end", "transcript", "turn.start"]
+    end = of_type(frames, "speech.end")[0]
+    assert (end["reason"], end["turn"]) == ("silence", "complete") and end["turn_score"] >= 0.5
+    assert end["wait_ms"] == 224 < LISTENING.silence_ms  # 7 windows, not the rule's 16
+    assert word_error_rate(COMPLETE, of_type(frames, "transcript")[0]["text"]) <= 0.2
+    assert after[ended] == before.get(ended, 0) + 1
+    assert after[complete] == before.get(complete, 0) + 1
+    assert recognizer.started == started + 1  # the eager one, started at the pause, stood
+
+
+async def test_a_pause_inside_a_sentence_that_the_silence_rule_would_cut_does_not_end_it(
+    listening_server: ServerThread, speech: dict[str, bytes], recognizer: FlakyRecognizer
+) -> None:
+    pcm, started = speech[PAUSED], recognizer.started
+    at = int(len(pcm) // 2 * 0.6) * 2  # "Could you book a table for f…"
+    async with await open_socket(listening_server, "paused") as socket:
+        await listen(socket, HANDS_FREE)
+        await say(socket, silence(300) + pcm[:at] + silence(600) + pcm[at:] + silence(TURN_ENDS))
+        frames = await until_turn_starts(socket)
+    assert kinds(frames) == ["speech.start", "speech.end", "transcript", "turn.start"]
+    end = of_type(frames, "speech.end")[0]
+    assert end["audio_ms"] > len(pcm) / 32 + 600  # the pause is inside the one utterance
+    text = of_type(frames, "transcript")[0]["text"].lower()  # both halves, one prompt
+    assert "book a table" in text and "tonight" in text, text
+    # Recognition started at each pause; the one in the sentence was dropped, the last stood.
+    assert recognizer.started == started + 2

@@ -5,10 +5,14 @@ from __future__ import annotations
 import pytest
 
 from agent.config import ListeningConfig
-from agent.listening.endpointer import TAIL_MS, Ended, Endpointer, Started
+from agent.listening.endpointer import TAIL_MS, Ended, Endpointer, Paused, Started
 from agent.listening.settings import WINDOW_BYTES, WINDOW_MS
+from agent.listening.turn_model import TurnScore
 
 CONFIG = ListeningConfig()  # onset 64 ms, silence 500 ms, pre-roll 192 ms, cap 20 s
+PAUSE = 200 // WINDOW_MS + 1  # the turn model is asked after 7 quiet windows (224 ms)
+WAIT = 1000 // WINDOW_MS + 1  # an unfinished turn ends after 32 (1024 ms)
+COMPLETE, UNFINISHED = TurnScore(0.91, 30.0), TurnScore(0.12, 30.0)
 
 
 def run(probabilities: list[float], config: ListeningConfig = CONFIG) -> list[Started | Ended]:
@@ -99,3 +103,131 @@ def test_quiet_input_holds_only_the_preroll(probability: float) -> None:
     for _ in range(1000):
         assert endpointer.push(bytes(WINDOW_BYTES), probability) == []
     assert endpointer.buffered_bytes == 6 * WINDOW_BYTES  # 192 ms
+
+
+# --- with a turn model: the adaptive silence rule (scores given, the clock is the windows) ---
+
+
+class Adaptive:
+    """An endpointer with a turn model; ``push`` says what each window brought."""
+
+    def __init__(self, config: ListeningConfig = CONFIG) -> None:
+        self.endpointer = Endpointer(config, turn_model=True)
+        self.index = 0
+
+    def push(self, probabilities: list[float]) -> list[tuple[int, Started | Ended | Paused]]:
+        found = []
+        for probability in probabilities:
+            window = self.index.to_bytes(4, "big") * (WINDOW_BYTES // 4)
+            found += [(self.index, f) for f in self.endpointer.push(window, probability)]
+            self.index += 1
+        return found
+
+    def paused(self, probabilities: list[float]) -> Paused:
+        *_, (_, paused) = self.push(probabilities)
+        assert isinstance(paused, Paused)
+        return paused
+
+
+def test_a_complete_turn_ends_at_the_short_pause() -> None:
+    adaptive = Adaptive()
+    found = adaptive.push([0.01] * 5 + [0.9] * 30 + [0.01] * PAUSE)
+    assert [(i, type(f)) for i, f in found] == [
+        (6, Started),
+        (34 + PAUSE, Paused),
+    ]  # onset: 2 windows
+    paused = found[1][1]
+    assert isinstance(paused, Paused)  # the utterance so far: pre-roll, speech, the pause
+    assert windows_of(paused.pcm) == list(range(0, 35 + PAUSE))
+    [ended] = adaptive.endpointer.judged(paused.ticket, COMPLETE)
+    assert ended.reason == "silence" and ended.at_ms == 35 * WINDOW_MS
+    assert ended.ticket == paused.ticket and ended.pcm == paused.pcm
+    assert (ended.waited_ms, ended.turn, ended.complete) == (PAUSE * WINDOW_MS, COMPLETE, True)
+    assert windows_of(ended.pcm) == list(range(0, 35 + PAUSE))  # the tail: what was waited
+    assert adaptive.push([0.01] * 100) == []  # over: the silence after it is nobody's
+
+
+def test_an_unfinished_turn_waits_for_the_long_silence_then_ends_anyway() -> None:
+    adaptive = Adaptive()
+    paused = adaptive.paused([0.9] * 30 + [0.01] * PAUSE)
+    assert adaptive.endpointer.judged(paused.ticket, UNFINISHED) == []
+    assert adaptive.push([0.01] * (WAIT - PAUSE - 1)) == []  # not a window early
+    [(_, ended)] = adaptive.push([0.01])
+    assert isinstance(ended, Ended) and ended.reason == "silence"
+    assert (ended.waited_ms, ended.turn, ended.complete) == (WAIT * WINDOW_MS, UNFINISHED, False)
+
+
+def test_speech_that_resumes_after_the_pause_is_no_end_and_the_next_pause_asks_again() -> None:
+    adaptive = Adaptive()
+    first = adaptive.paused([0.9] * 30 + [0.01] * PAUSE)
+    assert adaptive.push([0.9] * 20) == []  # the user goes on before the model answers
+    assert adaptive.endpointer.judged(first.ticket, COMPLETE) == []  # a stale answer
+    second = adaptive.paused([0.01] * PAUSE)  # the next pause asks again
+    assert second.ticket != first.ticket
+    assert windows_of(second.pcm)[-1] == 30 + PAUSE + 20 + PAUSE - 1
+    [ended] = adaptive.endpointer.judged(second.ticket, COMPLETE)
+    assert ended.at_ms == (30 + PAUSE + 20) * WINDOW_MS
+
+
+def test_speech_after_an_unfinished_verdict_starts_the_wait_again() -> None:
+    adaptive = Adaptive()
+    paused = adaptive.paused([0.9] * 30 + [0.01] * PAUSE)
+    assert adaptive.endpointer.judged(paused.ticket, UNFINISHED) == []
+    assert adaptive.push([0.01] * 10 + [0.9] * 5) == []
+    found = adaptive.push([0.01] * WAIT)
+    assert [type(f) for _, f in found] == [Paused, Ended]  # asked again, then the long limit
+    ended = found[1][1]
+    assert isinstance(ended, Ended) and ended.turn is None  # it was not answered
+    assert ended.ticket == found[0][1].ticket != paused.ticket  # the second pause's audio
+
+
+def test_an_answer_that_comes_late_ends_the_turn_where_it_comes() -> None:
+    adaptive = Adaptive()
+    paused = adaptive.paused([0.9] * 30 + [0.01] * PAUSE)
+    adaptive.push([0.01] * 5)  # frames the socket read while the model ran
+    [ended] = adaptive.endpointer.judged(paused.ticket, COMPLETE)
+    assert ended.waited_ms == (PAUSE + 5) * WINDOW_MS
+
+
+def test_when_the_model_fails_the_silence_rule_decides() -> None:
+    adaptive = Adaptive()
+    paused = adaptive.paused([0.9] * 30 + [0.01] * PAUSE)
+    assert adaptive.endpointer.judged(paused.ticket, None) == []
+    silence_windows = 500 // WINDOW_MS + 1
+    [(_, ended)] = adaptive.push([0.01] * (silence_windows - PAUSE))
+    assert isinstance(ended, Ended) and ended.waited_ms == silence_windows * WINDOW_MS
+    assert (ended.turn, ended.complete) == (None, None)
+
+
+def test_the_threshold_is_a_setting() -> None:
+    adaptive = Adaptive(ListeningConfig(turn_threshold=0.95))
+    paused = adaptive.paused([0.9] * 30 + [0.01] * PAUSE)
+    assert adaptive.endpointer.judged(paused.ticket, COMPLETE) == []  # 0.91 < 0.95
+
+
+def test_the_pause_holds_the_whole_utterance_so_far_and_the_end_names_it() -> None:
+    """The model reads the last 8 s of it; eager recognition, all of it, which is the
+    utterance that ends there (``ticket``) unless speech resumed."""
+    adaptive = Adaptive()
+    paused = adaptive.paused([0.9] * 400 + [0.01] * PAUSE)  # 12.8 s of speech
+    assert windows_of(paused.pcm) == list(range(0, 400 + PAUSE))
+    assert adaptive.endpointer.judged(paused.ticket, UNFINISHED) == []
+    [(_, ended)] = adaptive.push([0.01] * (WAIT - PAUSE))
+    assert isinstance(ended, Ended) and ended.ticket == paused.ticket
+    assert ended.pcm.startswith(paused.pcm) and len(ended.pcm) == len(paused.pcm) + WINDOW_BYTES
+
+
+def test_an_answer_after_the_utterance_ended_or_was_dropped_is_ignored() -> None:
+    adaptive = Adaptive()
+    paused = adaptive.paused([0.9] * 30 + [0.01] * PAUSE)
+    adaptive.endpointer.reset()  # listen.stop, say
+    assert adaptive.endpointer.judged(paused.ticket, COMPLETE) == []
+    again = adaptive.paused([0.9] * 30 + [0.01] * PAUSE)
+    assert adaptive.endpointer.judged(paused.ticket, COMPLETE) == []
+    assert len(adaptive.endpointer.judged(again.ticket, COMPLETE)) == 1
+
+
+def test_the_silence_rule_alone_never_asks() -> None:
+    found = run([0.9] * 30 + [0.01] * 10 + [0.9] * 30 + [0.01] * 20)
+    assert not any(isinstance(f, Paused) for f in found)
+    assert isinstance(found[-1], Ended) and found[-1].ticket is None

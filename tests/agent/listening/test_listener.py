@@ -6,7 +6,9 @@ import pytest
 
 from agent.config import ListeningConfig
 from agent.events import Refused, SpeechEnd, SpeechStart
+from agent.listening.endpointer import Paused
 from agent.listening.listener import BargeIn, Listener, Utterance
+from agent.listening.turn_model import SmartTurn, TurnScore
 from agent.requests import BadRequest
 from tests.agent.listening.speech import silence, spoken
 from tts_server.engines import Engine
@@ -149,3 +151,57 @@ def test_stop_ends_an_utterance_in_progress_and_drops_it(request_pcm: bytes) -> 
     [ended] = listener.stop()
     assert isinstance(ended, SpeechEnd) and ended.reason == "listen.stop"
     assert listener.buffered_bytes == 0
+
+
+def test_hands_free_with_the_turn_model_asks_at_the_pause_and_its_answer_ends_the_turn(
+    request_pcm: bytes,
+) -> None:
+    listener = Listener(UNPACED, "hands_free", Clock(), turn_model=True)
+    stream = silence(300) + request_pcm + silence(1500)
+    heard = []
+    for start in range(0, len(stream), 640):
+        heard += listener.feed(stream[start : start + 640], False)
+        if any(isinstance(h, Paused) for h in heard):
+            break  # the socket reads no further until the model answers
+    start, paused = heard
+    assert isinstance(start, SpeechStart) and isinstance(paused, Paused)
+    model = SmartTurn()
+    model.load()
+    turn = TurnScore(model.score(paused.pcm), 40.0)
+    end, utterance = listener.judged(paused.ticket, turn, False)
+    assert isinstance(end, SpeechEnd) and isinstance(utterance, Utterance)
+    assert (end.reason, end.turn, end.turn_score, end.turn_ms) == (
+        "silence",
+        "complete",
+        turn.score,
+        40.0,
+    )
+    assert end.wait_ms == 224  # 7 windows: the pause, not the 500 ms rule
+    assert utterance.pcm == paused.pcm  # all of it: pre-roll, the question, the pause
+    assert listener.judged(paused.ticket, turn, False) == []  # answered once
+
+
+def test_a_turn_model_answer_after_a_new_utterance_started_is_ignored(request_pcm: bytes) -> None:
+    listener = Listener(UNPACED, "hands_free", Clock(), turn_model=True)
+    stream = silence(300) + request_pcm + silence(300) + request_pcm
+    heard = []
+    for start in range(0, len(stream), 640):
+        heard += listener.feed(stream[start : start + 640], False)
+    paused = next(h for h in heard if isinstance(h, Paused))
+    assert listener.judged(paused.ticket, TurnScore(0.99, 40.0), False) == []  # the user went on
+
+
+def test_speech_under_the_barge_in_threshold_while_the_agent_speaks_asks_no_model(
+    request_pcm: bytes,
+) -> None:
+    """A cough over the reply ends by the silence rule, as ever, and spends no CPU beside the
+    reply's synthesis on a turn model or an eager recognition."""
+    listener = Listener(UNPACED, "hands_free", Clock(), turn_model=True)
+    heard = []
+    stream = silence(300) + request_pcm[16000:22400] + silence(700)  # 160 ms voiced
+    for start in range(0, len(stream), 640):
+        heard += listener.feed(stream[start : start + 640], True)
+    assert [type(h).__name__ for h in heard] == ["SpeechStart", "SpeechEnd"]
+    end = heard[1]
+    assert isinstance(end, SpeechEnd) and (end.reason, end.turn) == ("too_short", None)
+    assert end.wait_ms == 512  # the silence rule's 16 windows
