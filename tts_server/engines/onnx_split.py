@@ -251,11 +251,11 @@ def average(runs: list[Stats]) -> Stats:
     for name in runs[0]:
         values = [run[name] for run in runs]
         if name.endswith(".low"):
-            out[name] = np.min(values, axis=0)
+            out[name] = np.asarray(np.min(values, axis=0), dtype=np.float32)
         elif name.endswith(".high"):
-            out[name] = np.max(values, axis=0)
+            out[name] = np.asarray(np.max(values, axis=0), dtype=np.float32)
         elif name.endswith(".n"):
-            out[name] = np.sum(values, axis=0)
+            out[name] = np.asarray(np.sum(values, axis=0), dtype=np.float32)
     for name in [n.removesuffix(".mean") for n in runs[0] if n.endswith(".mean")]:
         counts = np.array([run[f"{name}.n"] for run in runs], dtype=np.float64)[:, :, None, None]
         means = np.array([run[f"{name}.mean"] for run in runs], dtype=np.float64)
@@ -263,9 +263,8 @@ def average(runs: list[Stats]) -> Stats:
         total = counts.sum(axis=0)
         mean = (counts * means).sum(axis=0) / total
         out[f"{name}.mean"] = mean.astype(np.float32)
-        out[f"{name}.var"] = ((counts * squares).sum(axis=0) / total - mean**2)[0].astype(
-            np.float32
-        )
+        variance = (counts * squares).sum(axis=0) / total - mean**2
+        out[f"{name}.var"] = variance.astype(np.float32)
     return out
 
 
