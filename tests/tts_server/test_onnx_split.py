@@ -28,6 +28,7 @@ from tts_server.engines.windows import SAMPLES_PER_FRAME, WindowPlan
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
+pytestmark = pytest.mark.slow
 
 SENTENCE = "ðə wˈɛðəɹ tədˈA ɪz sˈʌni wɪð ɐ lˈIt bɹˈiz fɹʌm ðə wˈɛst kˈOst."  # 12 words
 OTHER = "plˈiz ɹəmˈɛmbəɹ tə bɹˈɪŋ jʊɹ ˌʌmbɹˈɛlə, bəkˈʌz ɪt mˈA ɹˈAn lˈATəɹ ðɪs ˈivnɪŋ."
