@@ -87,3 +87,15 @@ def test_priors_of_the_least_recently_used_voices_are_dropped(packaged: Packaged
     assert windowed.prior("a") is not None and windowed.prior("c") is not None
     with pytest.raises(ValueError, match="at least 1"):
         WindowedKokoro(packaged.split, PLAN, calibration=0)
+
+
+def test_a_terminated_run_stops_the_window_being_decoded(packaged: Packaged) -> None:
+    import onnxruntime as ort
+
+    windowed = WindowedKokoro(packaged.split, PLAN)
+    options = ort.RunOptions()
+    sentence = windowed.sentence(*packaged.inputs(SECOND, "jf_alpha"), voice="x", options=options)
+    options.terminate = True
+    with pytest.raises(Exception, match="terminate"):
+        next(sentence.audio)
+    assert windowed.prior("x") is None  # nothing learned from a sentence never decoded

@@ -326,15 +326,22 @@ class SplitKokoro:
         model = _onnx().load(str(path))
         return cls(model, duration_output(model.graph), threads)
 
-    def text(self, tokens: list[int], style: np.ndarray, speed: float) -> Features:
-        """Run the text side over ``tokens`` (pads added here) with a ``(256,)`` style row."""
+    def text(
+        self, tokens: list[int], style: np.ndarray, speed: float, options: Any = None
+    ) -> Features:
+        """Run the text side over ``tokens`` (pads added here) with a ``(256,)`` style row.
+
+        ``options`` (here and below): onnxruntime ``RunOptions``, e.g. to ``terminate`` a run.
+        """
         style = np.asarray(style, dtype=np.float32).reshape(1, -1)
         feed = {
             "tokens": np.array([[0, *tokens, 0]], dtype=np.int64),
             "style": style,
             "speed": np.array([speed], dtype=np.float32),
         }
-        asr, f0, energy, source, durations = self._text.run(self._text_outputs, feed)
+        asr, f0, energy, source, durations = self._text.run(
+            self._text_outputs, feed, run_options=options
+        )
         return Features(asr, f0, energy, source, style, np.asarray(durations).ravel())
 
     def neutral(self) -> Stats:
@@ -347,7 +354,7 @@ class SplitKokoro:
         }
 
     def decode(
-        self, features: Features, window: Window, prior: Stats | None = None
+        self, features: Features, window: Window, prior: Stats | None = None, options: Any = None
     ) -> tuple[np.ndarray, Stats]:
         """The kept audio of ``window``, and the statistics pooled over it and ``prior``."""
         first, last = window.first, window.last
@@ -355,13 +362,13 @@ class SplitKokoro:
         samples = slice(first * SAMPLES_PER_FRAME, last * SAMPLES_PER_FRAME)
         feed[self._source] = features.source[:, samples]
         feed.update(prior or self.neutral())
-        audio, *stats = self._decoder.run(None, feed)
+        audio, *stats = self._decoder.run(None, feed, run_options=options)
         audio = np.asarray(audio, dtype=np.float32).ravel()[window.kept_samples]
         return audio, dict(zip(self.stat_names, stats, strict=True))
 
-    def whole(self, features: Features) -> tuple[np.ndarray, Stats]:
+    def whole(self, features: Features, options: Any = None) -> tuple[np.ndarray, Stats]:
         """The sentence decoded in one window: the whole graph's audio, and its statistics."""
-        return self.decode(features, Window(0, features.frames, 0, 0))
+        return self.decode(features, Window(0, features.frames, 0, 0), None, options)
 
     def stream(
         self,
@@ -369,6 +376,7 @@ class SplitKokoro:
         plan: WindowPlan,
         prior: Stats | None = None,
         running: bool = False,
+        options: Any = None,
     ) -> Iterator[np.ndarray]:
         """Each window's kept audio, in order, as soon as it is decoded.
 
@@ -377,7 +385,7 @@ class SplitKokoro:
         """
         stats = prior
         for window in plan.windows(features.frames):
-            audio, pooled = self.decode(features, window, stats)
+            audio, pooled = self.decode(features, window, stats, options)
             if running:
                 stats = pooled
             yield audio

@@ -14,6 +14,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -70,20 +71,27 @@ class WindowedKokoro:
                 self._runs.popitem(last=False)
 
     def sentence(
-        self, tokens: list[int], style: np.ndarray, speed: float, voice: Hashable
+        self,
+        tokens: list[int],
+        style: np.ndarray,
+        speed: float,
+        voice: Hashable,
+        options: Any = None,
     ) -> Sentence:
         """Run the text side now; the audio is decoded as the caller iterates.
 
-        Stopping the iteration (a cancel) decodes no further window.
+        Stopping the iteration (a cancel) decodes no further window; ``options`` (onnxruntime
+        ``RunOptions``) can also ``terminate`` the window being decoded.
         """
-        features = self.split.text(tokens, style, speed)
+        features = self.split.text(tokens, style, speed, options)
         prior = self.prior(voice)
         if prior is None:
 
             def whole() -> Iterator[np.ndarray]:
-                audio, stats = self.split.whole(features)
+                audio, stats = self.split.whole(features, options)
                 self.learn(voice, stats)
                 yield audio
 
             return Sentence(features.durations, whole(), windowed=False)
-        return Sentence(features.durations, self.split.stream(features, self.plan, prior), True)
+        audio = self.split.stream(features, self.plan, prior, options=options)
+        return Sentence(features.durations, audio, windowed=True)
