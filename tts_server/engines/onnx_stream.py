@@ -10,6 +10,7 @@ priors of the ``voices_kept`` most recently used voices (or blends) are kept.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Iterator
@@ -52,6 +53,14 @@ class WindowedKokoro:
         self._lock = threading.Lock()  # lanes may run sentences side by side
         self._runs: OrderedDict[Hashable, list[Stats]] = OrderedDict()
 
+    def plan_for(self, durations: np.ndarray) -> WindowPlan:
+        """``plan`` with its first window counted from the end of the leading pad token.
+
+        The pad's frames (about 0.3 s) are near-silence that the engine's trim drops: a first
+        window inside them would be decoded early but would carry no speech.
+        """
+        return dataclasses.replace(self.plan, first=self.plan.first + int(durations[0]))
+
     def prior(self, voice: Hashable) -> Stats | None:
         """The prior the voice's next sentence is decoded against; None: it is decoded whole."""
         with self._lock:
@@ -93,5 +102,7 @@ class WindowedKokoro:
                 yield audio
 
             return Sentence(features.durations, whole(), windowed=False)
-        audio = self.split.stream(features, self.plan, prior, options=options)
+        audio = self.split.stream(
+            features, self.plan_for(features.durations), prior, options=options
+        )
         return Sentence(features.durations, audio, windowed=True)
