@@ -9,8 +9,10 @@ zero initial phases): both halves are deterministic and together equal the whole
 
 The decoder is not local in two ways: its 54 instance norms take their statistics over the
 whole time axis, and its 68 ``DynamicQuantizeLinear`` nodes take their int8 range from the
-whole tensor. ``pooled_decoder`` rewrites both to pool the window's own statistics with a prior
-fed as inputs (``Stats``): a mean, variance and count per norm, a low and high per quantizer.
+whole tensor. ``split_graph`` rewrites both (``_pool_statistics``) to pool the window's own
+statistics with a prior fed as inputs (``Stats``): a mean, variance and count per norm, a low
+and high per quantizer. The decoder takes the graph's ``style`` input as it is (it slices the
+rows it uses itself, in a node the two halves share).
 With a zero prior a window decodes exactly as the original graph; the pooled statistics come
 back as outputs, to carry to the next window (running statistics) or to reuse (a fixed prior).
 """
@@ -26,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from tts_server.engines.base import EngineError
+from tts_server.engines.onnx_engine import duration_output
 from tts_server.engines.windows import SAMPLES_PER_FRAME, Window, WindowPlan
 
 ASR = "/encoder/MatMul_1_output_0"  # aligned text features (1, 512, frames)
@@ -321,8 +324,6 @@ class SplitKokoro:
     @classmethod
     def load(cls, path: Path, threads: int | None = None) -> SplitKokoro:
         """Read and split the model at ``path``."""
-        from tts_server.engines.onnx_engine import duration_output
-
         model = _onnx().load(str(path))
         return cls(model, duration_output(model.graph), threads)
 
