@@ -1,0 +1,187 @@
+"""The embedded int8 Kokoro graph split in two, and its decoder run in windows, on real weights.
+
+Bounds are from measurements on this model (docs/tts_server.md, "The ONNX engine in windows"):
+the int8 decoder is chaotic (a 1e-6 relative change of its input moves its audio by a
+log-spectral distance of 3.6 dB, 21 dB SNR), so windowed audio is judged by its spectral
+distance to the whole sentence's, against that floor.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from tts_server.engines.base import EngineError
+from tts_server.engines.onnx_engine import duration_output, with_durations
+from tts_server.engines.onnx_split import (
+    Features,
+    SplitKokoro,
+    as_prior,
+    average,
+    split_graph,
+)
+from tts_server.engines.packaged import packaged_files
+from tts_server.engines.windows import SAMPLES_PER_FRAME, WindowPlan
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+pytestmark = pytest.mark.slow
+
+SENTENCE = "ðə wˈɛðəɹ tədˈA ɪz sˈʌni wɪð ɐ lˈIt bɹˈiz fɹʌm ðə wˈɛst kˈOst."  # 12 words
+OTHER = "plˈiz ɹəmˈɛmbəɹ tə bɹˈɪŋ jʊɹ ˌʌmbɹˈɛlə, bəkˈʌz ɪt mˈA ɹˈAn lˈATəɹ ðɪs ˈivnɪŋ."
+SHORT = "hˈI."
+VOICE = "jf_alpha"
+QUANTIZED = ("MatMulInteger", "ConvInteger", "DynamicQuantizeLSTM")
+
+
+class Model:
+    """The split model, the whole graph beside it, and the packaged vocabulary and voices."""
+
+    def __init__(self) -> None:
+        path, self.vocab, self.voices = packaged_files()
+        self.split = SplitKokoro.load(path, threads=2)
+        graph, self.outputs = with_durations(path)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 2
+        self.whole_graph = ort.InferenceSession(
+            graph, sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        self.path = path
+
+    def tokens(self, phonemes: str) -> list[int]:
+        return [self.vocab[p] for p in phonemes if p in self.vocab]
+
+    def style(self, tokens: list[int]) -> np.ndarray:
+        return self.voices[VOICE][len(tokens) - 1]
+
+    def features(self, phonemes: str) -> Features:
+        tokens = self.tokens(phonemes)
+        return self.split.text(tokens, self.style(tokens), 1.0)
+
+
+@pytest.fixture(scope="module")
+def model() -> Iterator[Model]:
+    yield Model()
+
+
+@pytest.fixture(scope="module")
+def sentence(model: Model) -> tuple[Features, np.ndarray, dict[str, np.ndarray]]:
+    """The 12-word sentence's features, whole audio and whole-sentence statistics."""
+    features = model.features(SENTENCE)
+    audio, stats = model.split.whole(features)
+    return features, audio, stats
+
+
+def spectral_distance(audio: np.ndarray, reference: np.ndarray) -> float:
+    """Mean log-spectral distance in dB (1024-sample Hann frames, hop 256)."""
+
+    def spectrum(x: np.ndarray) -> np.ndarray:
+        frames = np.lib.stride_tricks.sliding_window_view(x, 1024)[::256] * np.hanning(1024)
+        return np.log10(np.abs(np.fft.rfft(frames)) ** 2 + 1e-8)
+
+    difference = spectrum(audio) - spectrum(reference)
+    return float(np.mean(np.sqrt(np.mean(difference**2, axis=1))) * 10)
+
+
+def test_text_side_and_decoder_equal_the_whole_graph(model: Model, sentence) -> None:
+    features, audio, _ = sentence
+    tokens = model.tokens(SENTENCE)
+    feed = {
+        "tokens": np.array([[0, *tokens, 0]], dtype=np.int64),
+        "style": model.style(tokens).reshape(1, -1),
+        "speed": np.array([1.0], dtype=np.float32),
+    }
+    whole, durations = model.whole_graph.run(model.outputs, feed)
+    np.testing.assert_allclose(audio, np.ravel(whole), rtol=0, atol=1e-6)
+    np.testing.assert_array_equal(features.durations, np.ravel(durations))
+    assert audio.size == features.frames * SAMPLES_PER_FRAME == int(features.durations.sum()) * 600
+
+
+def test_the_quantized_ops_survive_the_split(model: Model) -> None:
+    whole = onnx.load(str(model.path))
+
+    graphs = split_graph(whole, duration_output(whole.graph))
+    before = Counter(node.op_type for node in whole.graph.node)
+    text = Counter(node.op_type for node in graphs.text.graph.node)
+    decoder = Counter(node.op_type for node in graphs.decoder.graph.node)
+    for op in QUANTIZED:
+        assert text[op] + decoder[op] == before[op] > 0, op
+    # the decoder's dynamic quantizers became explicit ranges + QuantizeLinear, one for one
+    assert decoder["DynamicQuantizeLinear"] == 0
+    assert (
+        text["DynamicQuantizeLinear"] + decoder["QuantizeLinear"] == before["DynamicQuantizeLinear"]
+    )
+    assert len(graphs.stat_names) == 3 * 54 + 2 * 68  # 54 instance norms, 68 quantizers
+
+
+def test_windows_with_the_sentence_statistics_are_at_the_noise_floor_without_seams(
+    model: Model, sentence
+) -> None:
+    features, audio, stats = sentence
+    plan = WindowPlan(first=8, size=40, context=8)
+    windows = plan.windows(features.frames)
+    chunks = list(model.split.stream(features, plan, as_prior(stats)))
+    assert [chunk.size for chunk in chunks] == [w.frames * SAMPLES_PER_FRAME for w in windows]
+    windowed = np.concatenate(chunks)
+    assert spectral_distance(windowed, audio) < 4.5  # measured 3.8; the floor is 3.6
+    largest = np.abs(np.diff(audio)).max()
+    assert len(windows) >= 4
+    for seam in [window.stop * SAMPLES_PER_FRAME for window in windows[:-1]]:
+        assert abs(windowed[seam] - windowed[seam - 1]) < 0.5 * largest
+
+
+def test_a_prior_from_another_sentence_of_the_voice_keeps_windows_close(
+    model: Model, sentence
+) -> None:
+    features, audio, _ = sentence
+    _, other = model.split.whole(model.features(OTHER))
+    plan = WindowPlan(first=8, size=80, context=8)
+    calibrated = np.concatenate(
+        list(model.split.stream(features, plan, as_prior(average([other]))))
+    )
+    alone = np.concatenate(list(model.split.stream(features, plan)))
+    assert spectral_distance(calibrated, audio) < 6.5  # measured 5.5 (two sentences)
+    assert spectral_distance(calibrated, audio) < spectral_distance(alone, audio) - 2
+
+
+def test_a_sentence_shorter_than_the_first_window_is_the_whole_sentence(model: Model) -> None:
+    features = model.features(SHORT)
+    plan = WindowPlan(first=features.frames + 1, size=40, context=8)
+    (chunk,) = model.split.stream(features, plan)
+    np.testing.assert_array_equal(chunk, model.split.whole(features)[0])
+
+
+def test_average_pools_as_if_the_frames_were_one_run() -> None:
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(1, 2, (3, 50)), rng.normal(-1, 1, (3, 30))
+
+    def stats(x: np.ndarray) -> dict[str, np.ndarray]:
+        return {
+            "norm0.mean": x.mean(-1).reshape(1, 3, 1),
+            "norm0.var": x.var(-1).reshape(1, 3, 1),
+            "norm0.n": np.array([x.shape[-1]], dtype=np.float32),
+            "quant0.low": np.array(x.min()),
+            "quant0.high": np.array(x.max()),
+        }
+
+    pooled, both = average([stats(a), stats(b)]), stats(np.concatenate([a, b], axis=-1))
+    for name, value in both.items():
+        np.testing.assert_allclose(pooled[name], value, rtol=1e-5)
+    with pytest.raises(ValueError, match="at least one"):
+        average([])
+    assert as_prior(stats(a), 2.0)["norm0.n"][0] == 100
+
+
+def test_a_graph_that_is_not_kokoro_is_refused() -> None:
+    helper = onnx.helper
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["audio"])],
+        "tiny",
+        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1])],
+        [helper.make_tensor_value_info("audio", onnx.TensorProto.FLOAT, [1])],
+    )
+    with pytest.raises(EngineError, match="Kokoro int8 ONNX graph"):
+        split_graph(helper.make_model(graph), "durations")
