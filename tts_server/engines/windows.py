@@ -68,12 +68,19 @@ class WindowPlan:
                 f"context and min_last cannot be negative ({self.context}, {self.min_last})"
             )
 
-    def windows(self, frames: int) -> list[Window]:
-        """The windows of a sentence of ``frames`` frames, in order, covering each frame once."""
-        if frames < 0:
-            raise ValueError(f"a sentence cannot have {frames} frames")
+    def windows(self, frames: int, lead: int = 0) -> list[Window]:
+        """The windows of a sentence of ``frames`` frames, in order, covering each frame once.
+
+        ``lead`` frames (the leading boundary pad's: silence) come before the first window's
+        ``first``, so that the first window holds speech: a window of silence alone is lifted
+        by the decoder's instance norms (see ``kokoro_stream``). A window takes before it the
+        context it cannot have after it (the sentence's end fades out; its statistics need the
+        frames before it).
+        """
+        if frames < 0 or lead < 0:
+            raise ValueError(f"a sentence cannot have {frames} frames, {lead} of them leading")
         stops: list[int] = []
-        stop = min(self.first, frames)
+        stop = min(lead + self.first, frames)
         while stop < frames:
             stops.append(stop)
             stop = min(stop + self.size, frames)
@@ -84,8 +91,8 @@ class WindowPlan:
         out = []
         start = 0
         for stop in stops:
-            left = min(self.context, start)
             right = min(self.context, frames - stop)
+            left = min(2 * self.context - right, start)
             out.append(Window(start, stop, left, right))
             start = stop
         return out

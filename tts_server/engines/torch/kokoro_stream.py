@@ -8,7 +8,10 @@ window reads its slice of that spectrum, so the source's phase and noise run on 
 one window to the next. ``decode_windows`` runs the decoder over a ragged batch of windows
 (``windows.Window``: the kept frames and their context), each window as if decoded alone, and
 keeps each window's own samples. The instance norms take their statistics over the window and
-its context (``docs/tts_server.md``, "Decoding in windows", has the measured cost of that).
+its context: that is what moves the audio away from the whole decode's (with the whole
+sentence's statistics a window with 16 frames of context is the whole decode's, sample for
+sample; ``docs/tts_server.md``, "Decoding in windows", has the figures), and why the first
+window counts its frames after the leading pad's silence (``Sentence.lead``).
 
 Alignment: a frame is ``SAMPLES_PER_FRAME`` samples, ``2`` steps at the generator's input and
 ``SAMPLES_PER_FRAME / hop`` STFT frames; frame ``f`` of the sentence starts STFT frame
@@ -47,6 +50,7 @@ class Sentence:
     energy: torch.Tensor  # (2 * frames,)
     style: torch.Tensor  # (256,): the style row
     har: torch.Tensor  # (n_fft + 2, frames * SAMPLES_PER_FRAME / hop + 1): the source's STFT
+    lead: int  # the leading boundary pad's frames (``WindowPlan.windows``'s ``lead``)
 
     @property
     def frames(self) -> int:
@@ -85,6 +89,7 @@ def sentences(
                 energy=acoustics.energy[item, : F0_STEPS_PER_FRAME * n],
                 style=acoustics.styles[item],
                 har=source_spectrum(generator, f0[None], draws[item]),
+                lead=acoustics.durations[item][0],
             )
         )
     return out
