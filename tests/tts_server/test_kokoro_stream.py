@@ -19,7 +19,9 @@ from tts_server.engines.torch.engine import TorchEngine
 from tts_server.engines.torch.kokoro_batch import Acoustics, BatchedKokoro
 from tts_server.engines.torch.kokoro_masked import harmonic_source
 from tts_server.engines.torch.kokoro_stream import (
+    CROSSFADE_SAMPLES,
     Sentence,
+    crossfade,
     decode_windows,
     sentences,
     spectrum_frames_per_frame,
@@ -38,7 +40,7 @@ PLAN = WindowPlan()  # the defaults the engine streams with
 # docs' "Decoding in windows" has the figures): bounded as the torch engine's int8 gap is.
 MAX_SPECTRAL_DISTANCE_DB = 8.0
 WER_MARGIN = 0.02
-MIN_LEVEL, MAX_LEVEL = 0.5, 3.0  # a window's RMS against the whole decode's (measured 0.8-2.3)
+MIN_LEVEL, MAX_LEVEL = 0.5, 3.0  # a window's RMS against the whole decode's (measured 0.76-2.24)
 
 
 @dataclass(frozen=True)
@@ -75,8 +77,12 @@ def spoken(real_torch_engine: TorchEngine, model: BatchedKokoro) -> list[Spoken]
 
 
 def chunked(model: BatchedKokoro, sentence: Sentence, plan: WindowPlan) -> np.ndarray:
-    windows = plan.windows(sentence.frames, sentence.lead)
-    return np.concatenate([decode_windows(model, [(sentence, w)])[0].numpy() for w in windows])
+    parts, tail = [], torch.zeros(0)
+    for window in plan.windows(sentence.frames, sentence.lead):
+        (decoded,) = decode_windows(model, [(sentence, window)])
+        parts.append(crossfade(tail, decoded.audio).numpy())
+        tail = decoded.tail
+    return np.concatenate(parts)
 
 
 def test_a_sentence_shorter_than_the_first_window_is_one_window_equal_to_the_whole_decode(
@@ -85,8 +91,9 @@ def test_a_sentence_shorter_than_the_first_window_is_one_window_equal_to_the_who
     short = spoken[0]
     windows = WindowPlan(first=short.sentence.frames + 1).windows(short.sentence.frames)
     assert windows == [Window(0, short.sentence.frames, 0, 0)]
-    (audio,) = decode_windows(model, [(short.sentence, windows[0])])
-    np.testing.assert_array_equal(audio.numpy(), short.whole)
+    (decoded,) = decode_windows(model, [(short.sentence, windows[0])])
+    np.testing.assert_array_equal(decoded.audio.numpy(), short.whole)
+    assert decoded.tail.numel() == 0  # nothing past the sentence's end
 
 
 def test_a_window_with_the_whole_sentence_as_context_is_the_whole_decodes_samples(
@@ -96,10 +103,11 @@ def test_a_window_with_the_whole_sentence_as_context_is_the_whole_decodes_sample
     sentence, whole = spoken[1].sentence, spoken[1].whole
     start, stop = 21, 47
     window = Window(start, stop, start, sentence.frames - stop)
-    (audio,) = decode_windows(model, [(sentence, window)])
-    np.testing.assert_allclose(
-        audio.numpy(), whole[start * SAMPLES_PER_FRAME : stop * SAMPLES_PER_FRAME], atol=1e-5
-    )
+    (decoded,) = decode_windows(model, [(sentence, window)])
+    kept = slice(start * SAMPLES_PER_FRAME, stop * SAMPLES_PER_FRAME)
+    np.testing.assert_allclose(decoded.audio.numpy(), whole[kept], atol=1e-5)
+    after = slice(kept.stop, kept.stop + CROSSFADE_SAMPLES)
+    np.testing.assert_allclose(decoded.tail.numpy(), whole[after], atol=1e-5)
 
 
 def test_each_window_reads_the_whole_sentences_source_at_its_own_samples(
@@ -133,10 +141,11 @@ def test_windows_of_sentences_of_different_lengths_decode_in_one_batch_as_when_a
         (short, Window(3, short.frames - 2, 3, 2)),
     ]
     together = decode_windows(model, batch)
-    for job, audio in zip(batch, together, strict=True):
-        assert audio.numel() == job[1].frames * SAMPLES_PER_FRAME
+    for job, decoded in zip(batch, together, strict=True):
+        assert decoded.audio.numel() == job[1].frames * SAMPLES_PER_FRAME
         (alone,) = decode_windows(model, [job])
-        np.testing.assert_allclose(audio.numpy(), alone.numpy(), atol=1e-4)
+        np.testing.assert_allclose(decoded.audio.numpy(), alone.audio.numpy(), atol=1e-4)
+        np.testing.assert_allclose(decoded.tail.numpy(), alone.tail.numpy(), atol=1e-4)
 
 
 def test_chunked_audio_is_close_to_the_whole_decode_and_heard_the_same(
@@ -156,6 +165,14 @@ def test_chunked_audio_is_close_to_the_whole_decode_and_heard_the_same(
     assert heard_chunked[0] <= heard_whole[0] + WER_MARGIN, (heard_whole, heard_chunked)
 
 
+def test_a_crossfade_starts_on_the_tail_and_ends_on_the_window() -> None:
+    tail, audio = torch.full((4,), 1.0), torch.zeros(10)
+    faded = crossfade(tail, audio)
+    np.testing.assert_allclose(faded[:4].numpy(), [0.875, 0.625, 0.375, 0.125])
+    assert faded[4:].eq(0).all() and audio.eq(0).all()  # the window itself is left as it was
+    assert crossfade(torch.zeros(0), audio) is audio  # the first window: nothing to fade from
+
+
 def test_no_seam_jumps_more_than_the_whole_audios_largest_step(
     model: BatchedKokoro, spoken: list[Spoken]
 ) -> None:
@@ -167,7 +184,8 @@ def test_no_seam_jumps_more_than_the_whole_audios_largest_step(
             for w in PLAN.windows(one.sentence.frames, one.sentence.lead)[1:]
         ]
         assert seams
-        assert all(abs(audio[s] - audio[s - 1]) <= largest for s in seams)
+        for seam in seams:  # the step into the seam and every step of its crossfade
+            assert np.abs(np.diff(audio[seam - 1 : seam + CROSSFADE_SAMPLES + 1])).max() <= largest
 
 
 def test_a_window_outside_its_sentence_is_refused(

@@ -7,11 +7,13 @@ noise, with the same generator draws as a whole decode) and turned into its STFT
 window reads its slice of that spectrum, so the source's phase and noise run on unbroken from
 one window to the next. ``decode_windows`` runs the decoder over a ragged batch of windows
 (``windows.Window``: the kept frames and their context), each window as if decoded alone, and
-keeps each window's own samples. The instance norms take their statistics over the window and
-its context: that is what moves the audio away from the whole decode's (with the whole
-sentence's statistics a window with 16 frames of context is the whole decode's, sample for
-sample; ``docs/tts_server.md``, "Decoding in windows", has the figures), and why the first
-window counts its frames after the leading pad's silence (``Sentence.lead``).
+keeps each window's own samples; ``crossfade`` joins a window to the one before it over 10 ms
+that the earlier one decoded past its end (in its right context). The instance norms take
+their statistics over the window and its context: that is what moves the audio away from the
+whole decode's (with the whole sentence's statistics a window with 16 frames of context is
+the whole decode's, sample for sample; ``docs/tts_server.md``, "Decoding in windows", has the
+figures), and why the first window counts its frames after the leading pad's silence
+(``Sentence.lead``).
 
 Alignment: a frame is ``SAMPLES_PER_FRAME`` samples, ``2`` steps at the generator's input and
 ``SAMPLES_PER_FRAME / hop`` STFT frames; frame ``f`` of the sentence starts STFT frame
@@ -39,6 +41,7 @@ from tts_server.engines.torch.kokoro_masked import (
 from tts_server.engines.windows import SAMPLES_PER_FRAME, Window
 
 F0_STEPS_PER_FRAME = 2  # the F0 and energy curves run at twice the frame rate
+CROSSFADE_SAMPLES = 240  # 10 ms at 24 kHz: each seam fades from one window into the next
 
 
 @dataclass(frozen=True)
@@ -95,11 +98,19 @@ def sentences(
     return out
 
 
+@dataclass(frozen=True)
+class Decoded:
+    """A window's kept audio, and what it decoded just past it for the next window's seam."""
+
+    audio: torch.Tensor  # (window.frames * SAMPLES_PER_FRAME,)
+    tail: torch.Tensor  # up to ``CROSSFADE_SAMPLES`` samples of the right context's audio
+
+
 @torch.inference_mode()
 def decode_windows(
     model: BatchedKokoro, windows: Sequence[tuple[Sentence, Window]]
-) -> list[torch.Tensor]:
-    """The kept audio of each ``(sentence, window)``, all windows in one decoder call.
+) -> list[Decoded]:
+    """Each ``(sentence, window)``'s audio, all windows in one decoder call.
 
     Windows may come from different sentences and differ in length; each equals its window
     decoded alone (up to float rounding).
@@ -120,7 +131,26 @@ def decode_windows(
     decoder = model.model.decoder
     x, steps = decoder_features(decoder, asr, f0, energy, style, frames)
     audio = generate(decoder.generator, x, style, steps, har)
-    return [wave[w.kept_samples] for wave, (_, w) in zip(audio, windows, strict=True)]
+    out = []
+    for wave, (_, window) in zip(audio, windows, strict=True):
+        kept = window.kept_samples
+        out.append(Decoded(wave[kept], wave[kept.stop : kept.stop + CROSSFADE_SAMPLES]))
+    return out
+
+
+def crossfade(tail: torch.Tensor, audio: torch.Tensor) -> torch.Tensor:
+    """``audio`` (a window's) faded in over the ``tail`` its predecessor decoded past its end.
+
+    Both are the same stretch of the sentence seen from the two windows: the seam then
+    continues the earlier window's waveform, with no step between the two windows' decodes.
+    """
+    n = min(tail.numel(), audio.numel())
+    if n == 0:
+        return audio
+    ramp = (torch.arange(n, device=audio.device, dtype=audio.dtype) + 0.5) / n
+    faded = audio.clone()
+    faded[:n] = torch.lerp(tail[:n].to(audio.dtype), audio[:n], ramp)
+    return faded
 
 
 def _curve(curve: torch.Tensor, window: Window) -> torch.Tensor:
