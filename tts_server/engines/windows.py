@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tts_server.settings import DEFAULT_WINDOW_CONTEXT, DEFAULT_WINDOW_FIRST, DEFAULT_WINDOW_SIZE
+
 SAMPLES_PER_FRAME = 600  # the decoder's 2x upsampling x the generator's 10 x 6 x iSTFT hop 5
 
 
@@ -53,9 +55,9 @@ class WindowPlan:
     window costs a decoder call for little audio).
     """
 
-    first: int = 8
-    size: int = 40
-    context: int = 16
+    first: int = DEFAULT_WINDOW_FIRST
+    size: int = DEFAULT_WINDOW_SIZE
+    context: int = DEFAULT_WINDOW_CONTEXT
     min_last: int = 8
 
     def __post_init__(self) -> None:
