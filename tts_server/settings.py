@@ -23,6 +23,9 @@ EngineName = Literal["onnx", "torch"]
 DeviceName = Literal["cpu", "cuda"]
 SAGEMAKER_MODEL_DIR = Path("/opt/ml/model")
 DEFAULT_BATCH_WAIT_MS = 2.0  # a few ms: small beside one forward pass, enough to gather peers
+# Decoding in windows (docs/tts_server.md, "Decoding in windows"): frames of the first window
+# (after the leading silence), of each later one, and of context each side.
+DEFAULT_WINDOW_FIRST, DEFAULT_WINDOW_SIZE, DEFAULT_WINDOW_CONTEXT = 8, 40, 16
 ENV_PREFIX = "TTS_"
 
 
@@ -106,6 +109,24 @@ class Settings:
     )
     fuse_styles: bool = field(
         default=True, metadata=_option("torch only: all style projections as one matrix product")
+    )
+    windows: bool = field(
+        default=False,
+        metadata=_option(
+            "torch only: decode each sentence in windows, its first audio sent before the rest "
+            "is decoded"
+        ),
+    )
+    window_first: int = field(
+        default=DEFAULT_WINDOW_FIRST,
+        metadata=_option("frames of a sentence's first window, after its leading silence", int),
+    )
+    window_size: int = field(
+        default=DEFAULT_WINDOW_SIZE, metadata=_option("frames of each later window", int)
+    )
+    window_context: int = field(
+        default=DEFAULT_WINDOW_CONTEXT,
+        metadata=_option("frames decoded each side of a window for context, then dropped", int),
     )
     max_sessions: int | None = field(
         default=None,

@@ -6,6 +6,7 @@ import asyncio
 import threading
 import time
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pytest
@@ -162,6 +163,26 @@ async def test_a_batch_mixes_one_length_bucket_and_the_oldest_piece_goes_first(
     model.release.set()
     await asyncio.gather(first, *queued)
     assert model.batches[1:] == [["l" * 100, "l" * 110], ["s" * 5, "s" * 6], ["m" * 40]]
+    scheduler.close()
+
+
+@dataclass(frozen=True)
+class Step:
+    """A job of another kind than a piece (as a window of a started sentence is)."""
+
+    phonemes: str
+
+
+async def test_a_batch_holds_jobs_of_one_kind(model: Model, held: Model) -> None:
+    scheduler = make(model, max_batch=8)
+    first = await start_held_batch(scheduler, model, "x")
+    jobs = [piece("aa"), Step("bb"), piece("cc"), Step("dd")]  # one length bucket
+    queued = [asyncio.create_task(scheduler.synthesize(job)) for job in jobs]
+    await until(lambda: scheduler.stats.queued == len(jobs))
+    model.release.set()
+    results = await asyncio.gather(first, *queued)
+    assert model.batches[1:] == [["aa", "cc"], ["bb", "dd"]]
+    assert [text_of(r) for r in results[1:]] == ["aa", "bb", "cc", "dd"]
     scheduler.close()
 
 

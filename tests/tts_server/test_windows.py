@@ -30,8 +30,22 @@ def test_a_short_last_window_joins_the_one_before_it() -> None:
 
 def test_context_is_clipped_at_the_sentence_edges() -> None:
     windows = WindowPlan(first=8, size=40, context=16, min_last=0).windows(60)
-    assert windows == [Window(0, 8, 0, 16), Window(8, 48, 8, 12), Window(48, 60, 16, 0)]
+    assert windows == [Window(0, 8, 0, 16), Window(8, 48, 8, 12), Window(48, 60, 32, 0)]
     assert (windows[1].first, windows[1].last) == (0, 60)
+
+
+def test_a_window_takes_before_it_the_context_it_cannot_have_after_it() -> None:
+    windows = WindowPlan(first=8, size=40, context=16, min_last=8).windows(130)
+    assert [(w.left, w.right) for w in windows] == [(0, 16), (8, 16), (16, 16), (32, 0)]
+    assert WindowPlan(first=8, size=40, context=16).windows(90)[-1] == Window(48, 90, 32, 0)
+
+
+@pytest.mark.parametrize("frames", [1, 12, 20, 21, 27, 28, 29, 100])
+def test_the_first_window_starts_counting_after_the_leading_frames(frames: int) -> None:
+    windows = WindowPlan(first=8, size=40, context=16, min_last=8).windows(frames, lead=12)
+    assert windows[0].stop == (20 if frames >= 28 else frames)  # else one window, merged
+    kept = [f for w in windows for f in range(w.start, w.stop)]
+    assert kept == list(range(frames))
 
 
 def test_the_kept_samples_skip_the_left_context() -> None:
@@ -58,3 +72,5 @@ def test_a_bad_plan_is_refused_in_words(kwargs: dict[str, int], words: str) -> N
 def test_a_negative_length_is_refused() -> None:
     with pytest.raises(ValueError, match="cannot have -1 frames"):
         WindowPlan().windows(-1)
+    with pytest.raises(ValueError, match="-1 of them leading"):
+        WindowPlan().windows(10, lead=-1)

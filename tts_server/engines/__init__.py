@@ -16,6 +16,7 @@ from collections.abc import Callable
 from tts_server.engines.base import Engine, EngineError, Trim
 from tts_server.engines.g2p import BadPhonemeTable, EnglishG2P, G2PUnavailable, PhonemeTable
 from tts_server.engines.prepared import Prepared, Refusal, UnknownVoice, UnsupportedText
+from tts_server.engines.windows import WindowPlan
 from tts_server.settings import Settings
 
 __all__ = [
@@ -66,6 +67,9 @@ def load_engine(settings: Settings) -> Engine:
             batch_wait_ms=settings.batch_wait_ms,
             remove_weight_norm=settings.fold_weight_norm,
             fuse_styles=settings.fuse_styles,
+            windows=WindowPlan(settings.window_first, settings.window_size, settings.window_context)
+            if settings.windows
+            else None,
         )
     from tts_server.engines.onnx_engine import OnnxEngine
 

@@ -1,7 +1,10 @@
 """The engine interface: text + voice + speed in, 24 kHz float32 audio chunks out.
 
 Two public steps, ``prepare`` (the one check: a ``Prepared``, or a ``Refusal``) and
-``synthesize``, and one hook for an engine to provide, ``_infer_batch``.
+``synthesize``, and one hook for an engine to provide, ``_infer_batch``. An engine that can
+decode a sentence in windows (``streams``) provides two more, ``_start_batch`` (the text side)
+and ``_window_batch`` (windows of started sentences); given a ``WindowPlan`` it then sends a
+sentence's audio window by window, each window its own scheduler job.
 
 An engine cuts text into sentence-sized pieces (a long run at clause marks or spaces, the first
 piece short), turns each into phonemes just before it is needed (shared English G2P, on its own
@@ -35,8 +38,9 @@ from tts_server.engines.g2p import (
 )
 from tts_server.engines.prepared import NORMALIZED, Prepared, UnknownVoice
 from tts_server.engines.scheduler import BatchScheduler, Piece, SchedulerStats
-from tts_server.engines.timings import Chunk, Timed, word_times, written_words
+from tts_server.engines.timings import Chunk, Timed, WordSpan, WordTime, word_times, written_words
 from tts_server.engines.voices import BlendCache, BlendMismatch
+from tts_server.engines.windows import SAMPLES_PER_FRAME, Window, WindowPlan
 from tts_server.normalize import Options
 from tts_server.settings import DEFAULT_BATCH_WAIT_MS
 
@@ -67,15 +71,41 @@ class Trim:
         pad = int(self.pad_ms * SAMPLE_RATE / 1000)
         return int(max(0, loud[0] - pad)), int(min(audio.size, loud[-1] + pad + 1))
 
-    def cut(self, audio: np.ndarray, window: tuple[int, int]) -> np.ndarray:
-        """``audio[first:stop]`` (a ``window``), faded in and out."""
+    def cut(
+        self,
+        audio: np.ndarray,
+        window: tuple[int, int],
+        fade_in: bool = True,
+        fade_out: bool = True,
+    ) -> np.ndarray:
+        """``audio[first:stop]`` (a ``window``), faded in and out (each where asked)."""
         out = audio[window[0] : window[1]].astype(np.float32, copy=True)
         fade = min(int(self.fade_ms * SAMPLE_RATE / 1000), out.size // 2)
         if fade > 0:
             ramp = np.linspace(0.0, 1.0, fade, endpoint=False, dtype=np.float32)
-            out[:fade] *= ramp
-            out[-fade:] *= ramp[::-1]
+            if fade_in:
+                out[:fade] *= ramp
+            if fade_out:
+                out[-fade:] *= ramp[::-1]
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    """A piece whose text side has run (``_start_batch``): what its windows decode from."""
+
+    state: Any  # the engine's own, handed back in each of the piece's ``WindowJob``s
+    frames: int  # the piece's length in frames (0: nothing to speak)
+    lead: int  # its leading pad's frames (``WindowPlan.windows``)
+    bounds: np.ndarray | None  # its phonemes' bounds in samples of its whole audio (``Timed``)
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class WindowJob:
+    """One window of a started piece, a scheduler job of its own."""
+
+    state: Any
+    window: Window
 
 
 def to_pcm16(audio: np.ndarray) -> bytes:
@@ -96,6 +126,7 @@ class Engine(ABC):
     preferred_voice: str  # the default voice, when the engine has it
     sample_rate: int = SAMPLE_RATE
     batchable: bool = False  # whether _infer_batch runs several pieces in one model call
+    streams: bool = False  # whether the engine provides _start_batch and _window_batch
     _voices: Mapping[str, object]  # voice name -> style table
 
     def __init__(
@@ -106,15 +137,19 @@ class Engine(ABC):
         lanes: int = 1,
         max_batch: int = 1,
         batch_wait_ms: float = DEFAULT_BATCH_WAIT_MS,
+        windows: WindowPlan | None = None,
     ) -> None:
+        if windows is not None and not self.streams:
+            raise EngineError(f"the {self.name} engine cannot decode in windows")
+        self.window_plan = windows
         self._g2p = g2p
         self._trim = trim or Trim()
         self._g2p_executor = ThreadPoolExecutor(
             max_workers=1, thread_name_prefix=f"{self.name}-g2p"
         )
         self._scheduler = BatchScheduler(
-            self._infer_batch,
-            size=lambda piece: len(piece.phonemes) + 2,  # ~tokens, with the boundary pads
+            self._run_batch,
+            size=_job_size,
             interrupt=self._interrupt,
             lanes=lanes,
             max_batch=max_batch if self.batchable else 1,
@@ -150,6 +185,23 @@ class Engine(ABC):
 
         The scheduler calls it with one piece, or with several if the engine is ``batchable``.
         """
+
+    def _start_batch(self, lane: int, pieces: Sequence[Piece]) -> list[Started]:
+        """Blocking, on lane ``lane``'s thread: each piece's text side (``streams`` engines)."""
+        raise NotImplementedError
+
+    def _window_batch(self, lane: int, jobs: Sequence[WindowJob]) -> list[np.ndarray]:
+        """Blocking: each window's audio, joined to its piece's previous window, in one model
+        call (``streams`` engines; a piece's windows come in order, one job at a time)."""
+        raise NotImplementedError
+
+    def _run_batch(self, lane: int, jobs: Sequence[Any]) -> list[Any]:
+        """The scheduler's one hook: a batch is all windows, or all pieces."""
+        if isinstance(jobs[0], WindowJob):
+            return self._window_batch(lane, jobs)
+        if self.window_plan is not None:
+            return self._start_batch(lane, jobs)
+        return self._infer_batch(lane, jobs)
 
     def prepare(
         self,
@@ -227,13 +279,68 @@ class Engine(ABC):
             named = written_words(phonemized.words, part, offset, spoken)
             for span in split_spans(phonemes, MAX_PHONEMES):
                 piece = Piece(phonemes[span[0] : span[1]], prepared.voice, prepared.speed)
-                timed: Timed = await self._scheduler.synthesize(piece)
-                audio = np.asarray(timed.audio, dtype=np.float32).ravel()
-                window = self._trim.window(audio)
-                trimmed = self._trim.cut(audio, window)
-                if not trimmed.size:
-                    continue
-                words = (
-                    () if timed.bounds is None else word_times(named, span, timed.bounds, window)
-                )
-                yield Chunk(trimmed, words)
+                if self.window_plan is None:
+                    chunks = self._whole(piece, named, span)
+                else:
+                    chunks = self._windowed(piece, named, span, self.window_plan)
+                async for chunk in chunks:
+                    yield chunk
+
+    async def _whole(
+        self, piece: Piece, named: Sequence[WordSpan], span: tuple[int, int]
+    ) -> AsyncIterator[Chunk]:
+        """A piece synthesized whole: one chunk, trimmed at both ends."""
+        timed: Timed = await self._scheduler.synthesize(piece)
+        audio = np.asarray(timed.audio, dtype=np.float32).ravel()
+        window = self._trim.window(audio)
+        trimmed = self._trim.cut(audio, window)
+        if trimmed.size:
+            words = () if timed.bounds is None else word_times(named, span, timed.bounds, window)
+            yield Chunk(trimmed, words)
+
+    async def _windowed(
+        self, piece: Piece, named: Sequence[WordSpan], span: tuple[int, int], plan: WindowPlan
+    ) -> AsyncIterator[Chunk]:
+        """A piece window by window: one chunk per window, each sent once decoded.
+
+        Silence is trimmed before the first loud window and after the last window's last loud
+        sample; each word goes with the chunk its first sample is in (its mark before it).
+        """
+        started: Started = await self._scheduler.synthesize(piece)
+        windows = plan.windows(started.frames, started.lead)
+        words: list[WordTime] = []
+        first: int | None = None  # the piece's first kept sample, once found
+        for k, window in enumerate(windows):
+            decoded = await self._scheduler.synthesize(WindowJob(started.state, window))
+            audio = np.asarray(decoded, dtype=np.float32).ravel()
+            begin = window.start * SAMPLES_PER_FRAME
+            last = k == len(windows) - 1
+            keep = (0, audio.size)
+            if first is None:
+                keep = self._trim.window(audio)
+                if keep == (0, 0):
+                    continue  # silence so far
+                first = begin + keep[0]
+                if started.bounds is not None:
+                    end = started.frames * SAMPLES_PER_FRAME
+                    words = list(word_times(named, span, started.bounds, (first, end)))
+                keep = (keep[0], audio.size)
+            if last:
+                keep = (keep[0], max(keep[0], self._trim.window(audio)[1]))
+            out = self._trim.cut(audio, keep, fade_in=begin + keep[0] == first, fade_out=last)
+            if not out.size:
+                continue
+            at = begin + keep[0] - first  # this chunk's first sample in the piece's kept audio
+            mine = tuple(
+                WordTime(w.text, w.start - at, w.end - at, w.spoken)
+                for w in words
+                if at <= w.start < at + out.size
+            )
+            yield Chunk(out, mine)
+
+
+def _job_size(job: Any) -> int:
+    """A scheduler job's length: a piece's tokens (with the boundary pads), a window's frames."""
+    if isinstance(job, WindowJob):
+        return job.window.last - job.window.first
+    return len(job.phonemes) + 2

@@ -9,8 +9,11 @@ a batch runs joins the next one: there are no waves. A cancelled caller's piece 
 queue; if its batch is already running, its result is discarded, and when every piece of a
 running batch is cancelled the lane's inference is interrupted (where the engine can).
 
-A connection awaits one piece before it submits the next, so its order is kept and lanes are
-shared fairly between connections. With ``max_batch=1`` and one lane, pieces run one at a time
+A batch holds jobs of one kind: pieces, or (for an engine that decodes in windows) windows of
+sentences already started; a window job is queued like a piece and batches with the windows of
+other connections. A connection awaits one job before it submits the next, so its order is
+kept, lanes are shared fairly between connections, and a cancel between two windows stops the
+sentence there. With ``max_batch=1`` and one lane, pieces run one at a time
 in arrival order on one thread.
 """
 
@@ -42,10 +45,11 @@ class Piece:
     speed: float
 
 
-Result = Any  # what the engine makes of a piece: its audio (and its timings)
-RunBatch = Callable[[int, Sequence[Piece]], list[Result]]  # (lane, pieces) -> result each
+Job = Any  # a Piece, or a later step of one (a window of a started sentence)
+Result = Any  # what the engine makes of a job: its audio (and its timings)
+RunBatch = Callable[[int, Sequence[Job]], list[Result]]  # (lane, jobs of one kind) -> result each
 Interrupt = Callable[[int], None]  # abort the inference running on a lane
-Size = Callable[[Piece], int]  # a piece's length in model tokens
+Size = Callable[[Job], int]  # a job's length (a piece's in model tokens)
 
 
 def bucket_of(tokens: int) -> int:
@@ -55,8 +59,8 @@ def bucket_of(tokens: int) -> int:
 
 @dataclass(eq=False)
 class _Job:
-    piece: Piece
-    bucket: int
+    piece: Job
+    bucket: tuple[str, int]  # the job's kind and length bucket
     loop: asyncio.AbstractEventLoop
     future: asyncio.Future[Result]
     enqueued: float = field(default_factory=time.monotonic)
@@ -121,10 +125,11 @@ class BatchScheduler:
                 len(self._queue), in_flight, self._batches, self._pieces, dict(self._sizes)
             )
 
-    async def synthesize(self, piece: Piece) -> Result:
-        """The audio of ``piece``, once a lane has run the batch it joined."""
+    async def synthesize(self, piece: Job) -> Result:
+        """The result of ``piece`` (or window), once a lane has run the batch it joined."""
         loop = asyncio.get_running_loop()
-        job = _Job(piece, bucket_of(self._size(piece)), loop, loop.create_future())
+        bucket = (type(piece).__name__, bucket_of(self._size(piece)))
+        job = _Job(piece, bucket, loop, loop.create_future())
         with self._cond:
             if self._closed:
                 raise RuntimeError("the engine's scheduler is closed")

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tts_server.settings import DEFAULT_WINDOW_CONTEXT, DEFAULT_WINDOW_FIRST, DEFAULT_WINDOW_SIZE
+
 SAMPLES_PER_FRAME = 600  # the decoder's 2x upsampling x the generator's 10 x 6 x iSTFT hop 5
 
 
@@ -53,9 +55,9 @@ class WindowPlan:
     window costs a decoder call for little audio).
     """
 
-    first: int = 8
-    size: int = 40
-    context: int = 16
+    first: int = DEFAULT_WINDOW_FIRST
+    size: int = DEFAULT_WINDOW_SIZE
+    context: int = DEFAULT_WINDOW_CONTEXT
     min_last: int = 8
 
     def __post_init__(self) -> None:
@@ -68,12 +70,19 @@ class WindowPlan:
                 f"context and min_last cannot be negative ({self.context}, {self.min_last})"
             )
 
-    def windows(self, frames: int) -> list[Window]:
-        """The windows of a sentence of ``frames`` frames, in order, covering each frame once."""
-        if frames < 0:
-            raise ValueError(f"a sentence cannot have {frames} frames")
+    def windows(self, frames: int, lead: int = 0) -> list[Window]:
+        """The windows of a sentence of ``frames`` frames, in order, covering each frame once.
+
+        ``lead`` frames (the leading boundary pad's: silence) come before the first window's
+        ``first``, so that the first window holds speech: a window of silence alone is lifted
+        by the decoder's instance norms (see ``kokoro_stream``). A window takes before it the
+        context it cannot have after it (the sentence's end fades out; its statistics need the
+        frames before it).
+        """
+        if frames < 0 or lead < 0:
+            raise ValueError(f"a sentence cannot have {frames} frames, {lead} of them leading")
         stops: list[int] = []
-        stop = min(self.first, frames)
+        stop = min(lead + self.first, frames)
         while stop < frames:
             stops.append(stop)
             stop = min(stop + self.size, frames)
@@ -84,8 +93,8 @@ class WindowPlan:
         out = []
         start = 0
         for stop in stops:
-            left = min(self.context, start)
             right = min(self.context, frames - stop)
+            left = min(2 * self.context - right, start)
             out.append(Window(start, stop, left, right))
             start = stop
         return out

@@ -8,7 +8,9 @@ key by key, since ``KModel`` itself quietly keeps random weights for keys that d
 
 Inference runs through ``BatchedKokoro`` (kokoro's forward, batched over pieces of different
 lengths), so the scheduler can put up to ``max_batch`` pieces from different connections into
-one forward pass; with ``max_batch=1`` every piece runs alone.
+one forward pass; with ``max_batch=1`` every piece runs alone. Given a ``WindowPlan``, a piece
+runs its text side as one job and its decoder window by window (``kokoro_stream``), windows
+of different connections batched together.
 """
 
 from __future__ import annotations
@@ -16,20 +18,24 @@ from __future__ import annotations
 import json
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tts_server.engines.base import G2P, Engine, EngineError, Trim
+from tts_server.engines.base import G2P, Engine, EngineError, Started, Trim, WindowJob
 from tts_server.engines.scheduler import Piece
 from tts_server.engines.timings import Timed, char_bounds
 from tts_server.engines.torch.kmodel import PARTS, REPO_ID, import_kmodel
+from tts_server.engines.windows import SAMPLES_PER_FRAME, WindowPlan
 from tts_server.settings import DEFAULT_BATCH_WAIT_MS, SAGEMAKER_MODEL_DIR
 
 if TYPE_CHECKING:
     import torch
     from kokoro import KModel
+
+    from tts_server.engines.torch.kokoro_stream import Sentence
 
 PACKAGE_HINT = "pip install torch kokoro (or: pip install -e '.[tts,torch]')"
 DEFAULT_VOICE = "af_heart"
@@ -212,6 +218,7 @@ class TorchEngine(Engine):
     name = "torch"
     preferred_voice = DEFAULT_VOICE
     batchable = True
+    streams = True
 
     def __init__(
         self,
@@ -224,6 +231,7 @@ class TorchEngine(Engine):
         batch_wait_ms: float = DEFAULT_BATCH_WAIT_MS,
         remove_weight_norm: bool = True,
         fuse_styles: bool = True,
+        windows: WindowPlan | None = None,
     ) -> None:
         from tts_server.engines.torch.kokoro_batch import BatchedKokoro
 
@@ -245,7 +253,25 @@ class TorchEngine(Engine):
         )
         if max_batch is None:
             max_batch = CUDA_MAX_BATCH if self.device.type == "cuda" else 1
-        super().__init__(g2p, trim, max_batch=max_batch, batch_wait_ms=batch_wait_ms)
+        super().__init__(
+            g2p, trim, max_batch=max_batch, batch_wait_ms=batch_wait_ms, windows=windows
+        )
+
+    def _inputs(self, pieces: Sequence[Piece]) -> tuple[list[int], list[list[int]], torch.Tensor]:
+        """The pieces that have known phonemes, their token ids and their style rows."""
+        import torch
+
+        token_ids = [
+            [0, *(self._vocab[p] for p in x.phonemes if p in self._vocab), 0] for x in pieces
+        ]
+        spoken = [i for i, ids in enumerate(token_ids) if len(ids) > 2]
+        rows = []
+        for i in spoken:
+            pack = self.style_table(pieces[i].voice)
+            # Like KPipeline: the style row is picked by the phoneme string's length.
+            rows.append(pack[min(len(pieces[i].phonemes), len(pack)) - 1].reshape(-1))
+        styles = torch.stack(rows) if rows else torch.zeros(0)
+        return spoken, [token_ids[i] for i in spoken], styles
 
     def _infer_batch(self, lane: int, pieces: Sequence[Piece]) -> list[Timed]:
         """One forward pass for every piece that has known phonemes; silence for the others.
@@ -255,25 +281,55 @@ class TorchEngine(Engine):
         """
         import torch
 
-        token_ids = [
-            [0, *(self._vocab[p] for p in x.phonemes if p in self._vocab), 0] for x in pieces
-        ]
-        spoken = [i for i, ids in enumerate(token_ids) if len(ids) > 2]
         audio = [Timed(np.zeros(0, dtype=np.float32)) for _ in pieces]
+        spoken, token_ids, styles = self._inputs(pieces)
         if not spoken:
             return audio
-        rows = []
-        for i in spoken:
-            pack = self.style_table(pieces[i].voice)
-            # Like KPipeline: the style row is picked by the phoneme string's length.
-            rows.append(pack[min(len(pieces[i].phonemes), len(pack)) - 1].reshape(-1))
-        output = self._batched(
-            [token_ids[i] for i in spoken],
-            torch.stack(rows),
-            [float(pieces[i].speed) for i in spoken],
-        )
+        output = self._batched(token_ids, styles, [float(pieces[i].speed) for i in spoken])
         for i, waveform, frames in zip(spoken, output.audio, output.durations, strict=True):
             samples = waveform.to("cpu", torch.float32).numpy().ravel()
             bounds = char_bounds(pieces[i].phonemes, self._vocab, frames, samples.size)
             audio[i] = Timed(samples, bounds)
         return audio
+
+    def _start_batch(self, lane: int, pieces: Sequence[Piece]) -> list[Started]:
+        """The text side of every piece that has known phonemes (nothing to decode for others)."""
+        from tts_server.engines.torch.kokoro_stream import sentences
+
+        started = [Started(None, 0, 0, None) for _ in pieces]
+        spoken, token_ids, styles = self._inputs(pieces)
+        if not spoken:
+            return started
+        acoustics = self._batched.acoustics(
+            token_ids, styles, [float(pieces[i].speed) for i in spoken]
+        )
+        items = zip(spoken, sentences(self._batched, acoustics), acoustics.durations, strict=True)
+        for i, sentence, frames in items:
+            samples = sentence.frames * SAMPLES_PER_FRAME
+            bounds = char_bounds(pieces[i].phonemes, self._vocab, frames, samples)
+            started[i] = Started(_Stream(sentence), sentence.frames, sentence.lead, bounds)
+        return started
+
+    def _window_batch(self, lane: int, jobs: Sequence[WindowJob]) -> list[np.ndarray]:
+        """Windows of any started pieces in one decoder call, each crossfaded into the one
+        before it (the tail that one decoded past its end)."""
+        import torch
+
+        from tts_server.engines.torch.kokoro_stream import crossfade, decode_windows
+
+        decoded = decode_windows(self._batched, [(job.state.sentence, job.window) for job in jobs])
+        out = []
+        for job, window in zip(jobs, decoded, strict=True):
+            tail = job.state.tail
+            audio = window.audio if tail is None else crossfade(tail, window.audio)
+            job.state.tail = window.tail
+            out.append(audio.to("cpu", torch.float32).numpy())
+        return out
+
+
+@dataclass(eq=False)
+class _Stream:
+    """A started piece: its text side, and what its last window decoded past its end."""
+
+    sentence: Sentence
+    tail: torch.Tensor | None = None

@@ -155,9 +155,13 @@ class BatchedKokoro:
     ) -> list[torch.Tensor]:
         """The decoder: each item's waveform from its aligned features, F0 and energy."""
         a = acoustics
-        style = self._decoder_styles(a.styles[:, :STYLE_SPLIT])
+        style = self.decoder_style(a.styles)
         draws = rngs or [None] * len(a.frames.lengths)
         return decode(self.model.decoder, a.asr, a.f0, a.energy, style, a.frames, draws)
+
+    def decoder_style(self, styles: torch.Tensor) -> StyleOf:
+        """The decoder's style projections of ``(B, 256)`` style rows."""
+        return self._decoder_styles(styles[:, :STYLE_SPLIT])
 
     @torch.inference_mode()
     def durations(

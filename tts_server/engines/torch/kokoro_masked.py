@@ -198,21 +198,28 @@ def _rng_device(rng: torch.Generator | None, like: torch.Tensor) -> torch.device
     return rng.device if rng is not None else like.device
 
 
+def source_spectrum(
+    generator: nn.Module, f0: torch.Tensor, rng: torch.Generator | None
+) -> torch.Tensor:
+    """The STFT (magnitude and phase, ``(n_fft + 2, samples / hop + 1)``) of one item's
+    harmonic source, from its ``(1, steps)`` F0 curve at the generator's input rate."""
+    magnitude, phase = generator.stft.transform(harmonic_source(generator, f0, rng))
+    return torch.cat([magnitude, phase], dim=1)[0]
+
+
+def pad_spectra(spectra: Sequence[torch.Tensor]) -> torch.Tensor:
+    """Items' source spectra ``(C, T_i)`` as one zero-padded ``(B, C, max T_i)`` batch."""
+    return nn.utils.rnn.pad_sequence([s.T for s in spectra], batch_first=True).transpose(1, 2)
+
+
 def generate(
-    generator: nn.Module,
-    x: torch.Tensor,
-    style: StyleOf,
-    steps: Ragged,
-    f0: torch.Tensor,
-    rngs: Sequence[torch.Generator | None],
+    generator: nn.Module, x: torch.Tensor, style: StyleOf, steps: Ragged, har: torch.Tensor
 ) -> list[torch.Tensor]:
-    """kokoro's iSTFTNet ``Generator`` over the batch: one waveform per item, its own length."""
-    spectra = []  # the F0 curve runs at the generator's input rate: ``steps`` are its lengths
-    for item, n in enumerate(steps.lengths):
-        source = harmonic_source(generator, f0[item : item + 1, :n], rngs[item])
-        magnitude, phase = generator.stft.transform(source)
-        spectra.append(torch.cat([magnitude, phase], dim=1)[0])
-    har = nn.utils.rnn.pad_sequence([s.T for s in spectra], batch_first=True).transpose(1, 2)
+    """kokoro's iSTFTNet ``Generator`` over the batch: one waveform per item, its own length.
+
+    ``steps`` are the lengths at the generator's input rate; ``har`` the items' source spectra
+    (``pad_spectra``).
+    """
     for i, upsample in enumerate(generator.ups):
         x = F.leaky_relu(x, negative_slope=0.1)
         out_steps = steps.scaled(upsample.stride[0])
@@ -236,16 +243,15 @@ def generate(
     ]
 
 
-def decode(
+def decoder_features(
     decoder: nn.Module,
     asr: torch.Tensor,
     f0: torch.Tensor,
     energy: torch.Tensor,
     style: StyleOf,
     frames: Ragged,
-    rngs: Sequence[torch.Generator | None],
-) -> list[torch.Tensor]:
-    """kokoro's ``Decoder``: aligned text features + F0 + energy -> each item's waveform."""
+) -> tuple[torch.Tensor, Ragged]:
+    """The decoder's blocks before the generator: its input and lengths (twice the frames)."""
     double = frames.scaled(2)
     f0_down = decoder.F0_conv(zero_pad(f0.unsqueeze(1), double.keep))
     energy_down = decoder.N_conv(zero_pad(energy.unsqueeze(1), double.keep))
@@ -259,4 +265,23 @@ def decode(
         x, steps = adain_block(block, zero_pad(x, steps.keep), style, steps)
         if block.upsample_type != "none":
             residual = False
-    return generate(decoder.generator, x, style, steps, f0, rngs)
+    return x, steps
+
+
+def decode(
+    decoder: nn.Module,
+    asr: torch.Tensor,
+    f0: torch.Tensor,
+    energy: torch.Tensor,
+    style: StyleOf,
+    frames: Ragged,
+    rngs: Sequence[torch.Generator | None],
+) -> list[torch.Tensor]:
+    """kokoro's ``Decoder``: aligned text features + F0 + energy -> each item's waveform."""
+    x, steps = decoder_features(decoder, asr, f0, energy, style, frames)
+    generator = decoder.generator
+    spectra = [
+        source_spectrum(generator, f0[item : item + 1, :n], rngs[item])
+        for item, n in enumerate(steps.lengths)
+    ]  # the F0 curve runs at the generator's input rate: ``steps`` are its lengths
+    return generate(generator, x, style, steps, pad_spectra(spectra))
