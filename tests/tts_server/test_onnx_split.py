@@ -143,8 +143,10 @@ def test_a_prior_from_another_sentence_of_the_voice_keeps_windows_close(
         list(model.split.stream(features, plan, as_prior(average([other]))))
     )
     alone = np.concatenate(list(model.split.stream(features, plan)))
-    assert spectral_distance(calibrated, audio) < 6.5  # measured 5.5 (two sentences)
-    assert spectral_distance(calibrated, audio) < spectral_distance(alone, audio) - 2
+    assert spectral_distance(calibrated, audio) < 6.5  # measured 5.5-6.0 (two sentences)
+    # measured 7.8 - 6.0 = 1.8 dB since the last window takes the context it lacks after it
+    # before it (which helps the windows without a prior more)
+    assert spectral_distance(calibrated, audio) < spectral_distance(alone, audio) - 1.5
 
 
 def test_a_sentence_shorter_than_the_first_window_is_the_whole_sentence(model: Model) -> None:
