@@ -12,11 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from agent.browser_leg import MIC_SAMPLE_RATE
 from bench.speech.intelligibility import to_whisper_input
+
+if TYPE_CHECKING:
+    from tts_server.engines import Engine
 
 MARK = " | "
 PAUSES_MS = (300, 400, 500, 600, 700, 800, 900)
@@ -83,12 +87,14 @@ class PauseItem:
         return self.split_ms + self.pause_ms
 
 
-async def say(texts: Iterable[str]) -> dict[str, Spoken]:
-    """Each text said by the embedded engine, as 16 kHz s16le, with its word timings."""
-    from tts_server.engines import load_engine
-    from tts_server.settings import Settings
+async def say(texts: Iterable[str], engine: Engine | None = None) -> dict[str, Spoken]:
+    """Each text said by ``engine`` (default: the embedded one), as 16 kHz s16le, with its word
+    timings."""
+    if engine is None:
+        from tts_server.engines import load_engine
+        from tts_server.settings import Settings
 
-    engine = load_engine(Settings())
+        engine = load_engine(Settings())
     scale = 1000 / engine.sample_rate
     spoken = {}
     for text in texts:
