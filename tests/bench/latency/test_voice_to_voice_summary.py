@@ -52,8 +52,12 @@ def test_the_summary_and_the_report_compare_the_configurations(tmp_path: Path) -
     corpus = {
         "silence": [trial(True, True, 560), trial(False, False, 560)] * 2,
         "turn_model": [trial(True, False, 330), trial(False, False, 300)] * 2,
-        DEFAULT: [trial(True, True, 320), trial(False, False, 200)]
-        + [trial(True, False, 330), trial(False, False, 220)],
+        DEFAULT: [
+            trial(True, True, 320),
+            trial(False, False, 200),
+            trial(True, False, 330),
+            trial(False, False, 220),
+        ],
     }
     results = {
         "configs": {name: {"utterances": rows, "pauses": corpus[name]} for name in CONFIGS},
