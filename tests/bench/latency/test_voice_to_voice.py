@@ -1,28 +1,25 @@
-"""The voice-to-voice benchmark: its floors on figures given to it, and one trial of each kind
-against a real dev server (all on) and a fast fake TTS server, on loopback."""
+"""The voice-to-voice benchmark: its floors on figures given to it, and a quick real run of the
+whole ablation (one utterance, one pause-corpus sentence) with a fast fake TTS server on
+loopback."""
 
 from __future__ import annotations
 
-import asyncio
+import json
 from collections.abc import Iterator
-from typing import Any
+from pathlib import Path
 
 import pytest
 
 from agent.core.llm import DemoConfig, demo_reply
-from agent.listening.turn_model import SmartTurn
-from bench.latency.agent_latency import dev_server, ws_url
 from bench.latency.endpointing import CONFIGS, DEFAULT
-from bench.latency.pause_corpus import items, say, texts
+from bench.latency.pause_corpus import PAUSES_MS
 from bench.latency.voice_to_voice import (
     asr_floor_ms,
     eot_floor_ms,
     first_sentence_ms,
-    pause_trial,
-    utterance,
+    main,
 )
 from tests.conftest import start_server
-from tts_server.engines import Engine
 from tts_server.testing.fake_engine import FakeEngine
 from tts_server.testing.server_thread import ServerThread
 
@@ -58,29 +55,24 @@ def fast_server() -> Iterator[ServerThread]:
     server.stop()
 
 
-@pytest.mark.timeout(300)  # three real-time trials; a loaded 2-core box stretches them
-def test_one_utterance_and_one_paused_sentence_through_the_socket(
-    engine: Engine, fast_server: ServerThread
-) -> None:
-    (item,) = items(asyncio.run(say(texts(1), engine)), 1)  # a table for ... four people
-    model = SmartTurn()
-    model.load()
-
-    async def trials(url: str) -> list[dict[str, Any]]:
-        pcm, tts = item.pcm, fast_server.ws_url
-        return [
-            await utterance(url, tts, 0, item.text, pcm, DEFAULT, model),
-            await pause_trial(url, DEFAULT, 0, item, paused=True),
-            await pause_trial(url, DEFAULT, 0, item, paused=False),
-        ]
-
-    with dev_server(fast_server.ws_url, CONFIGS[DEFAULT]) as (url, _):
-        spoken, paused, whole = asyncio.run(trials(ws_url(url)))
+@pytest.mark.timeout(300)  # a dozen real-time trials; a loaded 2-core box stretches them
+def test_a_quick_run_writes_the_ablation(fast_server: ServerThread, tmp_path: Path) -> None:
+    argv = ["--utterances", "1", "--pauses", "1", "--barge-ins", "0"]
+    assert main([*argv, "--tts-url", fast_server.ws_url, "--out", str(tmp_path)]) == 0
+    report = json.loads((tmp_path / "voice_to_voice.json").read_text())
+    assert list(report["configs"]) == list(CONFIGS)
+    for runs in report["configs"].values():
+        assert len(runs["utterances"]) == 1 and len(runs["pauses"]) == 2  # paused, whole
+    assert report["replayed"]["sentences"] == 1 and report["replayed"]["turn_model_ms"]
+    assert "| pause corpus: false cut-offs |" in (tmp_path / "voice_to_voice.md").read_text()
+    (spoken,) = report["configs"][DEFAULT]["utterances"]  # all on
     assert spoken["voice_to_voice_ms"] == pytest.approx(
         sum(spoken[key] for key in spoken["floors"]), abs=1.0
-    )
+    )  # the stages, end to end
     assert spoken["turn"] in ("complete", "incomplete") and spoken["turn_ms"] > 0
     assert spoken["floors"]["eot_wait_ms"] >= 224  # at least the pause the model is asked at
-    assert paused["paused"] and paused["pause_ms"] == item.pause_ms
-    assert isinstance(paused["cut_in_pause"], bool)
+    paused, whole = report["configs"][DEFAULT]["pauses"]
+    assert paused["paused"] and paused["pause_ms"] == PAUSES_MS[0]
     assert not whole["paused"] and not whole["cut_in_pause"] and whole["eot_ms"] > 224
+    (silence,) = report["configs"]["silence"]["utterances"]
+    assert silence["turn"] is None and silence["floors"]["eot_wait_ms"] >= 512
