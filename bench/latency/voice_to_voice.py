@@ -158,7 +158,9 @@ async def utterance(
     return row
 
 
-async def pause_trial(url: str, name: str, index: int, item: PauseItem, paused: bool) -> dict:
+async def pause_trial(
+    url: str, name: str, index: int, item: PauseItem, paused: bool
+) -> dict[str, Any]:
     """A pause-corpus sentence (whole, or with its pause) into a fresh socket of configuration
     ``name``: whether its first turn ended inside the pause, and when it ended. The microphone
     stops once the speech is out and the turn has ended; the socket closes at its transcript."""
