@@ -44,6 +44,7 @@ from bench.latency.targets import PROMPT, AgentCoreTarget, HttpTarget, Target, W
 from voice_agent_cli.local_tts import local_tts
 
 if TYPE_CHECKING:
+    from agent.config import ListeningConfig
     from agent.core.service import VoiceAgent
 
 OUT = Path(__file__).resolve().parents[2] / "docs" / "benchmarks"
@@ -150,14 +151,20 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def dev_server(tts_url: str) -> Iterator[tuple[str, VoiceAgent]]:
-    """The dev server with the demo model, in a thread on a free port."""
+def dev_server(
+    tts_url: str, listening: ListeningConfig | None = None
+) -> Iterator[tuple[str, VoiceAgent]]:
+    """The dev server with the demo model (and ``listening``, else the defaults), in a thread
+    on a free port."""
     import uvicorn
 
     from agent.config import AgentConfig
     from agent.doors.devserver import create_app
 
-    app = create_app(AgentConfig(model="demo", tts_url=tts_url))
+    config = AgentConfig(model="demo", tts_url=tts_url)
+    if listening is not None:
+        config = dataclasses.replace(config, listening=listening)
+    app = create_app(config)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
     thread = threading.Thread(target=server.run, name="bench-devserver", daemon=True)
     thread.start()

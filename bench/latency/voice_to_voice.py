@@ -1,11 +1,12 @@
 """Voice to voice: TTS-made utterances played into ``/ws`` as a microphone would, in real time.
 
     python -m bench.latency.voice_to_voice              # writes docs/benchmarks/voice_to_voice.*
-    python -m bench.latency.voice_to_voice --utterances 3 --barge-ins 2 --out /tmp/v2v
+    python -m bench.latency.voice_to_voice --utterances 3 --pauses 4 --barge-ins 2 --out /tmp/v2v
 
-The local stack of ``make run``: a TTS server child process, the dev server in a thread with
-the demo model and the default listening knobs (Silero VAD, 500 ms end of turn, Whisper tiny.en
-int8 beam 1). Each utterance is said by the project's own TTS, resampled to 16 kHz and sent as
+The local stack of ``make run``: a TTS server child process and, in threads, one dev server
+with the demo model per end-of-turn configuration of the ablation (``endpointing.CONFIGS``:
+the 500 ms silence rule, + the turn model, + eager recognition), each utterance said to all
+three in turn. Each utterance is said by the project's own TTS, resampled to 16 kHz and sent as
 32 ms MIC frames, each when a microphone would have it. Measured per utterance, on the
 client's clock: **voice to voice**, from the frame holding the last sample of speech to the
 first reply audio frame, and its stages: the end-of-turn wait (to `speech.end`), recognition
@@ -25,32 +26,36 @@ import argparse
 import asyncio
 import contextlib
 import datetime
-import json
 import math
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from agent.browser_leg import MIC_SAMPLE_RATE, SESSION_HEADER, mic_frame
 from agent.config import ListeningConfig
 from agent.core.llm import DemoConfig, demo_reply, demo_tokens
 from agent.listening.settings import WINDOW_MS
+from agent.listening.turn_model import SmartTurn
+from bench.latency import pause_corpus
 from bench.latency.agent_latency import _free_port, dev_server, machine, ws_url
+from bench.latency.endpointing import CONFIGS, DEFAULT, FRAME_MS, pause_wait_ms, replay
 from bench.latency.levels import lone_first_audio_ms
+from bench.latency.mic_session import (
+    LEAD_MS,
+    TRAIL_MS,
+    Session,
+    last_loud_frame,
+    speech_span_ms,
+    stream_of,
+)
+from bench.latency.pause_corpus import PauseItem
 from bench.latency.stats import spread
-from bench.speech.intelligibility import to_whisper_input, word_error_rate
-from tts_protocol import pcm16_to_float
+from bench.speech.intelligibility import word_error_rate
 from voice_agent_cli.local_tts import local_tts
 
 STEM = "voice_to_voice"
 OUT = Path(__file__).resolve().parents[2] / "docs" / "benchmarks"
-FRAME_MS = 32
-LEAD_MS, TRAIL_MS = 400, 1500  # silence around each utterance
 UTTERANCES = (
     "What is the weather like in London today?",
     "Please tell me a short story about a friendly robot.",
@@ -63,115 +68,7 @@ UTTERANCES = (
     "Could you remind me what time my dentist appointment is on Friday?",
     "What is the best way to keep fresh herbs in the fridge?",
 )
-THREE_S = (2750, 3250)  # the clips (pre-roll, speech, tail) the 3 s recognition goal reads
 BARGE_IN = "Wait, stop there please."
-GOALS = {
-    "asr_rtf_3s": 0.15,  # recognition of a 3 s utterance within 0.15 of its duration
-    "vad_ms_per_window": 1.0,
-    "overhead_ms": 50.0,  # voice to voice over the sum of its floors
-    "barge_in_stop_ms": 300.0,
-}
-STAGES = ("eot_wait_ms", "asr_ms_seen", "llm_first_token_ms", "first_segment_ms", "synthesis_ms")
-
-
-async def speech_pcm(texts: list[str]) -> dict[str, bytes]:
-    """Each text said by the embedded engine, as 16 kHz s16le."""
-    from tts_server.engines import load_engine
-    from tts_server.settings import Settings
-
-    engine = load_engine(Settings())
-
-    async def say(text: str) -> bytes:
-        audio = np.concatenate([c.audio async for c in engine.synthesize(engine.prepare(text))])
-        samples = to_whisper_input(audio, engine.sample_rate)
-        return (np.clip(samples, -1, 1) * 32767).astype("<i2").tobytes()
-
-    return {text: await say(text) for text in texts}
-
-
-def speech_span_ms(pcm: bytes) -> tuple[float, float]:
-    """Where the speech in ``pcm`` starts and ends (first and last sample over -34 dBFS)."""
-    samples = np.abs(pcm16_to_float(pcm))
-    loud = np.flatnonzero(samples > 0.02)
-    return loud[0] * 1000 / MIC_SAMPLE_RATE, (loud[-1] + 1) * 1000 / MIC_SAMPLE_RATE
-
-
-class Session:
-    """One /ws socket: sends paced MIC frames, stamps every frame received."""
-
-    def __init__(self, url: str, conversation: str) -> None:
-        self._url = f"{url}?{SESSION_HEADER}={conversation}"
-        self.received: list[tuple[float, dict[str, Any] | None]] = []  # None: an audio frame
-        self._arrived = asyncio.Event()
-
-    async def __aenter__(self) -> Session:
-        from websockets.asyncio.client import connect
-
-        self._socket = await connect(self._url, max_size=None)
-        self._reader = asyncio.create_task(self._read())
-        return self
-
-    async def __aexit__(self, *_: object) -> None:
-        self._reader.cancel()
-        await self._socket.close()
-
-    async def _read(self) -> None:
-        async for data in self._socket:
-            event = None if isinstance(data, bytes) else json.loads(data)
-            self.received.append((time.perf_counter(), event))
-            self._arrived.set()
-
-    async def send(self, message: dict[str, Any]) -> None:
-        await self._socket.send(json.dumps(message))
-
-    async def play(self, pcm: bytes) -> list[float]:
-        """Send ``pcm`` as a microphone would; returns when each frame was sent."""
-        size = MIC_SAMPLE_RATE * FRAME_MS // 1000 * 2
-        sent, start = [], time.perf_counter()
-        for index, offset in enumerate(range(0, len(pcm), size)):
-            await asyncio.sleep(max(0.0, start + index * FRAME_MS / 1000 - time.perf_counter()))
-            await self._socket.send(mic_frame(pcm[offset : offset + size]))
-            sent.append(time.perf_counter())
-        return sent
-
-    async def wait_for(self, kind: str, limit_s: float = 60.0) -> float:
-        """When the first frame of ``kind`` (``"audio"``: a binary frame) arrived."""
-        try:
-            async with asyncio.timeout(limit_s):
-                while (at := self.first(kind)) is None:
-                    self._arrived.clear()
-                    await self._arrived.wait()
-        except TimeoutError:
-            got = [e["type"] if e else "audio" for _, e in self.received][-12:]
-            raise TimeoutError(f"no {kind} within {limit_s} s; the last frames: {got}") from None
-        return at
-
-    def first(self, kind: str, after: float = 0.0) -> float | None:
-        for at, event in self.received:
-            if at >= after and (event["type"] if event else "audio") == kind:
-                return at
-        return None
-
-    def event(self, kind: str) -> dict[str, Any]:
-        return next(e for _, e in self.received if e and e["type"] == kind)
-
-
-def decision_frame(stream: bytes) -> int:
-    """The frame of ``stream`` after which the endpointer, fed it at once, ends the turn.
-
-    The VAD and endpointer alone on the same audio, in the same 32 ms frames: the end-of-turn
-    stage's floor is this frame, since Silero's probability stays up for a window or two after
-    the last loud sample and the silence is counted from where it falls."""
-    from agent.listening.endpointer import Ended, Endpointer
-    from agent.listening.vad import VoiceActivity
-
-    vad, endpointer = VoiceActivity(), Endpointer(ListeningConfig())
-    size = MIC_SAMPLE_RATE * FRAME_MS // 1000 * 2
-    for index, offset in enumerate(range(0, len(stream), size)):
-        for window, probability in vad.windows(stream[offset : offset + size]):
-            if any(isinstance(e, Ended) for e in endpointer.push(window, probability)):
-                return index
-    raise ValueError("the endpointer never ended the turn")
 
 
 def _ms(later: float | None, earlier: float | None) -> float | None:
@@ -188,27 +85,45 @@ def first_sentence_ms(prompt: str, segment: str, demo: DemoConfig) -> float:
     return round(len(tokens) / demo.tokens_per_second * 1000, 1)
 
 
-async def utterance(url: str, tts_url: str, index: int, text: str, pcm: bytes) -> dict[str, Any]:
-    """One utterance into a fresh socket; its figures."""
-    demo, config = DemoConfig(), ListeningConfig()
-    async with Session(url, f"v2v-{index}") as session:
+def eot_floor_ms(replayed_frames: int, end: dict[str, Any]) -> float:
+    """The end-of-turn floor: the frames the rule waits past the speech, replayed, and the
+    model's own time when its answer ended the turn (the socket waits for it at the pause)."""
+    model_ms = end["turn_ms"] if end.get("turn") == "complete" else 0.0
+    return round(replayed_frames * FRAME_MS + model_ms, 1)
+
+
+def asr_floor_ms(asr_ms: float, end: dict[str, Any], config: ListeningConfig) -> float:
+    """The recognition floor: the recognizer's own time, less, when it started eagerly at the
+    pause, the head start it had (the model's answer, or the longer wait after the pause)."""
+    if not (config.eager_asr and end.get("turn_ms") is not None):
+        return asr_ms
+    head = max(end["turn_ms"], end["wait_ms"] - pause_wait_ms(config))
+    return round(max(0.0, asr_ms - head), 1)
+
+
+async def utterance(
+    url: str, tts_url: str, index: int, text: str, pcm: bytes, name: str, model: SmartTurn
+) -> dict[str, Any]:
+    """One utterance into a fresh socket of configuration ``name``; its figures."""
+    demo, config = DemoConfig(), CONFIGS[name]
+    async with Session(url, f"v2v-{name}-{index}") as session:
         await session.send({"type": "listen", "mode": "hands_free"})
         await session.wait_for("listening")
-        stream = bytes(LEAD_MS * 32) + pcm + bytes(TRAIL_MS * 32)
+        stream = stream_of(pcm)
         sent = await session.play(stream)
         first_audio = await session.wait_for("audio")
         await session.send({"type": "cancel"})
         await session.wait_for("cancelled")
-    _, speech_end = speech_span_ms(pcm)
-    last_loud = math.ceil((LEAD_MS + speech_end) / FRAME_MS) - 1  # the frame with its last sample
+    last_loud = last_loud_frame(pcm)
     ended = sent[last_loud]
     at = {kind: session.first(kind) for kind in ("speech.end", "transcript", "text.delta")}
     at["segment"], at["audio"] = session.first("segment"), first_audio
     transcript, segment = session.event("transcript"), session.event("segment")["text"]
+    end = session.event("speech.end")
     lone = await lone_first_audio_ms(tts_url, segment)
     floors = {
-        "eot_wait_ms": (decision_frame(stream) - last_loud) * FRAME_MS,
-        "asr_ms_seen": transcript["asr_ms"],
+        "eot_wait_ms": eot_floor_ms(replay(stream, config, model).frame - last_loud, end),
+        "asr_ms_seen": asr_floor_ms(transcript["asr_ms"], end, config),
         "llm_first_token_ms": demo.first_token_delay_s * 1000,
         "first_segment_ms": first_sentence_ms(transcript["text"], segment, demo),
         "synthesis_ms": lone,
@@ -217,7 +132,7 @@ async def utterance(url: str, tts_url: str, index: int, text: str, pcm: bytes) -
         "text": text,
         "heard": transcript["text"],
         "wer": round(word_error_rate(text, transcript["text"]), 3),
-        "speech_ms": round(speech_end - speech_span_ms(pcm)[0], 1),
+        "speech_ms": round(speech_span_ms(pcm)[1] - speech_span_ms(pcm)[0], 1),
         "utterance_ms": transcript["audio_ms"],
         "asr_ms": transcript["asr_ms"],
         "eot_wait_ms": _ms(at["speech.end"], ended),
@@ -226,8 +141,14 @@ async def utterance(url: str, tts_url: str, index: int, text: str, pcm: bytes) -
         "first_segment_ms": _ms(at["segment"], at["text.delta"]),
         "synthesis_ms": _ms(at["audio"], at["segment"]),
         "voice_to_voice_ms": _ms(first_audio, ended),
+        "transcript_ms": _ms(at["transcript"], ended),
+        "turn": end.get("turn"),
+        "turn_score": end.get("turn_score"),
+        "turn_ms": end.get("turn_ms"),
         "floors": floors,
-        "designed_silence_ms": math.ceil(config.silence_ms / WINDOW_MS) * WINDOW_MS,
+        "designed_silence_ms": pause_wait_ms(config)
+        if config.endpointing == "turn_model"
+        else math.ceil(config.silence_ms / WINDOW_MS) * WINDOW_MS,
     }
     row["floor_ms"] = None if lone is None else round(sum(floors.values()), 1)  # type: ignore[arg-type]
     row["overhead_ms"] = (
@@ -235,6 +156,46 @@ async def utterance(url: str, tts_url: str, index: int, text: str, pcm: bytes) -
     )
     row["asr_rtf"] = round(row["asr_ms"] / row["utterance_ms"], 3)
     return row
+
+
+async def pause_trial(
+    url: str, name: str, index: int, item: PauseItem, paused: bool
+) -> dict[str, Any]:
+    """A pause-corpus sentence (whole, or with its pause) into a fresh socket of configuration
+    ``name``: whether its first turn ended inside the pause, and when it ended. The microphone
+    stops once the speech is out and the turn has ended; the socket closes at its transcript."""
+    pcm = item.paused if paused else item.pcm
+    last_loud = last_loud_frame(pcm)
+    async with Session(url, f"v2v-pause-{name}-{index}-{int(paused)}") as session:
+        await session.send({"type": "listen", "mode": "hands_free"})
+        await session.wait_for("listening")
+        sent = await session.play(
+            stream_of(pcm), lambda i: i > last_loud and session.first("speech.end") is not None
+        )
+        await session.wait_for("transcript")
+    end = session.event("speech.end")
+    return {
+        "text": item.text,
+        "paused": paused,
+        "pause_ms": item.pause_ms if paused else 0,
+        "cut_in_pause": paused and end["at_ms"] <= LEAD_MS + item.resume_ms,
+        "eot_ms": _ms(session.first("speech.end"), sent[last_loud]),
+        "turn": end.get("turn"),
+        "turn_ms": end.get("turn_ms"),
+    }
+
+
+def replayed_pauses(corpus: list[PauseItem], model: SmartTurn) -> dict[str, Any]:
+    """The pause corpus replayed offline: each rule's false cut-offs (the turn model's rule is
+    the same with and without eager recognition) and the model's cost per decision (ms)."""
+    cuts, costs = {"silence": 0, "turn_model": 0}, []
+    for item in corpus:
+        for name in cuts:
+            replayed = replay(stream_of(item.paused), CONFIGS[name], model)
+            cuts[name] += replayed.at_ms <= LEAD_MS + item.resume_ms
+            costs += replayed.costs
+        costs += replay(stream_of(item.pcm), CONFIGS["turn_model"], model).costs
+    return {"false_cutoffs": cuts, "sentences": len(corpus), "turn_model_ms": costs}
 
 
 async def barge_in(url: str, index: int, pcm: bytes) -> dict[str, Any]:
@@ -287,47 +248,36 @@ async def asr_alone(pcms: dict[str, bytes]) -> list[dict[str, Any]]:
     return rows
 
 
-async def measure(url: str, tts_url: str, args: argparse.Namespace) -> dict[str, Any]:
+async def measure(urls: dict[str, str], tts_url: str, args: argparse.Namespace) -> dict[str, Any]:
+    """Every utterance and pause-corpus sentence said to each configuration in turn."""
     texts = list(UTTERANCES[: args.utterances])
-    pcms = await speech_pcm([*texts, BARGE_IN])
-    await utterance(url, tts_url, -1, texts[0], pcms[texts[0]])  # warm-up: model loads
-    rows = [await utterance(url, tts_url, i, t, pcms[t]) for i, t in enumerate(texts)]
-    barges = [await barge_in(url, i, pcms[BARGE_IN]) for i in range(args.barge_ins)]
+    spoken = await pause_corpus.say([*texts, BARGE_IN, *pause_corpus.texts(args.pauses)])
+    pcms = {t: spoken[t].pcm for t in (*texts, BARGE_IN)}
+    corpus = pause_corpus.items(spoken, args.pauses)
+    model = SmartTurn()  # the bench's own, for the replays: the servers share theirs
+    model.load()
+    configs: dict[str, dict[str, list[dict[str, Any]]]] = {
+        name: {"utterances": [], "pauses": []} for name in urls
+    }
+    for name, url in urls.items():  # warm-up: the models load
+        await utterance(url, tts_url, -1, texts[0], pcms[texts[0]], name, model)
+    for i, text in enumerate(texts):
+        for name, url in urls.items():
+            row = await utterance(url, tts_url, i, text, pcms[text], name, model)
+            configs[name]["utterances"].append(row)
+    for i, item in enumerate(corpus):
+        for paused in (True, False):
+            for name, url in urls.items():
+                configs[name]["pauses"].append(await pause_trial(url, name, i, item, paused))
+    barges = [await barge_in(urls[DEFAULT], i, pcms[BARGE_IN]) for i in range(args.barge_ins)]
     alone = await asr_alone({t: pcms[t] for t in texts})
     return {
-        "utterances": rows,
+        "configs": configs,
         "barge_ins": barges,
         "asr_alone": alone,
         "vad": vad_cost(list(pcms.values())),
+        "replayed": replayed_pauses(corpus, model),
     }
-
-
-def summary(results: dict[str, Any]) -> dict[str, Any]:
-    rows = results["utterances"]
-    keys = (*STAGES, "voice_to_voice_ms", "floor_ms", "overhead_ms", "asr_ms", "asr_rtf", "wer")
-    out: dict[str, Any] = {key: spread([row[key] for row in rows]) for key in keys}
-    for key in ("onset_to_cancelled_ms", "onset_to_last_reply_frame_ms"):
-        out[key] = spread([b[key] for b in results["barge_ins"]])
-    low, high = THREE_S
-    three = [a for a in results["asr_alone"] if low <= a["audio_ms"] <= high] or results[
-        "asr_alone"
-    ]
-    rtf_3s = statistics.median(a["asr_ms"] / a["audio_ms"] for a in three) if three else None
-    measured = {
-        "asr_rtf_3s": None if rtf_3s is None else round(rtf_3s, 3),
-        "vad_ms_per_window": results["vad"]["wall_ms"]["median"],
-        "overhead_ms": out["overhead_ms"]["median"],
-        "barge_in_stop_ms": out["onset_to_cancelled_ms"]["median"],
-    }
-    out["goals"] = {
-        name: {
-            "goal": goal,
-            "measured": measured[name],
-            "met": measured[name] is not None and measured[name] <= goal,
-        }
-        for name, goal in GOALS.items()
-    }
-    return out
 
 
 def run(args: argparse.Namespace) -> int:
@@ -335,6 +285,7 @@ def run(args: argparse.Namespace) -> int:
     import matplotlib  # noqa: F401 - fail now, not after minutes of measuring
 
     from bench.latency.voice_to_voice_report import headline, write
+    from bench.latency.voice_to_voice_summary import summary
 
     host = machine()
     if (load := host["load_average"][0]) > 1.0:
@@ -343,8 +294,11 @@ def run(args: argparse.Namespace) -> int:
         tts_url = args.tts_url or stack.enter_context(
             local_tts("127.0.0.1", _free_port(), "warning")
         )
-        url, _ = stack.enter_context(dev_server(tts_url))
-        results = asyncio.run(measure(ws_url(url), tts_url, args))
+        urls = {
+            name: ws_url(stack.enter_context(dev_server(tts_url, config))[0])
+            for name, config in CONFIGS.items()
+        }
+        results = asyncio.run(measure(urls, tts_url, args))
     report = {
         "benchmark": STEM,
         "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
@@ -353,6 +307,10 @@ def run(args: argparse.Namespace) -> int:
             "agent": "dev server in a thread, demo model",
             "tts": args.tts_url or "local child process (`python -m tts_server`, ONNX, CPU)",
             "listening": {k: getattr(ListeningConfig(), k) for k in ListeningConfig.__slots__},
+            "configs": {
+                name: {"endpointing": c.endpointing, "eager_asr": c.eager_asr}
+                for name, c in CONFIGS.items()
+            },
             "demo": {
                 "first_token_delay_s": DemoConfig().first_token_delay_s,
                 "tokens_per_second": DemoConfig().tokens_per_second,
@@ -374,7 +332,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench.latency.voice_to_voice", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("--utterances", type=int, default=len(UTTERANCES), help="how many (8)")
+    parser.add_argument("--utterances", type=int, default=len(UTTERANCES), help="how many (10)")
+    parser.add_argument(
+        "--pauses",
+        type=int,
+        default=len(pause_corpus.SENTENCES),
+        help="pause-corpus sentences, each whole and paused (30)",
+    )
     parser.add_argument("--barge-ins", type=int, default=4, help="barge-in trials (4)")
     parser.add_argument("--tts-url", help="a running TTS server (default: start one)")
     parser.add_argument("--out", type=Path, default=OUT, help="where voice_to_voice.* go")
