@@ -24,8 +24,10 @@ DeviceName = Literal["cpu", "cuda"]
 SAGEMAKER_MODEL_DIR = Path("/opt/ml/model")
 DEFAULT_BATCH_WAIT_MS = 2.0  # a few ms: small beside one forward pass, enough to gather peers
 # Decoding in windows (docs/tts_server.md, "Decoding in windows"): frames of the first window
-# (after the leading silence), of each later one, and of context each side.
+# (after the leading silence), of the largest later one, and of context each side; each later
+# window is ``growth`` times the one before (by default: ``size`` at once, the plan measured).
 DEFAULT_WINDOW_FIRST, DEFAULT_WINDOW_SIZE, DEFAULT_WINDOW_CONTEXT = 8, 40, 16
+DEFAULT_WINDOW_GROWTH = DEFAULT_WINDOW_SIZE / DEFAULT_WINDOW_FIRST
 ENV_PREFIX = "TTS_"
 
 
@@ -113,8 +115,8 @@ class Settings:
     windows: bool = field(
         default=False,
         metadata=_option(
-            "torch only: decode each sentence in windows, its first audio sent before the rest "
-            "is decoded"
+            "decode each sentence in windows, its first audio sent before the rest is decoded "
+            "(onnx: a voice's first sentence is decoded whole, to learn its statistics)"
         ),
     )
     window_first: int = field(
@@ -127,6 +129,10 @@ class Settings:
     window_context: int = field(
         default=DEFAULT_WINDOW_CONTEXT,
         metadata=_option("frames decoded each side of a window for context, then dropped", int),
+    )
+    window_growth: float = field(
+        default=DEFAULT_WINDOW_GROWTH,
+        metadata=_option("each later window this many times the one before (at most size)", float),
     )
     max_sessions: int | None = field(
         default=None,

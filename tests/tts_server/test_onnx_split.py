@@ -15,12 +15,13 @@ import numpy as np
 import pytest
 
 from tts_server.engines.base import EngineError
-from tts_server.engines.onnx_engine import duration_output, with_durations
+from tts_server.engines.onnx_graph import with_durations
 from tts_server.engines.onnx_split import (
     Features,
     SplitKokoro,
     as_prior,
     average,
+    duration_output,
     split_graph,
 )
 from tts_server.engines.packaged import packaged_files

@@ -67,10 +67,25 @@ def load_engine(settings: Settings) -> Engine:
             batch_wait_ms=settings.batch_wait_ms,
             remove_weight_norm=settings.fold_weight_norm,
             fuse_styles=settings.fuse_styles,
-            windows=WindowPlan(settings.window_first, settings.window_size, settings.window_context)
-            if settings.windows
-            else None,
+            windows=_window_plan(settings),
         )
     from tts_server.engines.onnx_engine import OnnxEngine
 
-    return OnnxEngine(g2p, model_dir=settings.model_dir, workers=settings.onnx_workers)
+    return OnnxEngine(
+        g2p,
+        model_dir=settings.model_dir,
+        workers=settings.onnx_workers,
+        windows=_window_plan(settings),
+    )
+
+
+def _window_plan(settings: Settings) -> WindowPlan | None:
+    """The windows ``settings`` ask for; None: each sentence decoded whole."""
+    if not settings.windows:
+        return None
+    return WindowPlan(
+        settings.window_first,
+        settings.window_size,
+        settings.window_context,
+        growth=settings.window_growth,
+    )

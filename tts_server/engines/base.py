@@ -98,6 +98,7 @@ class Started:
     frames: int  # the piece's length in frames (0: nothing to speak)
     lead: int  # its leading pad's frames (``WindowPlan.windows``)
     bounds: np.ndarray | None  # its phonemes' bounds in samples of its whole audio (``Timed``)
+    plan: WindowPlan | None = None  # its own windows (None: the engine's ``window_plan``)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -307,7 +308,7 @@ class Engine(ABC):
         sample; each word goes with the chunk its first sample is in (its mark before it).
         """
         started: Started = await self._scheduler.synthesize(piece)
-        windows = plan.windows(started.frames, started.lead)
+        windows = (started.plan or plan).windows(started.frames, started.lead)
         words: list[WordTime] = []
         first: int | None = None  # the piece's first kept sample, once found
         for k, window in enumerate(windows):

@@ -16,17 +16,24 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from tts_protocol.validation import VoiceMix
-from tts_server.engines.base import G2P, Engine, EngineError, Trim
+from tts_server.engines.base import G2P, Engine, EngineError, Started, Trim, WindowJob
+from tts_server.engines.onnx_graph import with_durations
+from tts_server.engines.onnx_split import Features, SplitKokoro, Stats
+from tts_server.engines.onnx_stream import WindowedKokoro
 from tts_server.engines.packaged import PACKAGE_HINT, load_voices, packaged_files
 from tts_server.engines.scheduler import Piece
 from tts_server.engines.timings import Timed, char_bounds
+from tts_server.engines.windows import SAMPLES_PER_FRAME, WindowPlan
+
+T = TypeVar("T")
 
 DEFAULT_VOICE = "jf_alpha"
 
@@ -47,54 +54,6 @@ def _directory_files(model_dir: Path) -> tuple[Path, dict[str, int], dict[str, n
     return models[0], vocab, load_voices(packs[0])
 
 
-def duration_output(graph: Any) -> str:
-    """The name of the per-token frame-count tensor in a Kokoro ONNX graph.
-
-    Kokoro's forward computes ``round(sum(sigmoid(duration_proj)) / speed)``, clips it to at
-    least 1 and casts it to integers: found here as the ``Div`` by the graph input ``speed``,
-    then ``Round``, ``Clip``, ``Cast``. ``EngineError`` if the graph has no such chain.
-    """
-    consumers: dict[str, list[Any]] = {}
-    for node in graph.node:
-        for name in node.input:
-            consumers.setdefault(name, []).append(node)
-
-    def follow(name: str, op: str) -> list[str]:
-        return [node.output[0] for node in consumers.get(name, []) if node.op_type == op]
-
-    found = [
-        cast
-        for div in follow("speed", "Div")
-        for rounded in follow(div, "Round")
-        for clipped in follow(rounded, "Clip")
-        for cast in follow(clipped, "Cast")
-    ]
-    if len(found) != 1:
-        raise EngineError(
-            "cannot find Kokoro's durations in the ONNX graph (Div by 'speed', Round, Clip, "
-            f"Cast; found {len(found)} such chains): word timings need them"
-        )
-    return found[0]
-
-
-def with_durations(model_path: Path) -> tuple[bytes, list[str]]:
-    """The model at ``model_path`` with its durations as an output; the outputs to fetch.
-
-    Those are the audio (the graph's first output) and the durations, in that order.
-    """
-    try:
-        import onnx
-    except ImportError as exc:
-        raise EngineError(f"the onnx package is not installed; run: {PACKAGE_HINT}") from exc
-    model = onnx.load(str(model_path))
-    name = duration_output(model.graph)
-    if name not in {output.name for output in model.graph.output}:
-        model.graph.output.append(
-            onnx.helper.make_tensor_value_info(name, onnx.TensorProto.INT64, None)
-        )
-    return model.SerializeToString(), [model.graph.output[0].name, name]
-
-
 def split_cores(workers: int, cores: int | None = None) -> list[int]:
     """Intra-op threads for each of ``workers`` sessions: the cores shared out, at least one."""
     cores = cores or os.cpu_count() or 1
@@ -112,6 +71,7 @@ class OnnxEngine(Engine):
 
     name = "onnx"
     preferred_voice = DEFAULT_VOICE
+    streams = True
 
     def __init__(
         self,
@@ -120,6 +80,7 @@ class OnnxEngine(Engine):
         trim: Trim | None = None,
         threads: int | None = None,
         workers: int = 1,
+        windows: WindowPlan | None = None,
     ) -> None:
         try:
             import onnxruntime as ort
@@ -130,25 +91,30 @@ class OnnxEngine(Engine):
         model, self._vocab, self._voices = (
             _directory_files(model_dir) if model_dir else packaged_files()
         )
-        graph, self._outputs = with_durations(model)
         self._sessions = []
-        for lane_threads in split_cores(workers, threads):
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = lane_threads
-            self._sessions.append(
-                ort.InferenceSession(
-                    graph, sess_options=options, providers=["CPUExecutionProvider"]
+        self._splits: list[SplitKokoro] = []  # windowed: the split graph, per lane
+        if windows is None:
+            graph, self._outputs = with_durations(model)
+            for lane_threads in split_cores(workers, threads):
+                options = ort.SessionOptions()
+                options.intra_op_num_threads = lane_threads
+                self._sessions.append(
+                    ort.InferenceSession(
+                        graph, sess_options=options, providers=["CPUExecutionProvider"]
+                    )
                 )
-            )
+        else:
+            self._splits = [SplitKokoro.load(model, t) for t in split_cores(workers, threads)]
+            self._priors = WindowedKokoro(self._splits[0], windows)
         self._ort = ort
         self._lock = threading.Lock()  # guards _run_options
         self._run_options: list[ort.RunOptions | None] = [None] * workers  # running, per lane
-        super().__init__(g2p, trim, lanes=workers)
+        super().__init__(g2p, trim, lanes=workers, windows=windows)
 
     @property
     def workers(self) -> int:
         """How many sessions run side by side."""
-        return len(self._sessions)
+        return len(self._sessions or self._splits)
 
     def _infer_batch(self, lane: int, pieces: Sequence[Piece]) -> list[Timed]:
         """The graph is batch-1: each piece in turn on the lane's own session."""
@@ -160,23 +126,70 @@ class OnnxEngine(Engine):
         tokens = [self._vocab[p] for p in phonemes if p in self._vocab]
         if not tokens:
             return Timed(np.zeros(0, dtype=np.float32))
-        table = self.style_table(voice)
-        style = table[min(len(tokens), len(table)) - 1].reshape(1, -1)
         feed = {
             "tokens": np.array([[0, *tokens, 0]], dtype=np.int64),
-            "style": style.astype(np.float32),
+            "style": self._style(voice, tokens).reshape(1, -1),
             "speed": np.array([speed], dtype=np.float32),
         }
+        session = self._sessions[lane]
+        audio, frames = self._running(
+            lane, lambda options: session.run(self._outputs, feed, run_options=options)
+        )
+        audio = np.asarray(audio, dtype=np.float32).ravel()
+        return Timed(audio, char_bounds(phonemes, self._vocab, frames, audio.size))
+
+    def _start_batch(self, lane: int, pieces: Sequence[Piece]) -> list[Started]:
+        """Each piece's text side; a voice's first sentence is planned as one whole window."""
+        return [self._start(lane, piece) for piece in pieces]
+
+    def _start(self, lane: int, piece: Piece) -> Started:
+        tokens = [self._vocab[p] for p in piece.phonemes if p in self._vocab]
+        if not tokens:
+            return Started(None, 0, 0, None)
+        split, style = self._splits[lane], self._style(piece.voice, tokens)
+        features = self._running(
+            lane, lambda options: split.text(tokens, style, piece.speed, options)
+        )
+        frames, prior = features.frames, self._priors.prior(piece.voice)
+        samples = frames * SAMPLES_PER_FRAME
+        bounds = char_bounds(piece.phonemes, self._vocab, features.durations, samples)
+        whole = None if prior is not None else WindowPlan(first=frames, context=0, min_last=0)
+        lead = int(features.durations[0])
+        return Started(_Sentence(features, prior, piece.voice), frames, lead, bounds, whole)
+
+    def _window_batch(self, lane: int, jobs: Sequence[WindowJob]) -> list[np.ndarray]:
+        """Each window against its voice's prior; a sentence without one is decoded whole and
+        its statistics become the voice's prior."""
+        out = []
+        split = self._splits[lane]
+        for job in jobs:
+            sentence: _Sentence = job.state
+            audio, stats = self._running(
+                lane,
+                lambda options, s=sentence, w=job.window: split.decode(
+                    s.features, w, s.prior, options
+                ),
+            )
+            if sentence.prior is None:
+                self._priors.learn(sentence.voice, stats)
+            out.append(audio)
+        return out
+
+    def _style(self, voice: VoiceMix, tokens: list[int]) -> np.ndarray:
+        """The voice's style row for a sentence of ``tokens``."""
+        table = self.style_table(voice)
+        return np.asarray(table[min(len(tokens), len(table)) - 1], dtype=np.float32)
+
+    def _running(self, lane: int, run: Callable[[Any], T]) -> T:
+        """``run(options)`` with onnxruntime ``RunOptions`` that ``_interrupt`` can terminate."""
         options = self._ort.RunOptions()
         with self._lock:
             self._run_options[lane] = options
         try:
-            audio, frames = self._sessions[lane].run(self._outputs, feed, run_options=options)
+            return run(options)
         finally:
             with self._lock:
                 self._run_options[lane] = None
-        audio = np.asarray(audio, dtype=np.float32).ravel()
-        return Timed(audio, char_bounds(phonemes, self._vocab, frames, audio.size))
 
     def _interrupt(self, lane: int) -> None:
         """Set onnxruntime's terminate flag: the lane's running ``session.run`` fails within ms."""
@@ -184,3 +197,12 @@ class OnnxEngine(Engine):
             options = self._run_options[lane]
             if options is not None:
                 options.terminate = True
+
+
+@dataclass(frozen=True, eq=False)
+class _Sentence:
+    """A started piece: its text side, and the prior its windows pool with (None: whole)."""
+
+    features: Features
+    prior: Stats | None
+    voice: VoiceMix

@@ -12,7 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tts_server.settings import DEFAULT_WINDOW_CONTEXT, DEFAULT_WINDOW_FIRST, DEFAULT_WINDOW_SIZE
+from tts_server.settings import (
+    DEFAULT_WINDOW_CONTEXT,
+    DEFAULT_WINDOW_FIRST,
+    DEFAULT_WINDOW_GROWTH,
+    DEFAULT_WINDOW_SIZE,
+)
 
 SAMPLES_PER_FRAME = 600  # the decoder's 2x upsampling x the generator's 10 x 6 x iSTFT hop 5
 
@@ -49,22 +54,27 @@ class Window:
 
 @dataclass(frozen=True, slots=True)
 class WindowPlan:
-    """How to cut a sentence: ``first`` frames, then ``size`` at a time, ``context`` each side.
+    """How to cut a sentence: ``first`` frames, then windows ``growth`` times the one before
+    (at most ``size``; ``growth = size / first``: ``size`` at a time), ``context`` each side.
 
-    A last window shorter than ``min_last`` frames is merged into the one before it (a tiny
-    window costs a decoder call for little audio).
+    Growing windows keep playback fed: a window is decoded while the audio before it plays, and
+    that audio grows as fast as the windows do. A last window shorter than ``min_last`` frames
+    is merged into the one before it (a tiny window costs a decoder call for little audio).
     """
 
     first: int = DEFAULT_WINDOW_FIRST
     size: int = DEFAULT_WINDOW_SIZE
     context: int = DEFAULT_WINDOW_CONTEXT
     min_last: int = 8
+    growth: float = DEFAULT_WINDOW_GROWTH
 
     def __post_init__(self) -> None:
         if self.first < 1 or self.size < 1:
             raise ValueError(
                 f"windows need at least one frame (first={self.first}, size={self.size})"
             )
+        if not self.growth >= 1:
+            raise ValueError(f"windows cannot shrink (growth={self.growth})")
         if self.context < 0 or self.min_last < 0:
             raise ValueError(
                 f"context and min_last cannot be negative ({self.context}, {self.min_last})"
@@ -82,10 +92,11 @@ class WindowPlan:
         if frames < 0 or lead < 0:
             raise ValueError(f"a sentence cannot have {frames} frames, {lead} of them leading")
         stops: list[int] = []
-        stop = min(lead + self.first, frames)
+        stop, step = min(lead + self.first, frames), self.first
         while stop < frames:
             stops.append(stop)
-            stop = min(stop + self.size, frames)
+            step = min(self.size, round(step * self.growth))
+            stop = min(stop + step, frames)
         if frames:
             stops.append(frames)
         if len(stops) > 1 and stops[-1] - stops[-2] < self.min_last:

@@ -1,0 +1,57 @@
+"""Reading Kokoro's ONNX graph: where its durations are, and a model that outputs them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tts_server.engines.base import EngineError
+from tts_server.engines.packaged import PACKAGE_HINT
+
+
+def duration_output(graph: Any) -> str:
+    """The name of the per-token frame-count tensor in a Kokoro ONNX graph.
+
+    Kokoro's forward computes ``round(sum(sigmoid(duration_proj)) / speed)``, clips it to at
+    least 1 and casts it to integers: found here as the ``Div`` by the graph input ``speed``,
+    then ``Round``, ``Clip``, ``Cast``. ``EngineError`` if the graph has no such chain.
+    """
+    consumers: dict[str, list[Any]] = {}
+    for node in graph.node:
+        for name in node.input:
+            consumers.setdefault(name, []).append(node)
+
+    def follow(name: str, op: str) -> list[str]:
+        return [node.output[0] for node in consumers.get(name, []) if node.op_type == op]
+
+    found = [
+        cast
+        for div in follow("speed", "Div")
+        for rounded in follow(div, "Round")
+        for clipped in follow(rounded, "Clip")
+        for cast in follow(clipped, "Cast")
+    ]
+    if len(found) != 1:
+        raise EngineError(
+            "cannot find Kokoro's durations in the ONNX graph (Div by 'speed', Round, Clip, "
+            f"Cast; found {len(found)} such chains): word timings need them"
+        )
+    return found[0]
+
+
+def with_durations(model_path: Path) -> tuple[bytes, list[str]]:
+    """The model at ``model_path`` with its durations as an output; the outputs to fetch.
+
+    Those are the audio (the graph's first output) and the durations, in that order.
+    """
+    try:
+        import onnx
+    except ImportError as exc:
+        raise EngineError(f"the onnx package is not installed; run: {PACKAGE_HINT}") from exc
+    model = onnx.load(str(model_path))
+    name = duration_output(model.graph)
+    if name not in {output.name for output in model.graph.output}:
+        model.graph.output.append(
+            onnx.helper.make_tensor_value_info(name, onnx.TensorProto.INT64, None)
+        )
+    return model.SerializeToString(), [model.graph.output[0].name, name]
