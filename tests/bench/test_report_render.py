@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from bench.latency import report as latency_report
-from bench.latency import segmenter_bench, voice_to_voice_report
+from bench.latency import segmenter_bench, streaming_synthesis, voice_to_voice_report
 from bench.reliability import report as reliability_report
 from bench.reliability.stats import FaultResult, Sample, SoakStats
 from bench.speech import normalization, torch_report
@@ -57,6 +57,11 @@ CASES: dict[str, tuple[Callable[[dict[str, Any]], str], str, Path]] = {
         REPORTS / "voice_to_voice.md",
     ),
     "segmenter": (segmenter_bench.markdown, "segmenter.json", REPORTS / "segmenter.md"),
+    "streaming_synthesis": (
+        streaming_synthesis.markdown,
+        "streaming_synthesis.json",
+        REPORTS / "streaming_synthesis.md",
+    ),
     "normalization": (normalization.report, "normalization.json", REPORTS / "normalization.md"),
     "reliability": (_reliability, "reliability.json", REPORTS / "reliability.md"),
 }

@@ -1,0 +1,269 @@
+"""A sentence's first audio, decoded whole against in windows, on the embedded ONNX engine.
+
+    python -m bench.latency.streaming_synthesis [--runs 5]
+
+Each configuration is its own ``OnnxEngine``: the whole graph (today's default), and the split
+graph with a few window plans (``--windows``; a voice's first sentence teaches its prior, so
+every engine first speaks a warm-up sentence in the voice). Every case runs through
+``Engine.synthesize`` as the routes call it, interleaved across configurations, ``--runs``
+times. Per case: first audio and total (median, p90), the total's ratio to the whole graph's,
+and the page's player model: playback starts with the first chunk and runs without a pause
+while chunks keep up; an underrun is a chunk that comes after the audio before it has played.
+Quality per plan: the log-spectral distance of the windowed audio to the whole graph's (the
+int8 decoder's own noise floor is about 3.6 dB) and the largest sample step at a seam against
+the largest step within the whole audio. The demo reply is its sentences one after another,
+as a session sends them. Writes ``docs/benchmarks/streaming_synthesis.{md,json}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import os
+import platform
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agent.core.llm import demo_reply
+from agent.segmenter import SentenceSegmenter
+from bench.speech.torch_stages import log_spectral_distance
+from tts_server.engines import Engine, load_g2p
+from tts_server.engines.onnx_engine import OnnxEngine
+from tts_server.engines.windows import WindowPlan
+from tts_server.settings import Settings
+
+OUT = Path(__file__).resolve().parents[2] / "docs" / "benchmarks"
+SAMPLE_RATE = 24_000
+TWELVE = "The old lighthouse keeper climbed the stairs each night to light the lamp."
+THIRTY = (
+    "When the storm finally passed, the fishermen pulled their boats back into the harbour, "
+    "counted their nets, and thanked the keeper whose steady light had guided every one of "
+    "them home."
+)
+DEMO = demo_reply("Tell me about sea otters.", 4)
+WARM_UP = "A warm-up sentence teaches the engine this voice."
+QUALITY_CASES = ("12 words", "demo, first sentence")  # one piece each: one alignment
+PLANS: dict[str, WindowPlan | None] = {
+    "whole": None,
+    "8, 40, 16 (the default plan)": WindowPlan(8, 40, 16, growth=5),
+    "8, 80, 8, growth 2": WindowPlan(8, 80, 8, growth=2),
+    "8, 120, 8, growth 2": WindowPlan(8, 120, 8, growth=2),
+    "16, 120, 8, growth 2": WindowPlan(16, 120, 8, growth=2),
+}
+
+
+@dataclass(frozen=True)
+class Heard:
+    """One synthesis as the page would play it."""
+
+    first_s: float
+    total_s: float
+    underruns: int
+    worst_gap_s: float
+    chunks: list[np.ndarray]
+
+    @property
+    def audio(self) -> np.ndarray:
+        return np.concatenate(self.chunks) if self.chunks else np.zeros(0, np.float32)
+
+
+async def hear(engine: Engine, texts: list[str]) -> Heard:
+    """Synthesize ``texts`` one after another; play each chunk once it comes, without pauses."""
+    started = time.perf_counter()
+    first: float | None = None
+    played_to = 0.0  # when the audio received so far ends playing
+    underruns, worst = 0, 0.0
+    chunks: list[np.ndarray] = []
+    for text in texts:
+        async for chunk in engine.synthesize(engine.prepare(text)):
+            now = time.perf_counter() - started
+            if first is None:
+                first = played_to = now
+            elif now > played_to:
+                underruns, worst = underruns + 1, max(worst, now - played_to)
+                played_to = now
+            played_to += chunk.audio.size / SAMPLE_RATE
+            chunks.append(chunk.audio)
+    return Heard(first or 0.0, time.perf_counter() - started, underruns, worst, chunks)
+
+
+def largest_step(audio: np.ndarray) -> float:
+    """The largest jump between neighbouring samples."""
+    return float(np.abs(np.diff(audio)).max()) if audio.size > 1 else 0.0
+
+
+def aligned(test: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """``test`` shifted onto ``reference`` (the two trim their edges apart by a few ms)."""
+    n = 1 << int(np.ceil(np.log2(test.size + reference.size)))
+    spectrum = np.fft.rfft(reference, n) * np.conj(np.fft.rfft(test, n))
+    lag = int(np.argmax(np.fft.irfft(spectrum, n)))
+    lag = lag - n if lag > n // 2 else lag  # > 0: test starts late
+    return np.pad(test, (lag, 0))[: reference.size] if lag >= 0 else test[-lag:]
+
+
+def seam_step(chunks: list[np.ndarray]) -> float:
+    """The largest jump across the seams between chunks."""
+    steps = [
+        abs(float(b[0]) - float(a[-1])) for a, b in itertools.pairwise(chunks) if a.size and b.size
+    ]
+    return max(steps, default=0.0)
+
+
+def cases() -> dict[str, list[str]]:
+    """The texts of each case: one sentence, or the demo reply's sentences in turn."""
+    segmenter = SentenceSegmenter()
+    demo = segmenter.push(DEMO) + segmenter.flush()
+    return {
+        "12 words": [TWELVE],
+        "30 words": [THIRTY],
+        "demo, first sentence": demo[:1],
+        "demo reply": demo,
+    }
+
+
+async def run_round(engines: dict[str, Engine]) -> dict[str, dict[str, Heard]]:
+    """Every case on every configuration once, interleaved."""
+    out: dict[str, dict[str, Heard]] = {}
+    for case, texts in cases().items():
+        out[case] = {name: await hear(engine, texts) for name, engine in engines.items()}
+    return out
+
+
+def _p90(values: list[float]) -> float:
+    return float(np.percentile(values, 90))
+
+
+def report(
+    rounds: list[dict[str, dict[str, Heard]]], load: tuple[float, ...], runs: int
+) -> dict[str, Any]:
+    """Medians per case and plan, the quality of each plan, and the machine."""
+    result: dict[str, Any] = {"cases": {}, "quality": {}}
+    for case in rounds[0]:
+        whole_total = statistics.median(r[case]["whole"].total_s for r in rounds)
+        whole_first = statistics.median(r[case]["whole"].first_s for r in rounds)
+        rows = {}
+        for plan in rounds[0][case]:
+            heard = [r[case][plan] for r in rounds]
+            first = [h.first_s * 1000 for h in heard]
+            total = [h.total_s * 1000 for h in heard]
+            rows[plan] = {
+                "first_audio_ms": round(statistics.median(first), 1),
+                "first_audio_p90_ms": round(_p90(first), 1),
+                "total_ms": round(statistics.median(total), 1),
+                "first_over_whole": round(statistics.median(first) / 1000 / whole_first, 3),
+                "total_over_whole": round(statistics.median(total) / 1000 / whole_total, 3),
+                "runs_with_underrun": sum(h.underruns > 0 for h in heard),
+                "worst_underrun_ms": round(max(h.worst_gap_s for h in heard) * 1000, 1),
+                "chunks": statistics.median(len(h.chunks) for h in heard),
+            }
+        result["cases"][case] = rows
+    last = rounds[-1]
+    for plan in last["12 words"]:
+        if plan == "whole":
+            continue
+        distances, seams = [], []
+        for case in QUALITY_CASES:
+            whole, windowed = last[case]["whole"].audio, last[case][plan]
+            distances.append(log_spectral_distance(aligned(windowed.audio, whole), whole))
+            seams.append(seam_step(windowed.chunks) / largest_step(whole))
+        result["quality"][plan] = {
+            "log_spectral_distance_db": [round(d, 2) for d in distances],
+            "largest_seam_step_over_whole_largest_step": [round(x, 3) for x in seams],
+        }
+    result["runs"] = runs
+    result["machine"] = {
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+        "load_average_1_5_15": [round(x, 2) for x in load],
+    }
+    return result
+
+
+def markdown(result: dict[str, Any]) -> str:
+    """The report as a Markdown page."""
+    load = ", ".join(map(str, result["machine"]["load_average_1_5_15"]))
+    lines = [
+        "# Streaming synthesis: first audio before the sentence is decoded",
+        "",
+        "`python -m bench.latency.streaming_synthesis`: the embedded ONNX engine (int8, CPU, "
+        "default voice), the whole graph against the split graph decoded in windows "
+        "(`--windows`; plan: first window, largest window, context, in frames of 25 ms; "
+        "growth). Through `Engine.synthesize`; every configuration its own engine, warmed up "
+        f"in the voice; {result['runs']} runs interleaved, medians. "
+        f"{result['machine']['cpus']} CPUs, load average {load} (1, 5, 15 min) at the end.",
+        "",
+    ]
+    for case, rows in result["cases"].items():
+        lines += [
+            f"## {case}",
+            "",
+            "| plan | first audio ms (p90) | total ms | first / whole | total / whole "
+            "| runs with an underrun | worst underrun ms | chunks |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|",
+        ]
+        for plan, row in rows.items():
+            lines.append(
+                f"| {plan} | {row['first_audio_ms']} ({row['first_audio_p90_ms']}) "
+                f"| {row['total_ms']} | {row['first_over_whole']} | {row['total_over_whole']} "
+                f"| {row['runs_with_underrun']} of {result['runs']} | {row['worst_underrun_ms']} "
+                f"| {row['chunks']:g} |"
+            )
+        lines.append("")
+    lines += [
+        "## Quality against the whole graph (12 words, the demo's first sentence; the last run)",
+        "",
+        "| plan | log-spectral distance, dB | largest seam step / the whole audio's largest step |",
+        "|---|---|---|",
+    ]
+    for plan, row in result["quality"].items():
+        distance = ", ".join(map(str, row["log_spectral_distance_db"]))
+        seams = ", ".join(map(str, row["largest_seam_step_over_whole_largest_step"]))
+        lines.append(f"| {plan} | {distance} | {seams} |")
+    lines += [
+        "",
+        "The int8 decoder's own noise floor is about 3.6 dB (an input moved by 1e-6; "
+        'docs/tts_server.md, "The ONNX engine in windows"). An underrun is a chunk that came '
+        "after the audio before it had played out, in the page's player model (playback "
+        "starts with the first chunk).",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def engines(plans: dict[str, WindowPlan | None]) -> dict[str, Engine]:
+    """One engine per plan, each having spoken the warm-up sentence in the default voice."""
+    g2p = load_g2p(Settings())
+    built: dict[str, Engine] = {name: OnnxEngine(g2p, windows=plan) for name, plan in plans.items()}
+    for engine in built.values():
+        asyncio.run(hear(engine, [WARM_UP]))
+    return built
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the benchmark and write its Markdown and JSON reports."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--out", type=Path, default=OUT)
+    args = parser.parse_args(argv)
+    built = engines(PLANS)
+    try:
+        rounds = [asyncio.run(run_round(built)) for _ in range(args.runs)]
+    finally:
+        for engine in built.values():
+            engine.close()
+    result = report(rounds, os.getloadavg(), args.runs)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "streaming_synthesis.json").write_text(json.dumps(result, indent=2) + "\n")
+    (args.out / "streaming_synthesis.md").write_text(markdown(result))
+    print(markdown(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,62 @@
+"""The streaming-synthesis benchmark's parts: the player model, alignment, seams, the report."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bench.latency.streaming_synthesis import (
+    Heard,
+    aligned,
+    cases,
+    hear,
+    largest_step,
+    markdown,
+    report,
+    seam_step,
+)
+from tts_server.engines import Engine
+
+
+def test_alignment_undoes_a_shift_either_way() -> None:
+    reference = np.random.default_rng(0).normal(size=4000).astype(np.float32)
+    late = np.concatenate([np.zeros(30, np.float32), reference])
+    early = reference[40:]
+    np.testing.assert_array_equal(aligned(late, reference)[:3900], reference[:3900])
+    np.testing.assert_array_equal(aligned(early, reference)[40:3900], reference[40:3900])
+
+
+def test_the_seam_step_is_the_jump_between_chunks_only() -> None:
+    chunks = [np.array([0.0, 0.9, 0.1]), np.array([0.4, 0.0]), np.array([0.0])]
+    assert seam_step(chunks) == pytest.approx(0.3)
+    assert largest_step(np.concatenate(chunks)) == pytest.approx(0.9)
+
+
+def test_the_demo_case_is_the_demo_replys_sentences() -> None:
+    demo = cases()["demo reply"]
+    assert len(demo) == 4 and cases()["demo, first sentence"] == demo[:1]
+
+
+async def test_the_player_model_counts_a_chunk_that_comes_late(engine: Engine) -> None:
+    heard = await hear(engine, ["One short sentence.", "And a second one."])
+    assert 0 < heard.first_s <= heard.total_s
+    assert heard.underruns == 0  # whole sentences, each far faster than it plays
+    assert heard.audio.size == sum(chunk.size for chunk in heard.chunks) > 0
+
+
+def _heard(first: float, total: float, gap: float, chunks: int) -> Heard:
+    audio = np.sin(np.linspace(0, 400, 24_000)).astype(np.float32)
+    return Heard(first, total, int(gap > 0), gap, list(np.array_split(audio, chunks)))
+
+
+def test_the_report_gives_ratios_to_the_whole_graph_and_the_quality_of_each_plan() -> None:
+    case = {"whole": _heard(1.0, 1.0, 0.0, 1), "a plan": _heard(0.25, 1.5, 0.1, 4)}
+    names = ("12 words", "30 words", "demo, first sentence", "demo reply")
+    rounds = [dict.fromkeys(names, case)] * 3
+    result = report(rounds, (0.5, 0.4, 0.3), runs=3)
+    row = result["cases"]["12 words"]["a plan"]
+    assert (row["first_over_whole"], row["total_over_whole"]) == (0.25, 1.5)
+    assert (row["runs_with_underrun"], row["worst_underrun_ms"], row["chunks"]) == (3, 100.0, 4)
+    assert result["quality"]["a plan"]["log_spectral_distance_db"] == [0.0, 0.0]
+    page = markdown(result)
+    assert "| a plan | 250.0 (250.0) | 1500.0 | 0.25 | 1.5 | 3 of 3 | 100.0 | 4 |" in page
