@@ -35,7 +35,7 @@ from agent.core.llm import demo_reply
 from agent.segmenter import SentenceSegmenter
 from bench.speech.torch_stages import log_spectral_distance
 from tts_server.engines import Engine, load_g2p
-from tts_server.engines.onnx_engine import OnnxEngine
+from tts_server.engines.onnx.engine import OnnxEngine
 from tts_server.engines.windows import WindowPlan
 from tts_server.settings import Settings
 

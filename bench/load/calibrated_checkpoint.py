@@ -58,7 +58,7 @@ def onnx_targets(table: dict[str, str]) -> tuple[float, float]:
     import numpy as np
 
     from tts_protocol.validation import parse_voice
-    from tts_server.engines.onnx_engine import OnnxEngine
+    from tts_server.engines.onnx.engine import OnnxEngine
     from tts_server.engines.scheduler import Piece
 
     engine = OnnxEngine(table.__getitem__)

@@ -56,7 +56,7 @@ def measure(runs: int, cache: Path | None = None) -> dict[str, Any]:
     """Everything in the module docstring, on this machine's CPU."""
     from bench.load.calibrated_checkpoint import PHONEME_TABLE
     from tts_server.engines.g2p import EnglishG2P
-    from tts_server.engines.onnx_engine import OnnxEngine
+    from tts_server.engines.onnx.engine import OnnxEngine
 
     g2p = EnglishG2P()
     started = time.perf_counter()

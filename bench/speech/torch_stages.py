@@ -50,7 +50,7 @@ class OnnxReference:
         import onnx
         import onnxruntime as ort
 
-        from tts_server.engines.onnx_graph import duration_output
+        from tts_server.engines.onnx.graph import duration_output
         from tts_server.engines.packaged import packaged_files
 
         path, self.vocab, self.voices = packaged_files()

@@ -25,7 +25,7 @@ from tts_protocol import SAMPLE_RATE, End, Marks, Speak, Start, Word, samples_ms
 from tts_server.engines import Engine, EngineError
 from tts_server.engines.base import NORMALIZED, Trim
 from tts_server.engines.g2p import Phonemized, WordSpan
-from tts_server.engines.onnx_graph import duration_output, with_durations
+from tts_server.engines.onnx.graph import duration_output, with_durations
 from tts_server.engines.timings import char_bounds, word_times
 from tts_server.normalize import Options
 from tts_server.testing.server_thread import ServerThread

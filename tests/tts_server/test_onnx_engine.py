@@ -11,7 +11,7 @@ import pytest
 from tts_protocol import check_voice
 from tts_server.engines import Engine, EngineError, Trim, UnknownVoice, UnsupportedText
 from tts_server.engines.g2p import NotInTable, PhonemeTable
-from tts_server.engines.onnx_engine import OnnxEngine, split_cores
+from tts_server.engines.onnx.engine import OnnxEngine, split_cores
 
 SAMPLE_RATE = 24000
 

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from tts_server.engines.base import EngineError
-from tts_server.engines.onnx_graph import with_durations
-from tts_server.engines.onnx_split import (
+from tts_server.engines.onnx.graph import with_durations
+from tts_server.engines.onnx.split import (
     Features,
     SplitKokoro,
     as_prior,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tts_server.engines.onnx_split import SplitKokoro
-from tts_server.engines.onnx_stream import WindowedKokoro
+from tts_server.engines.onnx.split import SplitKokoro
+from tts_server.engines.onnx.stream import WindowedKokoro
 from tts_server.engines.packaged import packaged_files
 from tts_server.engines.windows import SAMPLES_PER_FRAME, WindowPlan
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from tts_server.engines.base import Engine, Trim
-from tts_server.engines.onnx_engine import OnnxEngine
+from tts_server.engines.onnx.engine import OnnxEngine
 from tts_server.engines.scheduler import Piece
 from tts_server.engines.timings import Chunk
 from tts_server.engines.windows import WindowPlan

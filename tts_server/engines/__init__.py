@@ -3,7 +3,7 @@
 The shared machinery: ``base`` (the interface: ``prepare``, then ``synthesize``), ``g2p``
 (text to phonemes), ``scheduler`` (every connection's pieces batched onto the engine's lanes),
 ``voices`` (blends), ``timings`` (word times), ``packaged`` (the Kokoro files shipped on
-PyPI). The engines: ``onnx_engine`` (int8 ONNX on the CPU) and the ``torch/`` wing (PyTorch,
+PyPI). The engines, each a wing: ``onnx/`` (int8 ONNX on the CPU) and ``torch/`` (PyTorch,
 with ``torch/onnx_import/``). Heavy imports (onnxruntime, torch) happen only for the engine
 chosen.
 """
@@ -69,7 +69,7 @@ def load_engine(settings: Settings) -> Engine:
             fuse_styles=settings.fuse_styles,
             windows=_window_plan(settings),
         )
-    from tts_server.engines.onnx_engine import OnnxEngine
+    from tts_server.engines.onnx.engine import OnnxEngine
 
     return OnnxEngine(
         g2p,

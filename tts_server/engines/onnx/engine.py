@@ -25,9 +25,9 @@ import numpy as np
 
 from tts_protocol.validation import VoiceMix
 from tts_server.engines.base import G2P, Engine, EngineError, Started, Trim, WindowJob
-from tts_server.engines.onnx_graph import with_durations
-from tts_server.engines.onnx_split import Features, SplitKokoro, Stats
-from tts_server.engines.onnx_stream import WindowedKokoro
+from tts_server.engines.onnx.graph import with_durations
+from tts_server.engines.onnx.split import Features, SplitKokoro, Stats
+from tts_server.engines.onnx.stream import WindowedKokoro
 from tts_server.engines.packaged import PACKAGE_HINT, load_voices, packaged_files
 from tts_server.engines.scheduler import Piece
 from tts_server.engines.timings import Timed, char_bounds

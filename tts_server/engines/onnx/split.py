@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from tts_server.engines.base import EngineError
-from tts_server.engines.onnx_graph import duration_output
+from tts_server.engines.onnx.graph import duration_output
 from tts_server.engines.windows import SAMPLES_PER_FRAME, Window, WindowPlan
 
 ASR = "/encoder/MatMul_1_output_0"  # aligned text features (1, 512, frames)

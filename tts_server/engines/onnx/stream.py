@@ -1,7 +1,7 @@
 """A sentence through the split Kokoro ONNX model, its audio sent a window at a time.
 
 The windowed decoder needs statistics close to the sentence's own for its instance norms and
-int8 ranges (``onnx_split``); a window's own are far off, another voice's ruin the audio, and
+int8 ranges (``split``); a window's own are far off, another voice's ruin the audio, and
 another sentence's of the same voice come close. So each voice keeps a prior: its first
 ``calibration`` sentences are decoded whole (one chunk, exactly the whole graph's audio) and
 their statistics pooled; its later sentences are decoded in windows against that prior. The
@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from tts_server.engines.onnx_split import SplitKokoro, Stats, as_prior, average
+from tts_server.engines.onnx.split import SplitKokoro, Stats, as_prior, average
 from tts_server.engines.windows import WindowPlan
 
 
