@@ -14,6 +14,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
+from tests.tts_server.spectra import spectral_distance
 from tts_server.engines.base import EngineError
 from tts_server.engines.onnx.graph import with_durations
 from tts_server.engines.onnx.split import (
@@ -74,17 +75,6 @@ def sentence(model: Model) -> tuple[Features, np.ndarray, dict[str, np.ndarray]]
     features = model.features(SENTENCE)
     audio, stats = model.split.whole(features)
     return features, audio, stats
-
-
-def spectral_distance(audio: np.ndarray, reference: np.ndarray) -> float:
-    """Mean log-spectral distance in dB (1024-sample Hann frames, hop 256)."""
-
-    def spectrum(x: np.ndarray) -> np.ndarray:
-        frames = np.lib.stride_tricks.sliding_window_view(x, 1024)[::256] * np.hanning(1024)
-        return np.log10(np.abs(np.fft.rfft(frames)) ** 2 + 1e-8)
-
-    difference = spectrum(audio) - spectrum(reference)
-    return float(np.mean(np.sqrt(np.mean(difference**2, axis=1))) * 10)
 
 
 def test_text_side_and_decoder_equal_the_whole_graph(model: Model, sentence) -> None:

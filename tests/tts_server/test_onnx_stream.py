@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.tts_server.spectra import spectral_distance
 from tts_server.engines.onnx.split import SplitKokoro
 from tts_server.engines.onnx.stream import WindowedKokoro
 from tts_server.engines.packaged import packaged_files
@@ -31,17 +32,6 @@ class Packaged:
 @pytest.fixture(scope="module")
 def packaged() -> Packaged:
     return Packaged()
-
-
-def spectral_distance(audio: np.ndarray, reference: np.ndarray) -> float:
-    """Mean log-spectral distance in dB (as in test_onnx_split)."""
-
-    def spectrum(x: np.ndarray) -> np.ndarray:
-        frames = np.lib.stride_tricks.sliding_window_view(x, 1024)[::256] * np.hanning(1024)
-        return np.log10(np.abs(np.fft.rfft(frames)) ** 2 + 1e-8)
-
-    difference = spectrum(audio) - spectrum(reference)
-    return float(np.mean(np.sqrt(np.mean(difference**2, axis=1))) * 10)
 
 
 def test_a_voice_speaks_whole_once_then_in_windows(packaged: Packaged) -> None:
