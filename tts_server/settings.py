@@ -23,12 +23,30 @@ EngineName = Literal["onnx", "torch"]
 DeviceName = Literal["cpu", "cuda"]
 SAGEMAKER_MODEL_DIR = Path("/opt/ml/model")
 DEFAULT_BATCH_WAIT_MS = 2.0  # a few ms: small beside one forward pass, enough to gather peers
-# Decoding in windows (docs/tts_server.md, "Decoding in windows"): frames of the first window
-# (after the leading silence), of the largest later one, and of context each side; each later
-# window is ``growth`` times the one before (by default: ``size`` at once, the plan measured).
-DEFAULT_WINDOW_FIRST, DEFAULT_WINDOW_SIZE, DEFAULT_WINDOW_CONTEXT = 8, 40, 16
-DEFAULT_WINDOW_GROWTH = DEFAULT_WINDOW_SIZE / DEFAULT_WINDOW_FIRST
 ENV_PREFIX = "TTS_"
+
+
+@dataclass(frozen=True, slots=True)
+class WindowDefaults:
+    """An engine's windows where no setting says otherwise (docs/tts_server.md, "Decoding in
+    windows"): whether it decodes in windows; frames of the first window (after the leading
+    silence), of the largest later one, of context each side; each later window ``growth``
+    times the one before."""
+
+    on: bool
+    first: int
+    size: int
+    context: int
+    growth: float
+
+
+# Measured in docs/benchmarks/streaming_synthesis.md: the ONNX engine's first audio comes at a
+# fifth to a quarter of the whole sentence's time for a few percent more in all; the torch
+# engine's windows double its total on a CPU, so they stay off.
+WINDOW_DEFAULTS: dict[EngineName, WindowDefaults] = {
+    "onnx": WindowDefaults(on=True, first=8, size=240, context=4, growth=3.0),
+    "torch": WindowDefaults(on=False, first=8, size=40, context=16, growth=5.0),
+}
 
 
 def _seconds(value: str | float) -> float:
@@ -112,27 +130,39 @@ class Settings:
     fuse_styles: bool = field(
         default=True, metadata=_option("torch only: all style projections as one matrix product")
     )
-    windows: bool = field(
-        default=False,
+    windows: bool | None = field(
+        default=None,
         metadata=_option(
             "decode each sentence in windows, its first audio sent before the rest is decoded "
-            "(onnx: a voice's first sentence is decoded whole, to learn its statistics)"
+            "(default: on for onnx, off for torch; onnx decodes a voice's first sentence whole, "
+            "to learn its statistics)"
         ),
     )
-    window_first: int = field(
-        default=DEFAULT_WINDOW_FIRST,
-        metadata=_option("frames of a sentence's first window, after its leading silence", int),
+    window_first: int | None = field(
+        default=None,
+        metadata=_option(
+            "frames of a sentence's first window, after its leading silence (default: 8)", int
+        ),
     )
-    window_size: int = field(
-        default=DEFAULT_WINDOW_SIZE, metadata=_option("frames of each later window", int)
+    window_size: int | None = field(
+        default=None,
+        metadata=_option("frames of the largest later window (default: onnx 240, torch 40)", int),
     )
-    window_context: int = field(
-        default=DEFAULT_WINDOW_CONTEXT,
-        metadata=_option("frames decoded each side of a window for context, then dropped", int),
+    window_context: int | None = field(
+        default=None,
+        metadata=_option(
+            "frames decoded each side of a window for context, then dropped "
+            "(default: onnx 4, torch 16)",
+            int,
+        ),
     )
-    window_growth: float = field(
-        default=DEFAULT_WINDOW_GROWTH,
-        metadata=_option("each later window this many times the one before (at most size)", float),
+    window_growth: float | None = field(
+        default=None,
+        metadata=_option(
+            "each later window this many times the one before, at most --window-size "
+            "(default: onnx 3, torch 5)",
+            float,
+        ),
     )
     max_sessions: int | None = field(
         default=None,
@@ -187,7 +217,7 @@ def parse_settings(
         flag = "--" + setting.name.replace("_", "-")
         default = _from_env(setting, option, env)
         help_text = f"{option.help} (env {env_name(setting.name)})"
-        if isinstance(setting.default, bool):
+        if _is_flag(setting):
             action = argparse.BooleanOptionalAction
             parser.add_argument(flag, action=action, default=default, help=help_text)
         else:
@@ -206,14 +236,19 @@ def _from_env(setting: dataclasses.Field[Any], option: Option, env: Mapping[str,
     """
     name = env_name(setting.name)
     value = env.get(name)
-    if isinstance(setting.default, bool):
+    if _is_flag(setting):
         return _flag(value, setting.default, name)
     if value is None or (not value and setting.default is None):
         return setting.default
     return option.parse(value)
 
 
-def _flag(value: str | None, default: bool, name: str) -> bool:
+def _is_flag(setting: dataclasses.Field[Any]) -> bool:
+    """Whether the field is a boolean (``--x`` / ``--no-x``), perhaps unset by default."""
+    return setting.type in ("bool", "bool | None")
+
+
+def _flag(value: str | None, default: bool | None, name: str) -> bool | None:
     """A boolean environment variable (1/0, true/false, yes/no, on/off), or ``default``."""
     if not value:
         return default

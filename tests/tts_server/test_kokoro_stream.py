@@ -6,6 +6,7 @@ sentence's text side and whole decode are computed once for the module.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,6 +15,7 @@ import torch
 
 from bench.speech.torch_engines import wer_of
 from bench.speech.torch_stages import log_spectral_distance
+from tts_server.engines import _window_plan
 from tts_server.engines.g2p import phonemize
 from tts_server.engines.torch.engine import TorchEngine
 from tts_server.engines.torch.kokoro_batch import Acoustics, BatchedKokoro
@@ -27,6 +29,7 @@ from tts_server.engines.torch.kokoro_stream import (
     spectrum_frames_per_frame,
 )
 from tts_server.engines.windows import SAMPLES_PER_FRAME, Window, WindowPlan
+from tts_server.settings import Settings
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 TEXTS = (  # a short sentence and a long one
@@ -35,7 +38,8 @@ TEXTS = (  # a short sentence and a long one
 )
 VOICE = (("jf_alpha", 1.0),)
 SEED = 7
-PLAN = WindowPlan()  # the defaults the engine streams with
+PLAN = _window_plan(Settings(engine="torch", windows=True))  # the torch engine's defaults
+assert PLAN is not None
 # Per-window instance-norm statistics move the audio away from the whole decode's (the
 # docs' "Decoding in windows" has the figures): bounded as the torch engine's int8 gap is.
 MAX_SPECTRAL_DISTANCE_DB = 8.0
@@ -89,7 +93,8 @@ def test_a_sentence_shorter_than_the_first_window_is_one_window_equal_to_the_who
     model: BatchedKokoro, spoken: list[Spoken]
 ) -> None:
     short = spoken[0]
-    windows = WindowPlan(first=short.sentence.frames + 1).windows(short.sentence.frames)
+    plan = dataclasses.replace(PLAN, first=short.sentence.frames + 1)
+    windows = plan.windows(short.sentence.frames)
     assert windows == [Window(0, short.sentence.frames, 0, 0)]
     (decoded,) = decode_windows(model, [(short.sentence, windows[0])])
     np.testing.assert_array_equal(decoded.audio.numpy(), short.whole)

@@ -60,10 +60,13 @@ def test_a_piece_without_known_phonemes_has_no_windows(windowed: OnnxEngine) -> 
     assert started.frames == 0 and PLAN.windows(started.frames, started.lead) == []
 
 
-def test_the_settings_turn_windows_on_for_the_onnx_engine() -> None:
+def test_the_settings_decode_in_windows_by_default_on_the_onnx_engine_only() -> None:
     from tts_server.engines import _window_plan
-    from tts_server.settings import Settings
+    from tts_server.settings import Settings, parse_settings
 
-    assert _window_plan(Settings()) is None
-    plan = _window_plan(Settings(windows=True, window_growth=3.0))
-    assert plan is not None and plan.growth == 3.0
+    assert _window_plan(Settings()) == WindowPlan(8, 240, 4, growth=3.0)
+    assert _window_plan(Settings(engine="torch")) is None
+    assert _window_plan(parse_settings(["--no-windows"], env={})) is None
+    assert _window_plan(parse_settings([], env={"TTS_WINDOWS": "0"})) is None
+    torch_on = parse_settings(["--engine", "torch", "--windows", "--window-growth", "3"], env={})
+    assert _window_plan(torch_on) == WindowPlan(8, 40, 16, growth=3.0)

@@ -72,14 +72,14 @@ def test_the_kept_samples_skip_the_left_context() -> None:
 )
 def test_a_bad_plan_is_refused_in_words(kwargs: dict[str, float], words: str) -> None:
     with pytest.raises(ValueError, match=words):
-        WindowPlan(**kwargs)
+        WindowPlan(**{"first": 8, "size": 40, "context": 16, **kwargs})
 
 
 def test_a_negative_length_is_refused() -> None:
     with pytest.raises(ValueError, match="cannot have -1 frames"):
-        WindowPlan().windows(-1)
+        WindowPlan(8, 40, 16).windows(-1)
     with pytest.raises(ValueError, match="-1 of them leading"):
-        WindowPlan().windows(10, lead=-1)
+        WindowPlan(8, 40, 16).windows(10, lead=-1)
 
 
 def test_later_windows_grow_by_the_factor_up_to_the_largest_size() -> None:

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import TypeVar
 
 from tts_server.engines.base import Engine, EngineError, Trim
 from tts_server.engines.g2p import BadPhonemeTable, EnglishG2P, G2PUnavailable, PhonemeTable
 from tts_server.engines.prepared import Prepared, Refusal, UnknownVoice, UnsupportedText
 from tts_server.engines.windows import WindowPlan
-from tts_server.settings import Settings
+from tts_server.settings import WINDOW_DEFAULTS, Settings
 
 __all__ = [
     "Engine",
@@ -31,6 +32,7 @@ __all__ = [
     "load_g2p",
 ]
 log = logging.getLogger("tts_server")
+T = TypeVar("T")
 
 
 def load_g2p(settings: Settings) -> Callable[[str], str]:
@@ -80,12 +82,19 @@ def load_engine(settings: Settings) -> Engine:
 
 
 def _window_plan(settings: Settings) -> WindowPlan | None:
-    """The windows ``settings`` ask for; None: each sentence decoded whole."""
-    if not settings.windows:
+    """The windows ``settings`` ask for, the engine's defaults where they say nothing; None:
+    each sentence decoded whole."""
+    default = WINDOW_DEFAULTS[settings.engine]
+    if not (default.on if settings.windows is None else settings.windows):
         return None
     return WindowPlan(
-        settings.window_first,
-        settings.window_size,
-        settings.window_context,
-        growth=settings.window_growth,
+        _given(settings.window_first, default.first),
+        _given(settings.window_size, default.size),
+        _given(settings.window_context, default.context),
+        growth=_given(settings.window_growth, default.growth),
     )
+
+
+def _given(value: T | None, default: T) -> T:
+    """``value``, unless it was not given."""
+    return default if value is None else value

@@ -12,13 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tts_server.settings import (
-    DEFAULT_WINDOW_CONTEXT,
-    DEFAULT_WINDOW_FIRST,
-    DEFAULT_WINDOW_GROWTH,
-    DEFAULT_WINDOW_SIZE,
-)
-
 SAMPLES_PER_FRAME = 600  # the decoder's 2x upsampling x the generator's 10 x 6 x iSTFT hop 5
 
 
@@ -55,18 +48,18 @@ class Window:
 @dataclass(frozen=True, slots=True)
 class WindowPlan:
     """How to cut a sentence: ``first`` frames, then windows ``growth`` times the one before
-    (at most ``size``; ``growth = size / first``: ``size`` at a time), ``context`` each side.
+    (at most ``size``; 1: ``first`` at a time), ``context`` each side.
 
     Growing windows keep playback fed: a window is decoded while the audio before it plays, and
     that audio grows as fast as the windows do. A last window shorter than ``min_last`` frames
     is merged into the one before it (a tiny window costs a decoder call for little audio).
     """
 
-    first: int = DEFAULT_WINDOW_FIRST
-    size: int = DEFAULT_WINDOW_SIZE
-    context: int = DEFAULT_WINDOW_CONTEXT
+    first: int
+    size: int
+    context: int
     min_last: int = 8
-    growth: float = DEFAULT_WINDOW_GROWTH
+    growth: float = 1.0
 
     def __post_init__(self) -> None:
         if self.first < 1 or self.size < 1:

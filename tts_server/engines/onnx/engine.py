@@ -153,7 +153,11 @@ class OnnxEngine(Engine):
         frames, prior = features.frames, self._priors.prior(piece.voice)
         samples = frames * SAMPLES_PER_FRAME
         bounds = char_bounds(piece.phonemes, self._vocab, features.durations, samples)
-        whole = None if prior is not None else WindowPlan(first=frames, context=0, min_last=0)
+        whole = (
+            None
+            if prior is not None
+            else WindowPlan(first=frames, size=frames, context=0, min_last=0)
+        )
         lead = int(features.durations[0])
         return Started(_Sentence(features, prior, piece.voice), frames, lead, bounds, whole)
 
