@@ -22,6 +22,8 @@ CLOSERS = "\"'”’»)]}」』）】"  # noqa: RUF001 - may follow a terminator
 OPENERS = "\"'“‘«([{¿¡「『（【"  # noqa: RUF001 - may precede the first word of a sentence
 CLAUSE_MARKS = ",;:—–，；：、"  # noqa: RUF001
 SPACED_CLAUSE_MARKS = ",;:–"  # noqa: RUF001 - clause boundaries only before whitespace
+MARKS = TERMINATORS + CLAUSE_MARKS + CLOSERS  # belong to the word before them
+SPACED_MARKS = frozenset(MARKS) - frozenset(OPENERS)  # belong to it after a space too ("Quoi ?")
 CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 WITHOUT_CODE_MARKS = str.maketrans("", "", CODE_MARKS)
 
@@ -70,6 +72,7 @@ INITIALS = re.compile(r"[A-Z]|(?:[A-Za-z]\.)+[A-Za-z]")  # "J", "U.S", "a.m"
 WORDS = re.compile(rf"[{CJK}]|[^\s{CJK}]*\w[^\s{CJK}]*")  # a CJK character counts as a word
 SENTENCE_END = re.compile(rf"[{re.escape(TERMINATORS)}][{re.escape(CLOSERS)}]*\Z")
 LAST_SPACE = re.compile(r"[\s\S]*\s")
+TOKEN = re.compile(r"\S+")
 
 
 def _speakable(text: str) -> str:
@@ -147,7 +150,10 @@ class SentenceCutter:
                 state.cursor = min(size, limit)
                 if size <= limit:
                     return out
-                self._cut(self._cap_point(), out)
+                cut = self._cap_point()
+                if cut is None:
+                    return out
+                self._cut(cut, out)
                 continue
             at = match.start()
             char = text[at]
@@ -168,7 +174,10 @@ class SentenceCutter:
             end, is_boundary = found
             if end > limit:  # punctuation running past the cap: cut before it first
                 state.cursor = at
-                self._cut(self._cap_point(), out)
+                cut = self._cap_point()
+                if cut is None:
+                    return out
+                self._cut(cut, out)
                 continue
             state.cursor = end
             if not is_boundary:
@@ -206,13 +215,40 @@ class SentenceCutter:
         words = self.eager_min_words
         return words is not None and _count_words(_speakable(self._state.text[:end])) >= words
 
-    def _cap_point(self) -> int:
-        """Where to cut a segment that reached max_chars: a clause mark, else a space."""
+    def _cap_point(self) -> int | None:
+        """Where to cut a segment that reached max_chars: a clause mark, else a space, else
+        max_chars; never where a mark would start the next segment (``_keep_marks``)."""
         state, limit = self._state, self.max_chars
         if state.clause_end * 3 >= limit:
-            return state.clause_end
+            return self._keep_marks(state.clause_end)
         space = LAST_SPACE.match(state.text, 0, limit + 1)
-        return space.end() - 1 if space and space.end() > 1 else limit
+        return self._keep_marks(space.end() - 1 if space and space.end() > 1 else limit)
+
+    def _keep_marks(self, cut: int) -> int | None:
+        """``cut``, or earlier where a mark after it (``.``, ``,``, ``)``; ``?`` after a space)
+        would start the next segment without its word: before that word, or before the word's
+        last character when it fills the segment alone; None to wait for the character after a
+        space."""
+        state = self._state
+        text = state.text
+        char = text[cut : cut + 1]
+        marks: str | frozenset[str] = MARKS
+        if char.isspace() and char not in BREAKS:
+            if cut + 1 == len(text) and not state.ended:
+                return None
+            char, marks = text[cut + 1 : cut + 2], SPACED_MARKS
+        if not char or char not in marks:
+            return cut
+        word = None  # the last token with a character that is not a mark
+        for token in TOKEN.finditer(text, 0, cut):
+            if token.group().strip(MARKS):
+                word = token
+        if word is None:  # nothing but marks: they are said alone
+            return cut
+        if word.start() > 0:
+            return word.start()
+        last = len(word.group().rstrip(MARKS)) - 1  # one enormous word: keep its last character
+        return last if last > 0 else cut
 
     def _clause_end(self, at: int) -> tuple[int, bool] | None:
         """(end, is a clause boundary) for the clause mark at ``at``; None to wait."""

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from tts_server.normalize import normalize
-from tts_server.normalize.clock import _date
+from tts_server.normalize import Options, normalize
+from tts_server.normalize.clock import _date, time
+from tts_server.normalize.context import Context
 
 
 def reading(written: str) -> tuple[str, list[str]]:
@@ -75,6 +76,15 @@ def test_the_year_after_a_named_date_is_read_into_it(
             "Slots nine o'clock to ten o'clock to eleven o'clock to twelve PM",
             ["9:00–10:00–11:00–12:00 pm"],
         ),
+        (  # a bare hour in a chain: its number
+            "Open 9:00-10-11:00 daily.",
+            "Open nine o'clock to ten to eleven o'clock daily.",
+            ["9:00-10-11:00"],
+        ),
+        ("Open 9-10:30 daily", "Open nine to ten thirty daily", ["9-10:30"]),  # first
+        ("Open 9:00-10 pm", "Open nine o'clock to ten PM", ["9:00-10 pm"]),  # the half on it
+        ("Open 10am-11:30am", "Open ten AM to eleven thirty AM", ["10am-11:30am"]),  # its own
+        ("Open 14:00-23 daily", "Open fourteen hundred to twenty-three daily", ["14:00-23"]),
     ],
 )
 def test_a_time_its_seconds_and_its_half_of_the_day(
@@ -103,3 +113,8 @@ def test_a_time_its_seconds_and_its_half_of_the_day(
 )
 def test_a_month_name_and_what_makes_it_a_date(written: str, spoken: str) -> None:
     assert normalize(written).text == spoken
+
+
+@pytest.mark.parametrize("written", ["9:00-24", "9:00-100", "9:00-", "9:00-5x", "10-11"])
+def test_what_is_no_chain_of_times(written: str) -> None:
+    assert time(Context(written, Options()), 0) is None  # no hour, or no minutes in the chain

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tts_server.normalize import Options, normalize
-from tts_server.normalize.quantities import _money
+from tts_server.normalize.quantities import _money, counted
 
 
 @pytest.mark.parametrize(
@@ -192,3 +192,23 @@ def test_a_fraction_or_one_number_over_another(written: str, spoken: str) -> Non
 )
 def test_a_version_says_version_once(written: str, spoken: str) -> None:
     assert normalize(written).text == spoken
+
+
+@pytest.mark.parametrize(
+    ("word", "spoken"),
+    [
+        ("1st", "first"),
+        ("5s", "fives"),
+        ("1990s", "nineteen nineties"),
+        ("007s", None),  # an identifier: a zero first
+        ("5k", None),  # a scale, no suffix
+        ("1.5s", None),  # no whole number
+        ("5km", None),  # a unit is no ordinal or plural
+        ("1stday", None),  # more than the suffix
+        ("$5s", None),  # a currency first
+        ("-5th", None),  # a sign first
+        ("MP3s", None),
+    ],
+)
+def test_a_number_counted_as_an_ordinal_or_a_plural(word: str, spoken: str | None) -> None:
+    assert counted(word) == spoken

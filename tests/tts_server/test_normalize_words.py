@@ -63,6 +63,24 @@ def test_a_handle_or_tag_with_its_sign(written: str, spoken: str) -> None:
 @pytest.mark.parametrize(
     ("written", "spoken"),
     [
+        ("Tag #1st now.", "Tag hashtag first now."),  # an ordinal, as "1st" alone
+        ("Tag #22nd now.", "Tag hashtag twenty-second now."),
+        ("Tag #1990s now.", "Tag hashtag nineteen nineties now."),  # a decade
+        ("Tag #100days now.", "Tag hashtag one hundred-days now."),  # else as "MP3" is
+        ("Tag #007bond now.", "Tag hashtag zero zero seven-bond now."),  # an identifier
+        ("Tag #12 now.", "Tag number twelve now."),  # digits alone are a number
+    ],
+)
+def test_a_tag_that_starts_with_digits(written: str, spoken: str) -> None:
+    normalized = normalize(written)
+    assert normalized.text == spoken
+    (replacement,) = normalized.replacements  # the tag, its sign included, nothing else
+    assert written[replacement.written_start : replacement.written_end] == written.split()[1]
+
+
+@pytest.mark.parametrize(
+    ("written", "spoken"),
+    [
         ("Pick the A(s) now.", "Pick the As now."),  # a one-letter word
         ("Send the e-mail(s) now.", "Send the e-mails now."),  # a hyphen inside the word
         ("Pick the MP3(s) now.", "Pick the MP-threes now."),  # its digits as numbers
@@ -71,3 +89,21 @@ def test_a_handle_or_tag_with_its_sign(written: str, spoken: str) -> None:
 )
 def test_the_word_an_optional_plural_follows(written: str, spoken: str) -> None:
     assert normalize(written).text == spoken
+
+
+@pytest.mark.parametrize(
+    ("written", "spoken"),
+    [
+        ("Pick 5(s) today.", "Pick fives today."),  # as "5s" is read
+        ("In the 1990(s) too.", "In the nineteen nineties too."),  # a decade
+        ("Pick the MP6(s) now.", "Pick the MP-sixes now."),  # the plural of its last word
+        ("Pick the 5-6(s) now.", "Pick the five-sixes now."),
+        ("Pick 007(s) now.", "Pick zero zero sevens now."),  # an identifier, digit by digit
+    ],
+)
+def test_an_optional_plural_after_a_number(written: str, spoken: str) -> None:
+    normalized = normalize(written)
+    assert normalized.text == spoken
+    (replacement,) = normalized.replacements  # the word and its "(s)", the period left out
+    span = written[replacement.written_start : replacement.written_end]
+    assert span == next(word for word in written.split() if "(s)" in word)

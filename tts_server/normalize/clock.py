@@ -6,10 +6,13 @@ from __future__ import annotations
 import re
 
 from tts_server.normalize.context import Context, Match
-from tts_server.normalize.numbers import clock_words, ordinal, year
+from tts_server.normalize.numbers import cardinal, clock_words, ordinal, year
 from tts_server.normalize.quantities import AM_PM
 
-_TIME = re.compile(r"([01]?[0-9]|2[0-3]):([0-5][0-9])(?::([0-5][0-9]))?(?:([AaPp])\.?[Mm]\.?)?")
+# A time; its minutes may be left out in a chain with a time that has them ("9:00-10").
+_TIME = re.compile(
+    r"([01]?[0-9]|2[0-3])(?::([0-5][0-9])(?::([0-5][0-9]))?)?(?:([AaPp])\.?[Mm]\.?)?"
+)
 _ISO_DATE = re.compile(r"([12][0-9]{3})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])")
 _US_DATE = re.compile(r"(0?[1-9]|1[0-2])/(0?[1-9]|[12][0-9]|3[01])/([0-9]{4}|[0-9]{2})")
 _DAY = re.compile(r"(0?[1-9]|[12][0-9]|3[01])(?:st|nd|rd|th)?")
@@ -26,9 +29,10 @@ MONTH_NAMES.update(
 
 def time(ctx: Context, i: int) -> Match | None:
     """``10:30``, ``10:30am``, ``10:30 a.m.``, ``14:05``, ``9:00-17:00``; a chain of times
-    ``9:00-10:00-11:00`` is each time in turn ("... to ... to ...")."""
+    ``9:00-10:00-11:00`` is each time in turn ("... to ... to ..."), a bare hour in it its
+    number ("9:00-10" → "nine o'clock to ten")."""
     core = ctx.core(i)
-    if ":" not in core:
+    if ":" not in core:  # then a part has minutes: only they have a colon
         return None
     parts = re.split(r"[-–]", core)  # noqa: RUF001
     found = [_TIME.fullmatch(part) for part in parts]
@@ -40,12 +44,13 @@ def time(ctx: Context, i: int) -> Match | None:
         last, half, period = i + 1, AM_PM[after], after.endswith(".m")
     spoken = []
     for match in found:
-        hour, minute = int(match[1]), int(match[2])  # type: ignore[index]
+        hour = int(match[1])  # type: ignore[index]
+        minute = int(match[2]) if match[2] else 0  # type: ignore[index]
         second = int(match[3]) if match[3] else None  # type: ignore[index]
         own = f"{match[4].upper()}M" if match[4] else ""  # type: ignore[index]
-        spoken.append(
-            clock_words(hour, minute, second, own or (half if match is found[-1] else ""))
-        )
+        said = own or (half if match is found[-1] else "")
+        bare = not match[2] and not said  # type: ignore[index]
+        spoken.append(cardinal(hour) if bare else clock_words(hour, minute, second, said))
     ends = ctx.sentence_ends_after(last)
     return ctx.replace(i, last, " to ".join(spoken), period=period, ends=ends)
 

@@ -274,6 +274,19 @@ def version(ctx: Context, i: int) -> Match | None:
     return ctx.replace(i, i, f"version {words}" if said else words)
 
 
+def counted(word: str) -> str | None:
+    """``word``, a whole number with an ordinal or plural suffix, as it is read alone ("1st" →
+    "first", "5s" → "fives", "1990s" → "nineteen nineties"); None for any other word (an
+    identifier, "007s", is read in ``mixed_words``)."""
+    parsed = parse(word) if "1" <= word[:1] <= "9" else None  # no sign, currency, zero first
+    if parsed is None or parsed[1] != len(word):
+        return None
+    q = parsed[0]
+    if not q.is_integer or q.suffix.lower() not in ORDINAL_SUFFIXES | {"s"}:
+        return None
+    return say(q)
+
+
 def mixed_words(word: str) -> str:
     """``word``'s digit runs as numbers, its letter runs as written, joined by hyphens
     ("MP-three"), so that no letter run stands alone as a word another rule would read ("0Mr"

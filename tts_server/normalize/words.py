@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 
 from tts_server.normalize.context import Context, Match, table
-from tts_server.normalize.numbers import cardinal, integer, ordinal
-from tts_server.normalize.quantities import mixed_words
+from tts_server.normalize.numbers import cardinal, integer, ordinal, plural
+from tts_server.normalize.quantities import counted, mixed_words
 
 # Before a capitalized name (the period is read into the name: "Dr. Smith" → "Doctor Smith").
 TITLES = {
@@ -85,8 +85,9 @@ SYMBOLS = {
 _AMPERSAND = re.compile(r"([A-Za-z]+)&([A-Za-z]+)")
 _HASH_NUMBER = re.compile(r"#([0-9]+)")
 _HANDLE = re.compile(r"[#@][^\W\d_](?:[^\W\d_]|[0-9])*")  # a letter first, then letters, digits
-# A word with a plural: a letter first, then letters and digits, inner hyphens ("e-mail", "MP3").
-_PLURAL_STEM = re.compile(r"[^\W\d_](?:[^\W\d_]|[0-9])*(?:-(?:[^\W\d_]|[0-9])+)*")
+_DIGIT_TAG = re.compile(r"#[0-9]+[^\W\d_](?:[^\W\d_]|[0-9])*")  # "#1st": digits, then a letter
+# A word with a plural: letters and digits, inner hyphens ("e-mail", "MP3", "5").
+_PLURAL_STEM = re.compile(r"(?:[^\W\d_]|[0-9])+(?:-(?:[^\W\d_]|[0-9])+)*")
 
 
 def _cased(expansion: str, written: str) -> str:
@@ -159,7 +160,8 @@ def roman(ctx: Context, i: int) -> Match | None:
 
 def symbol(ctx: Context, i: int) -> Match | None:
     """A symbol standing alone ("A & B"), "R&D", "C++", "#5", "@name" and "#tag2024" (the
-    digits of a handle or tag as numbers)."""
+    digits of a handle or tag as numbers); a tag may start with digits ("#1st" → "hashtag
+    first", "#100days" → "hashtag one hundred-days")."""
     if not ctx.options.symbols:
         return None
     core = ctx.core(i)
@@ -177,17 +179,23 @@ def symbol(ctx: Context, i: int) -> Match | None:
         return ctx.replace(i, i, f"number {integer(found[1])}")
     if _HANDLE.fullmatch(core) is not None:
         return ctx.replace(i, i, f"{'hashtag' if core[0] == '#' else 'at'} {mixed_words(core[1:])}")
+    if _DIGIT_TAG.fullmatch(core) is not None:
+        return ctx.replace(i, i, f"hashtag {counted(core[1:]) or mixed_words(core[1:])}")
     return None
 
 
 def optional_plural(ctx: Context, i: int) -> Match | None:
-    """``friend(s)`` → "friends", ``e-mail(s)`` → "e-mails", ``MP3(s)`` → "MP-threes"."""
+    """``friend(s)`` → "friends", ``e-mail(s)`` → "e-mails", ``MP3(s)`` → "MP-threes",
+    ``5(s)`` → "fives", ``1990(s)`` → "nineteen nineties" (as "5s" and "1990s" are read)."""
     if not ctx.options.plurals:
         return None
     core = ctx.core(i)  # the closing ")" is a closing mark: the core is "friend(s"
     if not (core.endswith("(s") and ctx.trail(i).startswith(")")):
         return None
-    if _PLURAL_STEM.fullmatch(core[:-2]) is None:
+    stem = core[:-2]
+    if _PLURAL_STEM.fullmatch(stem) is None:
         return None
     token = ctx.tokens[i]
-    return Match(token.core_start, token.core_end + 1, mixed_words(core[:-2]) + "s")
+    said = mixed_words(stem)  # a number's plural is its last word's ("MP6" → "MP-sixes")
+    spoken = counted(stem + "s") or (plural(said) if stem[-1].isdigit() else said + "s")
+    return Match(token.core_start, token.core_end + 1, spoken)

@@ -210,3 +210,25 @@ def test_edges_of_the_cap_the_marks_and_the_openers(
     text: str, options: dict[str, Any], expected: list[str]
 ) -> None:
     assert _every_way(text, **options) == [expected] * 3
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a word of max_chars letters glued to its mark: the cut keeps a letter with the mark
+        ("a" * 20 + ". Bbbb.", ["a" * 19, "a.", "Bbbb."]),
+        ("a" * 20 + ".", ["a" * 19, "a."]),  # the reply's end
+        ("a" * 20 + "!) Bbbb.", ["a" * 19, "a!)", "Bbbb."]),  # closers go with it
+        ("a" * 20 + ", bbbb.", ["a" * 19, "a, bbbb."]),  # and clause marks
+        ("a" * 20 + ")", ["a" * 19, "a)"]),  # and a closer alone (no special character)
+        ("a" * 18 + "... Bbbb.", ["a" * 17, "a...", "Bbbb."]),  # the cap inside the marks
+        ("你好" * 10 + "。下", ["你好" * 9 + "你", "好。", "下"]),  # no spaces at all
+        # with a space before the cut: the word goes on with its marks
+        ("Quoi " + "a" * 15 + " ? Bbbb.", ["Quoi", "a" * 15 + " ?", "Bbbb."]),
+        ("a" * 20 + " ?", ["a" * 19, "a ?"]),  # the space at the cap: waits for the "?"
+        ("xx " + "a" * 16 + ' "Hi" there', ["xx " + "a" * 16, '"Hi" there']),  # an opener
+        ("a " + "." * 20, ["a", "." * 20]),  # marks that fill the cap alone are said alone
+    ],
+)
+def test_a_cap_cut_leaves_no_mark_without_its_word(text: str, expected: list[str]) -> None:
+    assert _every_way(text, max_chars=20) == [expected] * 3
