@@ -121,6 +121,13 @@ class Settings:
         default=1,
         metadata=_option("onnx only: sessions side by side, the cores split between them", int),
     )
+    onnx_spinning: bool = field(
+        default=False,
+        metadata=_option(
+            "onnx only: the engine's threads busy-wait for work between operators (faster on "
+            "idle cores, much slower on shared ones)"
+        ),
+    )
     phoneme_table: Path | None = field(
         default=None, metadata=_option("a JSON {text: phonemes} consulted before G2P", Path)
     )

@@ -41,6 +41,8 @@ from bench.latency.levels import Stack, measure
 from bench.latency.plan import QUICK, Plan
 from bench.latency.report import STEM, headline, write
 from bench.latency.targets import PROMPT, AgentCoreTarget, HttpTarget, Target, WebSocketTarget
+from tts_server.engines import window_plan
+from tts_server.settings import parse_settings
 from voice_agent_cli.local_tts import local_tts
 
 if TYPE_CHECKING:
@@ -48,6 +50,18 @@ if TYPE_CHECKING:
     from agent.core.service import VoiceAgent
 
 OUT = Path(__file__).resolve().parents[2] / "docs" / "benchmarks"
+
+
+def local_tts_description() -> str:
+    """The local TTS child as it runs: it reads the ``TTS_*`` environment as any server does."""
+    plan = window_plan(parse_settings([], os.environ))
+    decoding = (
+        "each sentence decoded whole"
+        if plan is None
+        else f"decoded in windows ({plan.first}, {plan.size}, {plan.context}, "
+        f"growth {plan.growth:g})"
+    )
+    return f"local child process (`python -m tts_server`: embedded ONNX model, CPU, {decoding})"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -93,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         tts_url, tts = args.tts_url, f"{args.tts_url} (running)"
         if not tts_url and not (args.agent_url or args.agent_arn):
             tts_url = stack.enter_context(local_tts("127.0.0.1", _free_port(), "warning"))
-            tts = "local child process (`python -m tts_server`: embedded ONNX model, CPU)"
+            tts = local_tts_description()
         websocket: WebSocketTarget | None = None
         if args.agent_arn:
             agent: Target = AgentCoreTarget(args.agent_arn, args.region, args.qualifier)

@@ -38,7 +38,13 @@ from agent.core.llm import DemoConfig, demo_reply, demo_tokens
 from agent.listening.settings import WINDOW_MS
 from agent.listening.turn_model import SmartTurn
 from bench.latency import pause_corpus
-from bench.latency.agent_latency import _free_port, dev_server, machine, ws_url
+from bench.latency.agent_latency import (
+    _free_port,
+    dev_server,
+    local_tts_description,
+    machine,
+    ws_url,
+)
 from bench.latency.endpointing import CONFIGS, DEFAULT, FRAME_MS, pause_wait_ms, replay
 from bench.latency.levels import lone_first_audio_ms
 from bench.latency.mic_session import (
@@ -305,7 +311,7 @@ def run(args: argparse.Namespace) -> int:
         "machine": host | {"load_average_at_end": [round(x, 2) for x in os.getloadavg()]},
         "setup": {
             "agent": "dev server in a thread, demo model",
-            "tts": args.tts_url or "local child process (`python -m tts_server`, ONNX, CPU)",
+            "tts": args.tts_url or local_tts_description(),
             "listening": {k: getattr(ListeningConfig(), k) for k in ListeningConfig.__slots__},
             "configs": {
                 name: {"endpointing": c.endpointing, "eager_asr": c.eager_asr}

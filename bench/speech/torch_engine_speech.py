@@ -35,9 +35,9 @@ from typing import Any
 
 import torch
 
+from bench.speech.intelligibility import PARAGRAPH
 from bench.speech.torch_engines import (
     BATCH,
-    PARAGRAPH,
     batch_and_timings,
     calibrated_cost,
     real_time_factors,

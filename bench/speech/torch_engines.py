@@ -26,17 +26,6 @@ from tts_server.engines.torch.kokoro_batch import BatchedKokoro
 from tts_server.engines.torch.onnx_import.model_dir import embedded_model_dir
 
 SAMPLES_PER_FRAME = 600
-# About a hundred words, so that one word is a WER of 0.01, under the 0.02 goal (three
-# sentences, 38 words, made one word 0.026). No numbers: Whisper writes them as digits.
-PARAGRAPH = (
-    "The library opens early in the morning and closes late in the evening. "
-    "Children can borrow a few books at a time, and adults may take more. "
-    "Please return every book before the date stamped inside the cover. "
-    "On weekends the reading room fills with students who come to study in the quiet. "
-    "The staff will gladly help you find a novel, a recipe book or a travel guide. "
-    "If a book you want is out, you can ask to have it saved for you when it comes back. "
-    "Newspapers and magazines stay in the hall, where anyone may read them by the window."
-)
 BATCH = (  # (text, voice, speed): mixed lengths, three voices, two speeds
     ("Good morning.", "jf_alpha", 1.0),
     ("The train leaves from the old station after lunch.", "jm_kumo", 1.0),

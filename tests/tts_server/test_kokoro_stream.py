@@ -15,7 +15,7 @@ import torch
 
 from bench.speech.torch_engines import wer_of
 from bench.speech.torch_stages import log_spectral_distance
-from tts_server.engines import _window_plan
+from tts_server.engines import window_plan
 from tts_server.engines.g2p import phonemize
 from tts_server.engines.torch.engine import TorchEngine
 from tts_server.engines.torch.kokoro_batch import Acoustics, BatchedKokoro
@@ -38,7 +38,7 @@ TEXTS = (  # a short sentence and a long one
 )
 VOICE = (("jf_alpha", 1.0),)
 SEED = 7
-PLAN = _window_plan(Settings(engine="torch", windows=True))  # the torch engine's defaults
+PLAN = window_plan(Settings(engine="torch", windows=True))  # the torch engine's defaults
 assert PLAN is not None
 # Per-window instance-norm statistics move the audio away from the whole decode's (the
 # docs' "Decoding in windows" has the figures): bounded as the torch engine's int8 gap is.

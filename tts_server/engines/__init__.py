@@ -30,6 +30,7 @@ __all__ = [
     "UnsupportedText",
     "load_engine",
     "load_g2p",
+    "window_plan",
 ]
 log = logging.getLogger("tts_server")
 T = TypeVar("T")
@@ -69,7 +70,7 @@ def load_engine(settings: Settings) -> Engine:
             batch_wait_ms=settings.batch_wait_ms,
             remove_weight_norm=settings.fold_weight_norm,
             fuse_styles=settings.fuse_styles,
-            windows=_window_plan(settings),
+            windows=window_plan(settings),
         )
     from tts_server.engines.onnx.engine import OnnxEngine
 
@@ -77,11 +78,12 @@ def load_engine(settings: Settings) -> Engine:
         g2p,
         model_dir=settings.model_dir,
         workers=settings.onnx_workers,
-        windows=_window_plan(settings),
+        windows=window_plan(settings),
+        spinning=settings.onnx_spinning,
     )
 
 
-def _window_plan(settings: Settings) -> WindowPlan | None:
+def window_plan(settings: Settings) -> WindowPlan | None:
     """The windows ``settings`` ask for, the engine's defaults where they say nothing; None:
     each sentence decoded whole."""
     default = WINDOW_DEFAULTS[settings.engine]

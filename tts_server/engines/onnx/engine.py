@@ -25,9 +25,9 @@ import numpy as np
 
 from tts_protocol.validation import VoiceMix
 from tts_server.engines.base import G2P, Engine, EngineError, Started, Trim, WindowJob
-from tts_server.engines.onnx.graph import with_durations
+from tts_server.engines.onnx.graph import session_options, with_durations
+from tts_server.engines.onnx.priors import CALIBRATION, MIN_WINDOWED_FRAMES, VoicePriors
 from tts_server.engines.onnx.split import Features, SplitKokoro, Stats
-from tts_server.engines.onnx.stream import WindowedKokoro
 from tts_server.engines.packaged import PACKAGE_HINT, load_voices, packaged_files
 from tts_server.engines.scheduler import Piece
 from tts_server.engines.timings import Timed, char_bounds
@@ -81,6 +81,7 @@ class OnnxEngine(Engine):
         threads: int | None = None,
         workers: int = 1,
         windows: WindowPlan | None = None,
+        spinning: bool = False,
     ) -> None:
         try:
             import onnxruntime as ort
@@ -96,20 +97,24 @@ class OnnxEngine(Engine):
         if windows is None:
             graph, self._outputs = with_durations(model)
             for lane_threads in split_cores(workers, threads):
-                options = ort.SessionOptions()
-                options.intra_op_num_threads = lane_threads
+                options = session_options(ort, lane_threads, spinning)
                 self._sessions.append(
                     ort.InferenceSession(
                         graph, sess_options=options, providers=["CPUExecutionProvider"]
                     )
                 )
         else:
-            self._splits = [SplitKokoro.load(model, t) for t in split_cores(workers, threads)]
-            self._priors = WindowedKokoro(self._splits[0], windows)
+            self._splits = [
+                SplitKokoro.load(model, t, spinning) for t in split_cores(workers, threads)
+            ]
+            self._priors = VoicePriors()
         self._ort = ort
         self._lock = threading.Lock()  # guards _run_options
         self._run_options: list[ort.RunOptions | None] = [None] * workers  # running, per lane
         super().__init__(g2p, trim, lanes=workers, windows=windows)
+        if self._splits:  # the default voice streams from its first sentence
+            default = self._voice(None)
+            self._priors.calibrated(default, self._calibration_statistics(0, default))
 
     @property
     def workers(self) -> int:
@@ -139,7 +144,8 @@ class OnnxEngine(Engine):
         return Timed(audio, char_bounds(phonemes, self._vocab, frames, audio.size))
 
     def _start_batch(self, lane: int, pieces: Sequence[Piece]) -> list[Started]:
-        """Each piece's text side; a voice's first sentence is planned as one whole window."""
+        """Each piece's text side; a sentence without its voice's prior, or short, is planned
+        as one whole window."""
         return [self._start(lane, piece) for piece in pieces]
 
     def _start(self, lane: int, piece: Piece) -> Started:
@@ -150,34 +156,41 @@ class OnnxEngine(Engine):
         features = self._running(
             lane, lambda options: split.text(tokens, style, piece.speed, options)
         )
-        frames, prior = features.frames, self._priors.prior(piece.voice)
+        frames, lead = features.frames, int(features.durations[0])
+        prior = self._priors.prior(
+            piece.voice, lambda: self._calibration_statistics(lane, piece.voice)
+        )
         samples = frames * SAMPLES_PER_FRAME
         bounds = char_bounds(piece.phonemes, self._vocab, features.durations, samples)
-        whole = (
-            None
-            if prior is not None
-            else WindowPlan(first=frames, size=frames, context=0, min_last=0)
-        )
-        lead = int(features.durations[0])
-        return Started(_Sentence(features, prior, piece.voice), frames, lead, bounds, whole)
+        if prior is None or frames - lead < MIN_WINDOWED_FRAMES:
+            whole = WindowPlan(first=frames, size=frames, context=0, min_last=0)
+            return Started(_Sentence(features, None), frames, lead, bounds, whole)
+        return Started(_Sentence(features, prior), frames, lead, bounds)
+
+    def _calibration_statistics(self, lane: int, voice: VoiceMix) -> list[Stats]:
+        """The calibration sentences spoken in ``voice``, each decoded whole: their statistics."""
+        split, runs = self._splits[lane], []
+        for phonemes in CALIBRATION:
+            tokens = [self._vocab[p] for p in phonemes if p in self._vocab]
+            style = self._style(voice, tokens)
+            features = self._running(
+                lane, lambda options, t=tokens, s=style: split.text(t, s, 1.0, options)
+            )
+            runs.append(self._running(lane, lambda options, f=features: split.whole(f, options))[1])
+        return runs
 
     def _window_batch(self, lane: int, jobs: Sequence[WindowJob]) -> list[np.ndarray]:
-        """Each window against its voice's prior; a sentence without one is decoded whole and
-        its statistics become the voice's prior."""
-        out = []
+        """Each window against its voice's prior (a whole sentence: against none)."""
         split = self._splits[lane]
-        for job in jobs:
-            sentence: _Sentence = job.state
-            audio, stats = self._running(
+        return [
+            self._running(
                 lane,
-                lambda options, s=sentence, w=job.window: split.decode(
+                lambda options, s=job.state, w=job.window: split.decode(
                     s.features, w, s.prior, options
                 ),
-            )
-            if sentence.prior is None:
-                self._priors.learn(sentence.voice, stats)
-            out.append(audio)
-        return out
+            )[0]
+            for job in jobs
+        ]
 
     def _style(self, voice: VoiceMix, tokens: list[int]) -> np.ndarray:
         """The voice's style row for a sentence of ``tokens``."""
@@ -209,4 +222,3 @@ class _Sentence:
 
     features: Features
     prior: Stats | None
-    voice: VoiceMix

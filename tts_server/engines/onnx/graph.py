@@ -1,4 +1,5 @@
-"""Reading Kokoro's ONNX graph: where its durations are, and a model that outputs them."""
+"""Reading Kokoro's ONNX graph: where its durations are, a model that outputs them, and the
+sessions' options."""
 
 from __future__ import annotations
 
@@ -55,3 +56,14 @@ def with_durations(model_path: Path) -> tuple[bytes, list[str]]:
             onnx.helper.make_tensor_value_info(name, onnx.TensorProto.INT64, None)
         )
     return model.SerializeToString(), [model.graph.output[0].name, name]
+
+
+def session_options(ort: Any, threads: int | None, spinning: bool) -> Any:
+    """onnxruntime session options: ``threads`` intra-op threads (None: one per core), which
+    busy-wait for work between operators only with ``spinning`` (docs/tts_server.md, "The
+    engine's threads": on shared cores, spinning threads take the time the work needs)."""
+    options = ort.SessionOptions()
+    if threads:
+        options.intra_op_num_threads = threads
+    options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
+    return options

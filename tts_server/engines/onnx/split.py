@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from tts_server.engines.base import EngineError
-from tts_server.engines.onnx.graph import duration_output
+from tts_server.engines.onnx.graph import duration_output, session_options
 from tts_server.engines.windows import SAMPLES_PER_FRAME, Window, WindowPlan
 
 ASR = "/encoder/MatMul_1_output_0"  # aligned text features (1, 512, frames)
@@ -301,15 +301,15 @@ class Features:
 class SplitKokoro:
     """The two halves of a Kokoro ONNX model on onnxruntime sessions (CPU)."""
 
-    def __init__(self, model: Any, durations: str, threads: int | None = None) -> None:
+    def __init__(
+        self, model: Any, durations: str, threads: int | None = None, spinning: bool = False
+    ) -> None:
         try:
             import onnxruntime as ort
         except ImportError as exc:
             raise EngineError("onnxruntime is not installed") from exc
         graphs = split_graph(model, durations)
-        options = ort.SessionOptions()
-        if threads:
-            options.intra_op_num_threads = threads
+        options = session_options(ort, threads, spinning)
         providers = ["CPUExecutionProvider"]
         self._text = ort.InferenceSession(
             graphs.text.SerializeToString(), sess_options=options, providers=providers
@@ -322,10 +322,10 @@ class SplitKokoro:
         self.stat_names = graphs.stat_names
 
     @classmethod
-    def load(cls, path: Path, threads: int | None = None) -> SplitKokoro:
+    def load(cls, path: Path, threads: int | None = None, spinning: bool = False) -> SplitKokoro:
         """Read and split the model at ``path``."""
         model = _onnx().load(str(path))
-        return cls(model, duration_output(model.graph), threads)
+        return cls(model, duration_output(model.graph), threads, spinning)
 
     def text(
         self, tokens: list[int], style: np.ndarray, speed: float, options: Any = None
