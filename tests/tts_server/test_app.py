@@ -32,9 +32,11 @@ from tts_protocol import (
 )
 from tts_server.app import create_app
 from tts_server.engines import Engine, EngineError
+from tts_server.engines.base import Started, WindowJob
 from tts_server.engines.g2p import split_spans
 from tts_server.engines.scheduler import Piece
 from tts_server.engines.timings import Timed
+from tts_server.engines.windows import SAMPLES_PER_FRAME
 from tts_server.testing.server_thread import ServerThread
 
 Event = ServerMessage | bytes
@@ -137,12 +139,14 @@ async def test_close_finishes_the_queue_then_closes_normally(ws: ClientConnectio
 
 
 class CountingEngine(Engine):
-    """Wraps the real engine and counts the chunks it produces."""
+    """Wraps the real engine (whole or in windows, as it decodes) and counts the pieces it
+    starts."""
 
     name = "counting"
+    streams = True  # as the engine it wraps, when that one decodes in windows
 
     def __init__(self, inner: Engine) -> None:
-        super().__init__(inner._g2p)
+        super().__init__(inner._g2p, windows=inner.window_plan)
         self.inner = inner
         self.preferred_voice = inner.default_voice
         self._voices = dict.fromkeys(inner.voices)
@@ -151,6 +155,13 @@ class CountingEngine(Engine):
     def _infer_batch(self, lane: int, pieces: Sequence[Piece]) -> list[Timed]:
         self.chunks += len(pieces)
         return self.inner._infer_batch(lane, pieces)
+
+    def _start_batch(self, lane: int, pieces: Sequence[Piece]) -> list[Started]:
+        self.chunks += len(pieces)
+        return self.inner._start_batch(lane, pieces)
+
+    def _window_batch(self, lane: int, jobs: Sequence[WindowJob]) -> list[np.ndarray]:
+        return self.inner._window_batch(lane, jobs)
 
 
 async def test_disconnect_mid_segment_stops_synthesis(engine: Engine) -> None:
@@ -301,6 +312,9 @@ class SilentEngine(CountingEngine):
 
     def _infer_batch(self, lane: int, pieces: Sequence[Piece]) -> list[Timed]:
         return [Timed(np.zeros(24000, dtype=np.float32)) for _ in pieces]
+
+    def _window_batch(self, lane: int, jobs: Sequence[WindowJob]) -> list[np.ndarray]:
+        return [np.zeros(job.window.frames * SAMPLES_PER_FRAME, np.float32) for job in jobs]
 
 
 def _failing_loader(_settings: object) -> Engine:

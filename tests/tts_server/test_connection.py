@@ -12,6 +12,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
+import numpy as np
 import pytest
 
 from tests.tts_protocol.test_server import MALFORMED
@@ -35,6 +36,7 @@ from tts_protocol import (
 from tts_server.admission import Admission
 from tts_server.connection import Ending, SynthesisConnection, frame_payload
 from tts_server.engines import Engine
+from tts_server.engines.base import Started, WindowJob
 from tts_server.engines.prepared import Prepared
 from tts_server.engines.scheduler import Piece
 from tts_server.engines.timings import Timed
@@ -143,9 +145,10 @@ class RecordingEngine(Engine):
     """The real engine's model, recording voice checks and the voice each piece is spoken in."""
 
     name = "recording"
+    streams = True  # as the engine it wraps, when that one decodes in windows
 
     def __init__(self, inner: Engine) -> None:
-        super().__init__(inner._g2p)
+        super().__init__(inner._g2p, windows=inner.window_plan)  # whole or in windows, as it
         self.inner = inner
         self.preferred_voice = inner.default_voice
         self._voices = dict.fromkeys(inner.voices)
@@ -156,18 +159,28 @@ class RecordingEngine(Engine):
         self.checked.append(voice)
         return self.inner.prepare(text, voice, *rest)  # the inner engine mixes blends
 
-    def _infer_batch(self, lane: int, pieces: Sequence[Piece]) -> list[Timed]:
+    def _speak(self, pieces: Sequence[Piece]) -> None:
         self.spoken += [piece.voice for piece in pieces]
+
+    def _infer_batch(self, lane: int, pieces: Sequence[Piece]) -> list[Timed]:
+        self._speak(pieces)
         return self.inner._infer_batch(lane, pieces)
+
+    def _start_batch(self, lane: int, pieces: Sequence[Piece]) -> list[Started]:
+        self._speak(pieces)
+        return self.inner._start_batch(lane, pieces)
+
+    def _window_batch(self, lane: int, jobs: Sequence[WindowJob]) -> list[np.ndarray]:
+        return self.inner._window_batch(lane, jobs)
 
 
 class FlakyEngine(RecordingEngine):
     """Fails on any text that mentions 'explode'; speaks everything else."""
 
-    def _infer_batch(self, lane: int, pieces: Sequence[Piece]) -> list[Timed]:
+    def _speak(self, pieces: Sequence[Piece]) -> None:
         if any("ksplˈOd" in piece.phonemes for piece in pieces):
             raise RuntimeError("the model blew up")
-        return super()._infer_batch(lane, pieces)
+        super()._speak(pieces)
 
 
 @pytest.mark.parametrize(

@@ -173,15 +173,18 @@ async def test_timings_of_later_pieces_are_offset_by_the_audio_before_them(engin
             for w in chunk.words
         ]
         samples += chunk.audio.size
-    assert [texts for _, texts in pieces] == [["Rivers", "run", "south"], ["Birds", "fly", "north"]]
+    said = [text for _, texts in pieces for text in texts]  # a piece's words may span chunks
+    assert said == ["Rivers", "run", "south", "Birds", "fly", "north"]
     assert_timed(words, samples_ms(samples))
-    assert words[3].start_ms >= pieces[1][0]  # "Birds": after all of the first piece's audio
+    birds = next(start for start, texts in pieces if "Birds" in texts)
+    assert words[3].start_ms >= birds > 0  # after all of the audio before its chunk
 
 
 async def test_speed_scales_the_timings(engine: Engine) -> None:
     slow = [c async for c in engine.synthesize(engine.prepare("Hello world.", speed=0.8))]
     fast = [c async for c in engine.synthesize(engine.prepare("Hello world.", speed=1.6))]
-    slow_world, fast_world = slow[0].words[1], fast[0].words[1]
+    slow_world = [w for c in slow for w in c.words][1]  # lengths need no chunk's offset
+    fast_world = [w for c in fast for w in c.words][1]
     assert slow_world.text == fast_world.text == "world"
     assert (slow_world.end - slow_world.start) > 1.5 * (fast_world.end - fast_world.start)
 
@@ -220,8 +223,9 @@ async def test_an_old_client_sees_exactly_the_frames_it_saw_before(engine: Engin
     old = controls(events[: events.index(Start(id="new"))])
     assert [type(m) for m in old] == [Start, End] and old[0] == Start(id="old")
     new = controls(events[events.index(Start(id="new")) :])
-    assert [type(m) for m in new] == [Start, Marks, Marks, End]
+    assert type(new[0]) is Start and type(new[-1]) is End  # a piece's chunks: a Marks each
     marks = [m for m in new if isinstance(m, Marks)]
+    assert len(marks) == len(new) - 2 >= 2
     assert all(m.id == "new" for m in marks)
     assert spoken([w for m in marks for w in m.words]) == [
         "Hello",
@@ -252,7 +256,7 @@ def test_captioned_speech_streams_ndjson_audio_with_word_timings(tts_server: Ser
     words = [Word(**w) for line in lines for w in line["words"]]
     assert spoken(words) == ["Hello", "world", "How", "are", "you", "today"]
     assert_timed(words, samples_ms(len(pcm) // 2))
-    assert len(lines) == 3  # one line per model piece, then the trailer
+    assert len(lines) >= 3  # a line per chunk (two pieces at least), then the trailer
     assert lines[-1]["words"] == []  # the encoder's trailer
 
 
@@ -278,7 +282,7 @@ def test_captions_carry_what_was_said_and_time_every_piece_from_the_start(
     _, lines = captioned(tts_server, response_format="pcm", input="It costs $5. It rains. It ends.")
     pcm = b"".join(base64.b64decode(line["audio"]) for line in lines)
     words = [Word(**w) for line in lines for w in line["words"]]
-    assert len([line for line in lines if line["words"]]) == 3
+    assert len([line for line in lines if line["words"]]) >= 3  # a piece's words may span lines
     assert_timed(words, samples_ms(len(pcm) // 2))
     [money] = [w for w in words if w.text == "$5"]
     assert money.spoken == "five dollars"

@@ -305,7 +305,9 @@ class Engine(ABC):
         """A piece window by window: one chunk per window, each sent once decoded.
 
         Silence is trimmed before the first loud window and after the last window's last loud
-        sample; each word goes with the chunk its first sample is in (its mark before it).
+        sample, but not into the last word's timed frames (a quiet ending stays said, and no
+        mark outlasts the audio); each word goes with the chunk its first sample is in (its mark
+        before it).
         """
         started: Started = await self._scheduler.synthesize(piece)
         windows = (started.plan or plan).windows(started.frames, started.lead)
@@ -326,8 +328,10 @@ class Engine(ABC):
                     end = started.frames * SAMPLES_PER_FRAME
                     words = list(word_times(named, span, started.bounds, (first, end)))
                 keep = (keep[0], audio.size)
-            if last:
-                keep = (keep[0], max(keep[0], self._trim.window(audio)[1]))
+            if last:  # trailing silence trimmed, never into the last word's timed frames
+                spoken_to = max((w.end for w in words), default=0) + first - begin
+                stop = max(self._trim.window(audio)[1], min(spoken_to, audio.size))
+                keep = (keep[0], max(keep[0], stop))
             out = self._trim.cut(audio, keep, fade_in=begin + keep[0] == first, fade_out=last)
             if not out.size:
                 continue

@@ -308,6 +308,19 @@ def audio_of(seq: int) -> Any:
     return lambda event: event["type"] == "audio.delta" and event["seq"] == seq
 
 
+def words_seen(seq: int, count: int) -> Any:
+    """True once ``count`` words of segment ``seq`` have come (each with the audio it times)."""
+    seen = 0
+
+    def reached(event: Event) -> bool:
+        nonlocal seen
+        if event["type"] == "segment.marks" and event["seq"] == seq:
+            seen += len(event["words"])
+        return seen >= count
+
+    return reached
+
+
 def segment_texts(events: list[Event]) -> list[str]:
     return [e["text"] for e in events if e["type"] == "segment"]
 
@@ -342,9 +355,9 @@ async def cut_at_word_k(conversation: Conversation) -> None:
     model = recording(conversation)
     model.update_config(sentences=2)  # the real engine's timings, on as little speech as will do
     first = await conversation.start_turn(TurnRequest("Tell me about memory", marks=True))
-    listening, seen = await play(first, until=audio_of(1))
-    words = words_of(seen, 1)
     k = 4
+    listening, seen = await play(first, until=words_seen(1, k + 2))
+    words = words_of(seen, 1)
     assert len(words) > k + 1
     ms = words[k - 1]["end_ms"] + 10  # the page stopped just after word k of sentence 2
     heard = {"turn_id": first.id, "seq": 1, "ms": ms}
