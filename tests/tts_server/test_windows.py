@@ -99,3 +99,13 @@ def test_each_window_decodes_in_less_time_than_the_audio_before_it_plays() -> No
     for window in windows[1:]:
         assert (window.last - window.first) / 5 <= buffered
         buffered += window.frames
+
+
+def test_the_last_window_starts_by_the_last_words_first_frame() -> None:
+    plan = WindowPlan(first=8, size=40, context=4, min_last=0, growth=2)
+    assert [w.start for w in plan.windows(60)] == [0, 8, 24, 56]
+    merged = plan.windows(60, last_from=30)
+    assert [(w.start, w.stop) for w in merged] == [(0, 8), (8, 24), (24, 60)]
+    assert merged[-1].right == 0 and merged[-1].left == 8  # the context it cannot have after
+    assert plan.windows(60, last_from=60) == plan.windows(60)
+    assert [(w.start, w.stop) for w in plan.windows(60, last_from=0)] == [(0, 60)]

@@ -38,7 +38,14 @@ from tts_server.engines.g2p import (
 )
 from tts_server.engines.prepared import NORMALIZED, Prepared, UnknownVoice
 from tts_server.engines.scheduler import BatchScheduler, Piece, SchedulerStats
-from tts_server.engines.timings import Chunk, Timed, WordSpan, WordTime, word_times, written_words
+from tts_server.engines.timings import (
+    Chunk,
+    Timed,
+    WordSpan,
+    WordTime,
+    word_times,
+    written_words,
+)
 from tts_server.engines.voices import BlendCache, BlendMismatch
 from tts_server.engines.windows import SAMPLES_PER_FRAME, Window, WindowPlan
 from tts_server.normalize import Options
@@ -305,12 +312,15 @@ class Engine(ABC):
         """A piece window by window: one chunk per window, each sent once decoded.
 
         Silence is trimmed before the first loud window and after the last window's last loud
-        sample, but not into the last word's timed frames (a quiet ending stays said, and no
-        mark outlasts the audio); each word goes with the chunk its first sample is in (its mark
-        before it).
+        sample; each word goes with the chunk its first sample is in (its mark before it). The
+        last word starts in the last window, so its end is clipped to the kept audio there, as
+        the whole path clips it to its trim.
         """
         started: Started = await self._scheduler.synthesize(piece)
-        windows = (started.plan or plan).windows(started.frames, started.lead)
+        end = started.frames * SAMPLES_PER_FRAME
+        timed = () if started.bounds is None else word_times(named, span, started.bounds, (0, end))
+        last_from = timed[-1].start // SAMPLES_PER_FRAME if timed else None  # the last word's
+        windows = (started.plan or plan).windows(started.frames, started.lead, last_from)
         words: list[WordTime] = []
         first: int | None = None  # the piece's first kept sample, once found
         for k, window in enumerate(windows):
@@ -325,19 +335,21 @@ class Engine(ABC):
                     continue  # silence so far
                 first = begin + keep[0]
                 if started.bounds is not None:
-                    end = started.frames * SAMPLES_PER_FRAME
                     words = list(word_times(named, span, started.bounds, (first, end)))
                 keep = (keep[0], audio.size)
-            if last:  # trailing silence trimmed, never into the last word's timed frames
-                spoken_to = max((w.end for w in words), default=0) + first - begin
-                stop = max(self._trim.window(audio)[1], min(spoken_to, audio.size))
-                keep = (keep[0], max(keep[0], stop))
+            if last:
+                keep = (keep[0], max(keep[0], self._trim.window(audio)[1]))
             out = self._trim.cut(audio, keep, fade_in=begin + keep[0] == first, fade_out=last)
             if not out.size:
                 continue
             at = begin + keep[0] - first  # this chunk's first sample in the piece's kept audio
             mine = tuple(
-                WordTime(w.text, w.start - at, w.end - at, w.spoken)
+                WordTime(
+                    w.text,
+                    w.start - at,
+                    min(w.end - at, out.size) if last else w.end - at,
+                    w.spoken,
+                )
                 for w in words
                 if at <= w.start < at + out.size
             )

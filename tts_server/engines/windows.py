@@ -73,14 +73,15 @@ class WindowPlan:
                 f"context and min_last cannot be negative ({self.context}, {self.min_last})"
             )
 
-    def windows(self, frames: int, lead: int = 0) -> list[Window]:
+    def windows(self, frames: int, lead: int = 0, last_from: int | None = None) -> list[Window]:
         """The windows of a sentence of ``frames`` frames, in order, covering each frame once.
 
         ``lead`` frames (the leading boundary pad's: silence) come before the first window's
         ``first``, so that the first window holds speech: a window of silence alone is lifted
         by the decoder's instance norms (see ``kokoro_stream``). A window takes before it the
         context it cannot have after it (the sentence's end fades out; its statistics need the
-        frames before it).
+        frames before it). The last window starts at ``last_from`` or before (the last word's
+        first frame: its mark then goes with the last chunk, timed against the trimmed end).
         """
         if frames < 0 or lead < 0:
             raise ValueError(f"a sentence cannot have {frames} frames, {lead} of them leading")
@@ -93,6 +94,8 @@ class WindowPlan:
         if frames:
             stops.append(frames)
         if len(stops) > 1 and stops[-1] - stops[-2] < self.min_last:
+            del stops[-2]
+        while last_from is not None and len(stops) > 1 and stops[-2] > last_from:
             del stops[-2]
         out = []
         start = 0
