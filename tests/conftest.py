@@ -45,8 +45,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def engine() -> Engine:
-    """The embedded CPU engine, loaded once per test session (about 4 s)."""
+    """The embedded CPU engine as it starts by default (decoding in windows), loaded once per
+    test session (about 4 s)."""
     return load_engine(Settings())
+
+
+@pytest.fixture(scope="session")
+def whole_engine(engine: Engine) -> Engine:
+    """The embedded CPU engine decoding every sentence whole (``--no-windows``): the model's
+    own audio, for tests that compare against it or feed it to another model."""
+    return load_engine(Settings(windows=False))
 
 
 def wait_healthy(url: str, limit_s: float = 60.0) -> dict[str, object]:

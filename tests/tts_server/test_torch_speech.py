@@ -53,13 +53,13 @@ def pieces(phonemized: list[Phonemized]) -> list[Piece]:
 
 @pytest.fixture(scope="module")
 def alone(
-    real_torch_engine: TorchEngine, engine: Engine, phonemized: list[Phonemized]
+    real_torch_engine: TorchEngine, whole_engine: Engine, phonemized: list[Phonemized]
 ) -> dict[str, list[Timed]]:
-    """Each item synthesized alone by each engine, through the engines' own model calls."""
+    """Each item synthesized alone by each engine, through the engines' own (whole) model calls."""
     torch.manual_seed(0)
     return {
         name: [one._infer_batch(0, [piece])[0] for piece in pieces(phonemized)]
-        for name, one in (("onnx", engine), ("torch", real_torch_engine))
+        for name, one in (("onnx", whole_engine), ("torch", real_torch_engine))
     }
 
 

@@ -45,17 +45,11 @@ def smart_turn() -> SmartTurn:
 
 
 @pytest.fixture(scope="module")
-def questions(engine: Engine) -> dict[str, bytes]:
+def questions(whole_engine: Engine) -> dict[str, bytes]:
     """The questions as the model says them whole: the turn model judges a voice's prosody, and
     the windowed decoder's small spectral differences moved its scores of these four by up to
     0.6 (0.86 to 0.27 for a complete question), though Whisper hears them alike."""
-    from tts_server.engines.onnx.engine import OnnxEngine
-
-    whole = OnnxEngine(engine._g2p)  # type: ignore[attr-defined]
-    try:
-        return {text: spoken(whole, text) for text in QUESTIONS}
-    finally:
-        whole.close()
+    return {text: spoken(whole_engine, text) for text in QUESTIONS}
 
 
 def test_smart_turn_is_a_turn_model() -> None:
