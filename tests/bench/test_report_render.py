@@ -1,9 +1,7 @@
 """Each report writer renders its committed JSON (docs/benchmarks/) to its committed Markdown.
 
 The reports are measurements and are not regenerated; their writers are split into a function
-per section. Rendering the committed figures again must give the committed text byte for byte
-(``agent_latency.md`` predates its writer's last wording change: its reference render is
-``golden/agent_latency.md``, today's writer on the committed JSON).
+per section. Rendering the committed figures again must give the committed text byte for byte.
 """
 
 from __future__ import annotations
@@ -23,7 +21,6 @@ from bench.speech import normalization, torch_report
 
 ROOT = Path(__file__).resolve().parents[2]
 REPORTS = ROOT / "docs" / "benchmarks"
-GOLDEN = Path(__file__).resolve().parent / "golden"
 
 
 def _reliability(result: dict[str, Any]) -> str:
@@ -49,7 +46,7 @@ CASES: dict[str, tuple[Callable[[dict[str, Any]], str], str, Path]] = {
     "agent_latency": (
         latency_report.markdown,
         "agent_latency.json",
-        GOLDEN / "agent_latency.md",
+        REPORTS / "agent_latency.md",
     ),
     "voice_to_voice": (
         voice_to_voice_report.markdown,
