@@ -38,14 +38,7 @@ from tts_server.engines.g2p import (
 )
 from tts_server.engines.prepared import NORMALIZED, Prepared, UnknownVoice
 from tts_server.engines.scheduler import BatchScheduler, Piece, SchedulerStats
-from tts_server.engines.timings import (
-    Chunk,
-    Timed,
-    WordSpan,
-    WordTime,
-    word_times,
-    written_words,
-)
+from tts_server.engines.timings import Chunk, Timed, WordSpan, WordTime, word_times, written_words
 from tts_server.engines.voices import BlendCache, BlendMismatch
 from tts_server.engines.windows import SAMPLES_PER_FRAME, Window, WindowPlan
 from tts_server.normalize import Options
