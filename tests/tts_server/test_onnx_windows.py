@@ -12,7 +12,7 @@ from tts_server.engines.base import Engine, Trim
 from tts_server.engines.onnx.engine import OnnxEngine
 from tts_server.engines.scheduler import Piece
 from tts_server.engines.timings import Chunk
-from tts_server.engines.windows import WindowPlan
+from tts_server.engines.windows import SAMPLES_PER_FRAME, WindowPlan, speech_span
 
 pytestmark = pytest.mark.slow
 KEEP_ALL = Trim(threshold=0.0)  # keep every sample, so the chunks add up to the sentence
@@ -40,6 +40,14 @@ async def spoken(engine: Engine, text: str, voice: str) -> list[Chunk]:
     return [chunk async for chunk in engine.synthesize(prepared)]
 
 
+async def decoded(engine: OnnxEngine, text: str, voice: str) -> slice:
+    """The samples of ``text``'s whole audio that its windows decode (its speech span)."""
+    phonemes = (await engine.phonemize(text)).phonemes
+    (started,) = engine._start_batch(0, [Piece(phonemes, ((voice, 1.0),), 1.0)])
+    start, stop = started.span or (0, started.frames)
+    return slice(start * SAMPLES_PER_FRAME, stop * SAMPLES_PER_FRAME)
+
+
 async def test_a_voices_first_sentence_is_whole_then_its_sentences_come_in_windows(
     windowed: OnnxEngine,
 ) -> None:
@@ -48,7 +56,10 @@ async def test_a_voices_first_sentence_is_whole_then_its_sentences_come_in_windo
     assert len(first) == 1  # decoded whole; the voice is calibrated before its second
     assert len(later) > 2
     whole, parts = first[0].audio, np.concatenate([c.audio for c in later])
-    assert parts.size == whole.size
+    span = await decoded(windowed, TEXT, "jf_gongitsune")
+    assert parts.size == span.stop - span.start < whole.size  # the silence is not decoded
+    outside = np.concatenate([whole[: span.start], whole[span.stop :]])
+    assert np.abs(outside).max() < Trim().threshold  # the trim would have dropped it all
     assert np.abs(parts).max() < 2 * np.abs(whole).max()  # no window lifted out of scale
     assert [w.text for c in later for w in c.words] == [w.text for w in first[0].words]
     for chunk in later:  # each word goes with the chunk its first sample is in
@@ -69,10 +80,11 @@ async def test_after_a_short_first_sentence_a_voice_still_streams_at_its_level(
     chunks = await spoken(windowed, TEXT, "jf_nezumi")
     (reference,) = await spoken(whole, TEXT, "jf_nezumi")
     audio = np.concatenate([c.audio for c in chunks])
-    assert len(chunks) > 2 and audio.size == reference.audio.size
-    level = np.sqrt(np.mean(audio**2) / np.mean(reference.audio**2))
+    expected = reference.audio[await decoded(windowed, TEXT, "jf_nezumi")]
+    assert len(chunks) > 2 and audio.size == expected.size
+    level = np.sqrt(np.mean(audio**2) / np.mean(expected**2))
     assert 0.5 < level < 2.0  # measured 0.7-1.1 on ten sentences
-    assert spectral_distance(audio, reference.audio) < 7.0
+    assert spectral_distance(audio, expected) < 7.0
 
 
 async def test_a_short_sentence_is_decoded_whole_even_in_a_calibrated_voice(
@@ -124,3 +136,21 @@ def test_the_engines_threads_do_not_spin_unless_asked(windowed: OnnxEngine) -> N
     assert parse_settings(["--onnx-spinning"], env={}).onnx_spinning
     assert parse_settings([], env={"TTS_ONNX_SPINNING": "1"}).onnx_spinning
     assert not parse_settings([], env={}).onnx_spinning
+
+
+@pytest.mark.parametrize("voice", ["jf_alpha", "jm_kumo"])
+async def test_what_the_windows_leave_undecoded_is_silence_in_the_whole_graph(
+    windowed: OnnxEngine, voice: str
+) -> None:
+    split = windowed._splits[0]
+    for text, speed in [("Would you like to hear more about it?", 0.8), ("Well, hmm", 1.3)]:
+        phonemes = (await windowed.phonemize(text)).phonemes
+        tokens = [windowed._vocab[p] for p in phonemes if p in windowed._vocab]
+        style = windowed._style(windowed._voice(((voice, 1.0),)), tokens)
+        features = split.text(tokens, style, speed)
+        audio, _ = split.whole(features)
+        start, stop = speech_span(features.energy) or (0, 0)
+        loud = np.flatnonzero(np.abs(audio) > Trim().threshold)
+        pad = Trim().pad_ms * 24  # samples the trim keeps beyond the loud ones
+        assert start * SAMPLES_PER_FRAME <= loud[0] - pad  # with room: measured >= 3 frames
+        assert loud[-1] + pad < stop * SAMPLES_PER_FRAME

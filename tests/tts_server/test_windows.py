@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from tts_server.engines.windows import SAMPLES_PER_FRAME, Window, WindowPlan
+from tts_server.engines.windows import SAMPLES_PER_FRAME, Window, WindowPlan, speech_span
 
 
 @pytest.mark.parametrize("frames", [0, 1, 7, 8, 9, 15, 16, 47, 48, 49, 55, 56, 57, 200])
@@ -109,3 +110,37 @@ def test_the_last_window_starts_by_the_last_words_first_frame() -> None:
     assert merged[-1].right == 0 and merged[-1].left == 8  # the context it cannot have after
     assert plan.windows(60, last_from=60) == plan.windows(60)
     assert [(w.start, w.stop) for w in plan.windows(60, last_from=0)] == [(0, 60)]
+
+
+def test_only_the_span_is_kept_with_context_from_beyond_it() -> None:
+    plan = WindowPlan(first=8, size=240, context=4, min_last=8, growth=3)
+    windows = plan.windows(180, lead=12, span=(6, 150))
+    assert [(w.start, w.stop) for w in windows] == [(6, 20), (20, 44), (44, 116), (116, 150)]
+    assert windows[0].first == 2 and windows[-1].last == 154  # context beyond the span
+    assert plan.windows(180, lead=12, span=(0, 180)) == plan.windows(180, lead=12)
+    assert plan.windows(180, span=(30, 30)) == []
+
+
+def test_the_span_never_cuts_off_the_last_word() -> None:
+    plan = WindowPlan(first=8, size=40, context=4, min_last=0, growth=3)
+    windows = plan.windows(180, lead=12, last_from=160, span=(6, 150))
+    assert windows[-1].start <= 160 < windows[-1].stop == 161
+
+
+@pytest.mark.parametrize("span", [(-1, 10), (10, 9), (0, 181)])
+def test_a_span_outside_the_sentence_is_refused(span: tuple[int, int]) -> None:
+    with pytest.raises(ValueError, match="span"):
+        WindowPlan(8, 40, 4).windows(180, span=span)
+
+
+def test_the_speech_span_is_where_the_predicted_energy_passes_with_a_margin() -> None:
+    silence, speech = np.full(2 * 12, -9.0), np.full(2 * 30, 5.0)
+    energy = np.concatenate([silence, speech, np.full(2 * 25, -9.0)])
+    assert speech_span(energy) == (8, 46)  # frames 12-41 speak; 4 frames either side
+    assert speech_span(energy, margin=0) == (12, 42)
+    assert speech_span(energy, margin=20) == (0, 62)  # clipped to the sentence
+    energy[2 * 50 + 1] = -5.0  # one step of a frame is enough
+    assert speech_span(energy, margin=0) == (12, 51)
+    assert speech_span(np.full(40, -9.0)) is None
+    with pytest.raises(ValueError, match="margin"):
+        speech_span(energy, margin=-1)

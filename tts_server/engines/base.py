@@ -99,6 +99,7 @@ class Started:
     lead: int  # its leading pad's frames (``WindowPlan.windows``)
     bounds: np.ndarray | None  # its phonemes' bounds in samples of its whole audio (``Timed``)
     plan: WindowPlan | None = None  # its own windows (None: the engine's ``window_plan``)
+    span: tuple[int, int] | None = None  # the frames that may sound (``speech_span``; None: all)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -313,7 +314,9 @@ class Engine(ABC):
         end = started.frames * SAMPLES_PER_FRAME
         timed = () if started.bounds is None else word_times(named, span, started.bounds, (0, end))
         last_from = timed[-1].start // SAMPLES_PER_FRAME if timed else None  # the last word's
-        windows = (started.plan or plan).windows(started.frames, started.lead, last_from)
+        windows = (started.plan or plan).windows(
+            started.frames, started.lead, last_from, started.span
+        )
         words: list[WordTime] = []
         first: int | None = None  # the piece's first kept sample, once found
         for k, window in enumerate(windows):

@@ -31,7 +31,7 @@ from tts_server.engines.onnx.split import Features, SplitKokoro, Stats
 from tts_server.engines.packaged import PACKAGE_HINT, load_voices, packaged_files
 from tts_server.engines.scheduler import Piece
 from tts_server.engines.timings import Timed, char_bounds
-from tts_server.engines.windows import SAMPLES_PER_FRAME, WindowPlan
+from tts_server.engines.windows import SAMPLES_PER_FRAME, WindowPlan, speech_span
 
 T = TypeVar("T")
 
@@ -165,7 +165,8 @@ class OnnxEngine(Engine):
         if prior is None or frames - lead < MIN_WINDOWED_FRAMES:
             whole = WindowPlan(first=frames, size=frames, context=0, min_last=0)
             return Started(_Sentence(features, None), frames, lead, bounds, whole)
-        return Started(_Sentence(features, prior), frames, lead, bounds)
+        span = speech_span(features.energy)  # the silence around it is not decoded
+        return Started(_Sentence(features, prior), frames, lead, bounds, span=span)
 
     def _calibration_statistics(self, lane: int, voice: VoiceMix) -> list[Stats]:
         """The calibration sentences spoken in ``voice``, each decoded whole: their statistics."""
