@@ -96,6 +96,7 @@ TIERS: dict[str, tuple[Group, ...]] = {
             ("tts_server/engines/scheduler.py",),
             ("tests/tts_server/test_scheduler.py",),
         ),
+        Group("windows", ("tts_server/engines/windows.py",), ("tests/tts_server/test_windows.py",)),
         Group(
             "audio_encoding",
             ("tts_server/openai_api/audio_encoding.py",),

@@ -1,10 +1,10 @@
-"""A sentence's first audio, decoded whole against in windows, on the embedded ONNX engine.
+"""A sentence's first audio, decoded whole against in windows, on both engines (CPU).
 
-    python -m bench.latency.streaming_synthesis [--runs 5]
+    python -m bench.latency.streaming_synthesis [--runs 5] [--torch-runs 3]
 
 Each configuration is its own ``OnnxEngine``: the whole graph (``--no-windows``), and the split
-graph with a few window plans, the default among them (a voice's first sentence teaches its
-prior, so every engine first speaks a warm-up sentence in the voice). Every case runs through
+graph with a few window plans, the default among them (each speaks a warm-up sentence first;
+the default voice's prior is calibrated when the engine loads). Every case runs through
 ``Engine.synthesize`` as the routes call it, interleaved across configurations, ``--runs``
 times. Per case: first audio and total (median, p90), the total's ratio to the whole graph's,
 and the page's player model: playback starts with the first chunk and runs without a pause
@@ -13,8 +13,10 @@ Quality per plan: the log-spectral distance of the windowed audio to the whole g
 int8 decoder's own noise floor is about 3.6 dB) and the largest sample step at a seam against
 the largest step within the whole audio; offline Whisper's word error rate on a paragraph of
 about a hundred words, spoken sentence by sentence by each. The demo reply is its sentences
-one after another, as a session sends them. Writes
-``docs/benchmarks/streaming_synthesis.{md,json}``.
+one after another, as a session sends them. Then the same for the torch engine on the CPU
+(the real weights imported from the ONNX model): whole sentences, its default, against its
+windows, ``--torch-runs`` times (0: skip it). Writes
+``docs/benchmarks/streaming_synthesis.{json,md,png}``.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
-import json
 import os
 import platform
 import statistics
@@ -35,6 +36,7 @@ import numpy as np
 
 from agent.core.llm import demo_reply
 from agent.segmenter import SentenceSegmenter
+from bench.latency.report import write_files
 from bench.speech.intelligibility import PARAGRAPH, transcribe, word_error_rate
 from bench.speech.torch_stages import log_spectral_distance
 from tts_server.engines import Engine, load_g2p, window_plan
@@ -58,6 +60,12 @@ PLANS: dict[str, WindowPlan | None] = {
     "8, 240, 4, growth 3 (the default)": window_plan(Settings()),
     "8, 120, 8, growth 2": WindowPlan(8, 120, 8, growth=2),
     "8, 40, 16, growth 5 (torch's)": WindowPlan(8, 40, 16, growth=5),
+}
+TORCH_PLANS: dict[str, WindowPlan | None] = {  # torch decodes whole by default
+    "whole": None,
+    "8, 40, 16, growth 5 (its plan, with --windows)": window_plan(
+        Settings(engine="torch", windows=True)
+    ),
 }
 
 
@@ -220,10 +228,37 @@ def markdown(result: dict[str, Any]) -> str:
         f"the voice; {result['runs']} runs interleaved, medians. "
         f"{result['machine']['cpus']} CPUs, load average {load} (1, 5, 15 min) at the end.",
         "",
+        *_figures(result, "##"),
     ]
+    torch = result.get("torch")
+    if torch:
+        lines += [
+            "## The torch engine",
+            "",
+            "The PyTorch engine on the CPU, with the real weights imported from the embedded "
+            "ONNX model: whole sentences (its default) against its windows (`--windows`), "
+            f"{torch['runs']} runs interleaved, medians, after the ONNX engine's runs.",
+            "",
+            *_figures(torch, "###"),
+        ]
+    lines += [
+        f"The paragraph: {len(PARAGRAPH.split())} words in {len(sentences(PARAGRAPH))} "
+        "sentences, heard by offline Whisper tiny.en (int8, beam 1). "
+        "The int8 decoder's own noise floor is about 3.6 dB (an input moved by 1e-6; "
+        'docs/tts_server.md, "The ONNX engine in windows"). An underrun is a chunk that came '
+        "after the audio before it had played out, in the page's player model (playback "
+        "starts with the first chunk).",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _figures(result: dict[str, Any], level: str) -> list[str]:
+    """One engine's tables: each case's timings per plan, then each plan's quality."""
+    lines = []
     for case, rows in result["cases"].items():
         lines += [
-            f"## {case}",
+            f"{level} {case}",
             "",
             "| plan | first audio ms (p90) | total ms | first / whole | total / whole "
             "| runs with an underrun | worst underrun ms | chunks |",
@@ -238,7 +273,8 @@ def markdown(result: dict[str, Any]) -> str:
             )
         lines.append("")
     lines += [
-        "## Quality against the whole graph (12 words, the demo's first sentence; the last run)",
+        f"{level} Quality against the whole sentence (12 words, the demo's first sentence; "
+        "the last run)",
         "",
         "| plan | log-spectral distance, dB | largest seam step / the whole audio's largest step "
         "| paragraph WER (whole: " + str(result["word_error_rate_whole"]) + ") |",
@@ -248,45 +284,90 @@ def markdown(result: dict[str, Any]) -> str:
         distance = ", ".join(map(str, row["log_spectral_distance_db"]))
         seams = ", ".join(map(str, row["largest_seam_step_over_whole_largest_step"]))
         lines.append(f"| {plan} | {distance} | {seams} | {row['word_error_rate']} |")
-    lines += [
-        "",
-        f"The paragraph: {len(PARAGRAPH.split())} words in {len(sentences(PARAGRAPH))} "
-        "sentences, heard by offline Whisper tiny.en (int8, beam 1). "
-        "The int8 decoder's own noise floor is about 3.6 dB (an input moved by 1e-6; "
-        'docs/tts_server.md, "The ONNX engine in windows"). An underrun is a chunk that came '
-        "after the audio before it had played out, in the page's player model (playback "
-        "starts with the first chunk).",
-        "",
-    ]
-    return "\n".join(lines)
+    return [*lines, ""]
 
 
-def engines(plans: dict[str, WindowPlan | None]) -> dict[str, Engine]:
-    """One engine per plan, each having spoken the warm-up sentence in the default voice."""
+def plot(result: dict[str, Any], path: Path) -> None:
+    """First audio (median, p90 whisker) and total over the whole graph's, per case and plan."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    engines = {"ONNX": result} | ({"torch": result["torch"]} if "torch" in result else {})
+    fig, axes = plt.subplots(
+        len(engines), 2, figsize=(13, 5 * len(engines)), layout="constrained", squeeze=False
+    )
+    for (name, figures), (first, total) in zip(engines.items(), axes, strict=True):
+        cases = list(figures["cases"])
+        plans = list(figures["cases"][cases[0]])
+        width = 0.8 / len(plans)
+        for k, plan in enumerate(plans):
+            x = [i + (k - (len(plans) - 1) / 2) * width for i in range(len(cases))]
+            rows = [figures["cases"][case][plan] for case in cases]
+            medians = [row["first_audio_ms"] for row in rows]
+            above = [row["first_audio_p90_ms"] - row["first_audio_ms"] for row in rows]
+            first.bar(x, medians, width, yerr=[[0] * len(rows), above], label=plan, capsize=2)
+            total.bar(x, [row["total_over_whole"] for row in rows], width, label=plan)
+        total.axhline(1.15, color="gray", linestyle="--", label="goal: at most 1.15")
+        highest = max(
+            row["total_over_whole"] for rows in figures["cases"].values() for row in rows.values()
+        )
+        total.set_ylim(0, 1.5 * highest)  # room for the legend above the bars
+        first.set(title=f"{name}: first audio (median; whisker: p90)", ylabel="ms")
+        total.set(title=f"{name}: total synthesis time / the whole sentence's", ylabel="ratio")
+        for ax in (first, total):
+            ax.set_xticks(range(len(cases)), cases)
+            ax.grid(axis="y", alpha=0.3)
+        total.legend(fontsize="small", loc="upper left")
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def engines(plans: dict[str, WindowPlan | None], kind: str = "onnx") -> dict[str, Engine]:
+    """One engine of ``kind`` per plan, each having spoken the warm-up sentence in the default
+    voice (torch: on the CPU, with the real weights imported from the embedded ONNX model)."""
     g2p = load_g2p(Settings())
-    built: dict[str, Engine] = {name: OnnxEngine(g2p, windows=plan) for name, plan in plans.items()}
+    built: dict[str, Engine] = {}
+    for name, plan in plans.items():
+        if kind == "torch":
+            from tts_server.engines.torch.engine import TorchEngine
+            from tts_server.engines.torch.onnx_import.model_dir import embedded_model_dir
+
+            built[name] = TorchEngine(g2p, embedded_model_dir(), device="cpu", windows=plan)
+        else:
+            built[name] = OnnxEngine(g2p, windows=plan)
     for engine in built.values():
         asyncio.run(hear(engine, [WARM_UP]))
     return built
+
+
+def measured(
+    plans: dict[str, WindowPlan | None], kind: str, runs: int
+) -> tuple[list[dict[str, dict[str, Heard]]], dict[str, float]]:
+    """``runs`` rounds of every case on an engine of ``kind`` per plan, and each one's WER."""
+    built = engines(plans, kind)
+    try:
+        rounds = [asyncio.run(run_round(built)) for _ in range(runs)]
+        return rounds, asyncio.run(word_error_rates(built))
+    finally:
+        for engine in built.values():
+            engine.close()
 
 
 def main(argv: list[str] | None = None) -> None:
     """Run the benchmark and write its Markdown and JSON reports."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--torch-runs", type=int, default=3, help="0: the ONNX engine only")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
-    built = engines(PLANS)
-    try:
-        rounds = [asyncio.run(run_round(built)) for _ in range(args.runs)]
-        wer = asyncio.run(word_error_rates(built))
-    finally:
-        for engine in built.values():
-            engine.close()
-    result = report(rounds, wer, os.getloadavg(), args.runs)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "streaming_synthesis.json").write_text(json.dumps(result, indent=2) + "\n")
-    (args.out / "streaming_synthesis.md").write_text(markdown(result))
+    onnx = measured(PLANS, "onnx", args.runs)
+    torch = measured(TORCH_PLANS, "torch", args.torch_runs) if args.torch_runs else None
+    result = report(*onnx, os.getloadavg(), args.runs)
+    if torch:
+        result["torch"] = report(*torch, os.getloadavg(), args.torch_runs)
+    write_files(result, args.out, "streaming_synthesis", markdown, plot)
     print(markdown(result))
 
 

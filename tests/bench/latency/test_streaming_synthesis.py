@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +16,7 @@ from bench.latency.streaming_synthesis import (
     hear,
     largest_step,
     markdown,
+    plot,
     report,
     seam_step,
 )
@@ -91,3 +93,24 @@ def test_the_report_gives_ratios_to_the_whole_graph_and_the_quality_of_each_plan
     )
     page = markdown(result)
     assert "| a plan | 250.0 (250.0) | 1500.0 | 0.25 | 1.5 | 3 of 3 | 100.0 | 4 |" in page
+    assert "The torch engine" not in page
+
+
+def test_the_torch_engines_figures_get_their_own_section_and_row_of_plots(tmp_path: Path) -> None:
+    case = {"whole": _heard(2.0, 2.0, 0.0, 1), "its plan": _heard(0.8, 4.4, 0.0, 5)}
+    names = ("12 words", "30 words", "demo, first sentence", "demo reply")
+    rounds = [dict.fromkeys(names, case)] * 2
+    result = report(rounds, {"whole": 0.01, "its plan": 0.02}, (0.5, 0.4, 0.3), runs=2)
+    result["torch"] = report(rounds, {"whole": 0.03, "its plan": 0.04}, (0.5, 0.4, 0.3), 2)
+    page = markdown(result)
+    torch_part = page[page.index("## The torch engine") :]
+    assert "### 12 words" in torch_part and "| its plan | 800.0 (800.0) | 4400.0 | 0.4 | 2.2 |" in (
+        torch_part
+    )
+    assert "(whole: 0.03)" in torch_part and "(whole: 0.01)" not in torch_part
+    plot(result, tmp_path / "two.png")
+    del result["torch"]
+    plot(result, tmp_path / "one.png")
+    two, one = (tmp_path / "two.png").read_bytes(), (tmp_path / "one.png").read_bytes()
+    assert two[:4] == one[:4] == b"\x89PNG"
+    assert int.from_bytes(two[20:24], "big") > int.from_bytes(one[20:24], "big")  # taller
