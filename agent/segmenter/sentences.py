@@ -288,6 +288,8 @@ class SentenceCutter:
             return None if not ended else (end, True)
         if text[word] in BREAKS:
             return end, True
+        if text[word] in TERMINATORS and word > end:  # "Really. !": the mark is this sentence's
+            return end, False
         if run != ".":  # an ellipsis, or "?" / "!" before a closer: "(maybe?) not"
             return end, not text[word].islower()
         ends = self._period_ends(at, word)

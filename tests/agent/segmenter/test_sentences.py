@@ -232,3 +232,19 @@ def test_edges_of_the_cap_the_marks_and_the_openers(
 )
 def test_a_cap_cut_leaves_no_mark_without_its_word(text: str, expected: list[str]) -> None:
     assert _every_way(text, max_chars=20) == [expected] * 3
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Hello there. ! Next one is here.", ["Hello there. !", "Next one is here."]),
+        ("Stop. ?! Go on.", ["Stop. ?!", "Go on."]),
+        ("Really? ! Yes.", ["Really?", "!", "Yes."]),  # no wait after "?" (first audio)
+        ("Done . . . Next.", ["Done . . .", "Next."]),
+        ("It ends here. «Then» it goes on.", ["It ends here.", "«Then» it goes on."]),
+    ],
+)
+def test_a_mark_standing_alone_after_a_sentence_end_stays_with_that_sentence(
+    text: str, expected: list[str]
+) -> None:
+    assert _every_way(text) == [expected] * 3
