@@ -109,6 +109,7 @@ def test_the_last_window_starts_by_the_last_words_first_frame() -> None:
     assert [(w.start, w.stop) for w in merged] == [(0, 8), (8, 24), (24, 60)]
     assert merged[-1].right == 0 and merged[-1].left == 8  # the context it cannot have after
     assert plan.windows(60, last_from=60) == plan.windows(60)
+    assert [w.start for w in plan.windows(60, last_from=24)] == [0, 8, 24]  # starts at it
     assert [(w.start, w.stop) for w in plan.windows(60, last_from=0)] == [(0, 60)]
 
 
@@ -142,5 +143,16 @@ def test_the_speech_span_is_where_the_predicted_energy_passes_with_a_margin() ->
     energy[2 * 50 + 1] = -5.0  # one step of a frame is enough
     assert speech_span(energy, margin=0) == (12, 51)
     assert speech_span(np.full(40, -9.0)) is None
+    assert speech_span(np.full(40, -6.0)) is None  # passing means above it
+    assert speech_span([-9.0, -9.0, 0.0, -9.0, -9.0]) == (0, 2)  # a half step at the end: none
     with pytest.raises(ValueError, match="margin"):
         speech_span(energy, margin=-1)
+
+
+def test_the_smallest_plan_is_one_frame_at_a_time_without_context() -> None:
+    windows = WindowPlan(first=1, size=1, context=0, min_last=0).windows(3)
+    assert [(w.start, w.stop, w.left, w.right) for w in windows] == [
+        (0, 1, 0, 0),
+        (1, 2, 0, 0),
+        (2, 3, 0, 0),
+    ]

@@ -34,9 +34,10 @@ def speech_span(energy: np.ndarray, margin: int = SPEECH_MARGIN) -> tuple[int, i
     """
     if margin < 0:
         raise ValueError(f"the margin cannot be negative ({margin})")
-    steps = np.asarray(energy, dtype=np.float32).ravel()
+    steps = np.asarray(energy).ravel()
     frames = steps.size // ENERGY_STEPS_PER_FRAME
-    loudest = steps[: frames * ENERGY_STEPS_PER_FRAME].reshape(frames, -1).max(axis=1)
+    loudest = steps[: frames * ENERGY_STEPS_PER_FRAME].reshape(frames, ENERGY_STEPS_PER_FRAME)
+    loudest = loudest.max(axis=1)
     speech = np.flatnonzero(loudest > SPEECH_ENERGY)
     if not speech.size:
         return None
