@@ -69,6 +69,11 @@ def test_a_handle_or_tag_with_its_sign(written: str, spoken: str) -> None:
         ("Tag #100days now.", "Tag hashtag one hundred-days now."),  # else as "MP3" is
         ("Tag #007bond now.", "Tag hashtag zero zero seven-bond now."),  # an identifier
         ("Tag #12 now.", "Tag number twelve now."),  # digits alone are a number
+        ("Tag #3pm now.", "Tag hashtag three PM now."),  # a time, as "3pm" alone
+        ("Tag @2pac now.", "Tag at two-pac now."),  # a handle keeps its sign too
+        ("Tag @3pm now.", "Tag at three PM now."),
+        ("Tag @1st now.", "Tag at first now."),
+        ("Tag @12 now.", "Tag at twelve now."),
     ],
 )
 def test_a_tag_that_starts_with_digits(written: str, spoken: str) -> None:

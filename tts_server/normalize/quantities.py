@@ -275,14 +275,14 @@ def version(ctx: Context, i: int) -> Match | None:
 
 
 def counted(word: str) -> str | None:
-    """``word``, a whole number with an ordinal or plural suffix, as it is read alone ("1st" →
-    "first", "5s" → "fives", "1990s" → "nineteen nineties"); None for any other word (an
-    identifier, "007s", is read in ``mixed_words``)."""
+    """``word``, a whole number with an ordinal, plural or clock suffix, as it is read alone
+    ("1st" → "first", "5s" → "fives", "1990s" → "nineteen nineties", "3pm" → "three PM");
+    None for any other word (an identifier, "007s", is read in ``mixed_words``)."""
     parsed = parse(word) if "1" <= word[:1] <= "9" else None  # no sign, currency, zero first
     if parsed is None or parsed[1] != len(word):
         return None
     q = parsed[0]
-    if not q.is_integer or q.suffix.lower() not in ORDINAL_SUFFIXES | {"s"}:
+    if not q.is_integer or q.suffix.lower() not in ORDINAL_SUFFIXES | {"s"} | AM_PM.keys():
         return None
     return say(q)
 

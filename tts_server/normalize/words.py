@@ -83,9 +83,9 @@ SYMBOLS = {
     "→": "to", "≈": "about", "<": "less than", ">": "greater than",
 }  # fmt: skip
 _AMPERSAND = re.compile(r"([A-Za-z]+)&([A-Za-z]+)")
-_HASH_NUMBER = re.compile(r"#([0-9]+)")
+_HASH_NUMBER = re.compile(r"([#@])([0-9]+)")  # "#5" is number five, "@5" at five
 _HANDLE = re.compile(r"[#@][^\W\d_](?:[^\W\d_]|[0-9])*")  # a letter first, then letters, digits
-_DIGIT_TAG = re.compile(r"#[0-9]+[^\W\d_](?:[^\W\d_]|[0-9])*")  # "#1st": digits, then a letter
+_DIGIT_TAG = re.compile(r"[#@][0-9]+[^\W\d_](?:[^\W\d_]|[0-9])*")  # "#1st", "@2pac"
 # A word with a plural: letters and digits, inner hyphens ("e-mail", "MP3", "5").
 _PLURAL_STEM = re.compile(r"(?:[^\W\d_]|[0-9])+(?:-(?:[^\W\d_]|[0-9])+)*")
 
@@ -160,8 +160,9 @@ def roman(ctx: Context, i: int) -> Match | None:
 
 def symbol(ctx: Context, i: int) -> Match | None:
     """A symbol standing alone ("A & B"), "R&D", "C++", "#5", "@name" and "#tag2024" (the
-    digits of a handle or tag as numbers); a tag may start with digits ("#1st" → "hashtag
-    first", "#100days" → "hashtag one hundred-days")."""
+    digits of a handle or tag as numbers); a tag or handle may start with digits ("#1st" →
+    "hashtag first", "#100days" → "hashtag one hundred-days", "@2pac" → "at two-pac", "@3pm" →
+    "at three PM")."""
     if not ctx.options.symbols:
         return None
     core = ctx.core(i)
@@ -176,11 +177,12 @@ def symbol(ctx: Context, i: int) -> Match | None:
         return ctx.replace(i, i, f"{core[:-2]} plus plus")
     found = _HASH_NUMBER.fullmatch(core)
     if found is not None:
-        return ctx.replace(i, i, f"number {integer(found[1])}")
+        return ctx.replace(i, i, f"{'number' if found[1] == '#' else 'at'} {integer(found[2])}")
     if _HANDLE.fullmatch(core) is not None:
         return ctx.replace(i, i, f"{'hashtag' if core[0] == '#' else 'at'} {mixed_words(core[1:])}")
     if _DIGIT_TAG.fullmatch(core) is not None:
-        return ctx.replace(i, i, f"hashtag {counted(core[1:]) or mixed_words(core[1:])}")
+        sign = "hashtag" if core[0] == "#" else "at"
+        return ctx.replace(i, i, f"{sign} {counted(core[1:]) or mixed_words(core[1:])}")
     return None
 
 
