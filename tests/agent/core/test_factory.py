@@ -10,7 +10,7 @@ from strands import Agent, tool
 from strands.handlers.callback_handler import PrintingCallbackHandler
 
 from agent.config import AgentConfig
-from agent.core.factory import AgentFactoryError, VoiceFactory, load_factory
+from agent.core.factory import AgentFactoryError, VoiceFactory, call_factory, load_factory
 from agent.core.llm import SPEECH_RULES, SYSTEM_PROMPT, DemoModel, ModelSpecError
 from agent.core.service import VoiceAgent
 from agent.core.tool_calls import Filler
@@ -57,11 +57,22 @@ def same_agent() -> Agent:
 @pytest.mark.parametrize(
     ("factory", "says"),
     [
-        ("nowhere_at_all:make", "no module 'nowhere_at_all'"),
+        (
+            "nowhere_at_all:make",
+            r"no module 'nowhere_at_all' \(is its folder on the path\? "
+            r"run from your project's root\)",
+        ),
         ("tests.agent.core.test_factory:nothing", "has no 'nothing'"),
         ("tests.agent.core.test_factory:NOT_CALLABLE", "is a int, not a function"),
         ("tests.agent.core.test_factory:returns_text", "returned a str, not a strands Agent"),
-        ("tests.agent.core.test_factory:raises", "failed: RuntimeError: no credentials"),
+        (
+            "tests.agent.core.test_factory:raises",
+            "agent factory tests.agent.core.test_factory:raises failed: RuntimeError: no "
+            "credentials",
+        ),
+        (raises, "agent factory raises failed: RuntimeError"),  # a function: its name
+        (two_arguments, "agent factory two_arguments must take no argument or one"),
+        (NOT_CALLABLE, "agent factory 42 is not callable"),
         ("tests.agent.core.test_factory:two_arguments", "must take no argument or one"),
         ("not a spec", "is not package.module:function"),
         (same_agent, None),  # checked below: the second call is refused
@@ -101,6 +112,42 @@ def test_voiced_appends_the_speech_rules_and_keeps_the_tools() -> None:
 def test_the_built_in_agent_has_the_built_in_prompt() -> None:
     agent = VoiceFactory.check(None, "demo")("c1")
     assert agent.system_prompt == SYSTEM_PROMPT and agent.tool_names == []
+    assert isinstance(agent.model, DemoModel)
+    built_in = VoiceFactory.check(None)  # the demo model unless told
+    assert built_in.name == "demo" and isinstance(built_in("c2").model, DemoModel)
+
+
+class Raising:
+    """A callable object: no ``__qualname__``, so its repr names it in errors."""
+
+    def __call__(self) -> Agent:
+        raise RuntimeError("no credentials")
+
+    def __repr__(self) -> str:
+        return "<raising factory>"
+
+
+class TwoArguments:
+    def __call__(self, conversation: str, user: str) -> Agent:
+        raise AssertionError("never called")
+
+    def __repr__(self) -> str:
+        return "<two-argument factory>"
+
+
+def test_a_factory_without_a_name_is_named_by_its_repr() -> None:
+    with pytest.raises(AgentFactoryError, match="agent factory <raising factory> failed"):
+        VoiceFactory.check(Raising())
+    with pytest.raises(AgentFactoryError, match="agent factory <two-argument factory> must"):
+        call_factory(TwoArguments(), "c")
+
+
+def test_call_factory_passes_the_conversation_only_to_a_factory_that_takes_it() -> None:
+    MADE.clear()
+    assert isinstance(call_factory(per_conversation, "alice"), Agent) and MADE == ["alice"]
+    assert isinstance(call_factory(my_agent, "bob"), Agent)  # takes nothing: given nothing
+    with pytest.raises(AgentFactoryError, match="agent factory two_arguments must take"):
+        call_factory(two_arguments, "c")
 
 
 async def test_each_conversation_gets_its_own_agent_named_by_its_id() -> None:

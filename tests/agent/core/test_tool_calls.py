@@ -4,11 +4,14 @@ The calls as strands makes them, through a real turn: ``test_tool_turns.py``."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
+from types import SimpleNamespace
 
 import pytest
 from opentelemetry.context import Context
 
 from agent.core import tool_calls
+from agent.core.factory import _after_tool, _before_tool
 from agent.core.tool_calls import Filler, ToolCalls
 from agent.events import Event, ToolEnd, ToolStart
 
@@ -112,3 +115,28 @@ async def test_a_tool_that_ends_before_the_words_play_out_gets_no_filler() -> No
     calls.ended("a", "ok")  # the put-off filler is called off with the wait
     await asyncio.sleep(0.1)  # past when it would have been said
     assert said == []
+
+
+def test_a_tool_result_with_an_error_status_is_a_failed_call(clock: Clock) -> None:
+    """strands reports a tool that raises with an exception, one that returns an error result
+    with its status only: both are errors (the hooks as strands calls them, on stand-in events)."""
+    events: list[Event] = []
+    calls = ToolCalls(events.append, Context(), lambda text: None, None, lambda: 0.0)
+
+    def turn() -> None:
+        calls.activate()  # in a copied context: no other test sees this turn
+        for call_id, exception, status in [
+            ("a", None, "error"),
+            ("b", ValueError(), "error"),
+            ("c", None, "success"),
+            ("d", ValueError(), "success"),
+        ]:
+            use = {"name": "lookup", "toolUseId": call_id}
+            _before_tool(SimpleNamespace(tool_use=use))  # type: ignore[arg-type]
+            ended = SimpleNamespace(tool_use=use, exception=exception, result={"status": status})
+            _after_tool(ended)  # type: ignore[arg-type]
+
+    contextvars.copy_context().run(turn)
+    ended = [(e.id, e.status) for e in events if isinstance(e, ToolEnd)]
+    assert ended == [("a", "error"), ("b", "error"), ("c", "ok"), ("d", "error")]
+    assert tool_calls.running_calls() is None
