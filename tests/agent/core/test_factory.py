@@ -183,3 +183,27 @@ async def test_the_filler_settings_reach_the_conversations() -> None:
     assert voice_agent.conversations._filler == Filler("One moment.", 0.5)
     assert VoiceAgent(AgentConfig(tts_url=NOWHERE)).conversations._filler is None  # off
     await voice_agent.aclose()
+
+
+class Unreadable:
+    """A callable whose signature cannot be read: it is called with nothing."""
+
+    __signature__ = "not a signature"
+
+    def __call__(self) -> Agent:
+        return Agent(model=DemoModel())
+
+
+def with_optional_arguments(conversation: str = "", user: str = "") -> Agent:
+    MADE.append(conversation)
+    return Agent(model=DemoModel())
+
+
+def test_a_factory_whose_signature_cannot_be_read_is_called_with_nothing() -> None:
+    assert isinstance(call_factory(Unreadable(), "c"), Agent)
+
+
+def test_a_factory_with_only_optional_arguments_gets_the_conversation() -> None:
+    MADE.clear()
+    assert isinstance(call_factory(with_optional_arguments, "alice"), Agent)
+    assert MADE == ["alice"]

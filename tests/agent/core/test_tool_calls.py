@@ -9,6 +9,8 @@ from types import SimpleNamespace
 
 import pytest
 from opentelemetry.context import Context
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import StatusCode
 
 from agent.core import tool_calls
 from agent.core.factory import _after_tool, _before_tool
@@ -140,3 +142,47 @@ def test_a_tool_result_with_an_error_status_is_a_failed_call(clock: Clock) -> No
     ended = [(e.id, e.status) for e in events if isinstance(e, ToolEnd)]
     assert ended == [("a", "error"), ("b", "error"), ("c", "ok"), ("d", "error")]
     assert tool_calls.running_calls() is None
+
+
+def test_each_call_is_a_span_with_its_name_id_and_status(
+    clock: Clock, spans: InMemorySpanExporter
+) -> None:
+    calls = ToolCalls(lambda event: None, Context(), lambda text: None, None, lambda: 0.0)
+    calls.started("lookup", "a")
+    calls.started("clock", "b")
+    at(clock, 0.5)
+    calls.ended("a", "error")
+    calls.ended("b", "ok")
+    failed, fine = spans.get_finished_spans()
+    assert failed.attributes == {
+        "tool.name": "lookup",
+        "tool.id": "a",
+        "tool.status": "error",
+        "tool.duration_ms": 500.0,
+    }
+    assert failed.status.status_code == StatusCode.ERROR
+    assert failed.status.description == "the tool failed"
+    assert fine.attributes["tool.id"] == "b" and fine.status.status_code == StatusCode.UNSET
+
+
+async def test_the_next_wait_for_tools_gets_its_own_filler() -> None:
+    """The first call's filler is called off when it ends; the second call, started after,
+    has its filler after its own wait, not the first call's."""
+    said: list[float] = []
+    spoken = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def speak(text: str) -> None:
+        said.append(loop.time())
+        spoken.set()
+
+    calls = ToolCalls(lambda event: None, Context(), speak, Filler("One moment.", 0.1), lambda: 0)
+    calls.started("quick", "a")
+    await asyncio.sleep(0.01)
+    calls.ended("a", "ok")  # before its filler was due
+    await asyncio.sleep(0.05)
+    second = loop.time()
+    calls.started("slow", "b")
+    await asyncio.wait_for(spoken.wait(), 5)
+    calls.ended("b", "ok")
+    assert len(said) == 1 and said[0] - second >= 0.09  # b's own wait, not a's leftover timer
