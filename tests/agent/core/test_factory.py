@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 from strands import Agent, tool
 from strands.handlers.callback_handler import PrintingCallbackHandler
+from strands.models.openai import OpenAIModel
 
 from agent.config import AgentConfig
 from agent.core.factory import AgentFactoryError, VoiceFactory, call_factory, load_factory
@@ -207,3 +208,10 @@ def test_a_factory_with_only_optional_arguments_gets_the_conversation() -> None:
     MADE.clear()
     assert isinstance(call_factory(with_optional_arguments, "alice"), Agent)
     assert MADE == ["alice"]
+
+
+def test_the_built_in_agent_is_on_the_model_it_is_given() -> None:
+    factory = VoiceFactory.check(None, "openai:http://127.0.0.1:9/v1#local-model")  # no call
+    assert factory.name == "openai:http://127.0.0.1:9/v1#local-model"
+    model = factory("c").model
+    assert isinstance(model, OpenAIModel) and model.config["model_id"] == "local-model"
