@@ -94,6 +94,7 @@ def test_the_tiers_cover_the_fourteen_contract_modules_and_pyproject_leaves_them
 def test_the_newer_modules_are_in_the_edges_and_serving_tiers_with_their_tests() -> None:
     assert set(TIERS["edges"]) == {
         "tts_server/engines/scheduler.py",
+        "tts_server/engines/windows.py",
         "tts_server/openai_api/audio_encoding.py",
         "agent/doors/origins.py",
         "deploy/iam.py",
