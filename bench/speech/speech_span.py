@@ -72,16 +72,15 @@ def room(engine: OnnxEngine, text: str, voice: str, speed: float) -> dict[str, f
     features = split.text(tokens, engine._style(engine._voice(((voice, 1.0),)), tokens), speed)
     audio, _ = split.whole(features)
     loud = np.flatnonzero(np.abs(audio) > trim.threshold)
-    span = speech_span(features.energy, margin=0)
-    if not loud.size or span is None:
+    span, kept = speech_span(features.energy, margin=0), speech_span(features.energy)
+    if not loud.size or span is None or kept is None:
         return None
     pad = trim.pad_ms * engine.sample_rate / 1000
     return {
         "head": round(((loud[0] - pad) / SAMPLES_PER_FRAME - span[0]), 2),
         "tail": round((span[1] - (loud[-1] + pad + 1) / SAMPLES_PER_FRAME), 2),
         "frames": features.frames,
-        "outside": features.frames
-        - (min(span[1] + SPEECH_MARGIN, features.frames) - max(0, span[0] - SPEECH_MARGIN)),
+        "outside": features.frames - (kept[1] - kept[0]),  # what the windows skip
     }
 
 
