@@ -155,6 +155,15 @@ class ListeningConfig:
             "VOICE_AGENT_EAGER_ASR", _switch, "on: recognize at the turn model's pause, not after"
         ),
     )
+    eager_start: bool = field(
+        default=True,
+        metadata=_env(
+            "VOICE_AGENT_EAGER_START",
+            _switch,
+            "on: start the reply on the eager transcript while an unfinished turn waits, "
+            "its audio held",
+        ),
+    )
     turn_threshold: float = field(
         default=0.5,
         metadata=_env(

@@ -57,6 +57,7 @@ class Conversation:
         self._filler = filler
         self.current: Turn | None = None
         self._anchor: Message | None = None  # the last message before the current turn's
+        self._before: tuple[Turn | None, Message | None] = (None, None)  # ... before that turn
 
     async def start_turn(self, request: TurnRequest, received_at: float | None = None) -> Turn:
         """Supersede the running turn, if any, and set up a new one."""
@@ -70,6 +71,7 @@ class Conversation:
                 await asyncio.wait_for(previous.finished.wait(), SUPERSEDE_WAIT_S)
         if isinstance(self.agent, Agent):  # strands keeps every past turn's metrics: ~3 KB each
             self.agent.event_loop_metrics = EventLoopMetrics()  # (docs/reliability.md)
+        self._before = (self.current, self._anchor)
         self._anchor = self.agent.messages[-1] if self.agent.messages else None
         self.current = Turn(
             request,
@@ -81,6 +83,26 @@ class Conversation:
             filler=self._filler,
         )
         return self.current
+
+    async def withdraw(self, turn_id: str) -> None:
+        """Forget turn ``turn_id``, started on a guess the user proved wrong (they spoke on
+        before its end of turn was confirmed, and heard none of it): it stops, its messages go,
+        and the turn before it is the latest again. Only the latest turn can be withdrawn."""
+        turn = self.current
+        if turn is None or turn.id != turn_id:
+            log.info("withdraw turn %s, not the latest: ignored", turn_id)
+            return
+        turn.supersede()
+        if turn.began:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(turn.finished.wait(), SUPERSEDE_WAIT_S)
+        base = turn_start(self.agent.messages, self._anchor)
+        if base is None:
+            log.warning("turn %s: its messages were trimmed away; history kept as is", turn.id)
+        else:
+            del self.agent.messages[base:]
+        self.current, self._anchor = self._before
+        self._before = (None, None)
 
     def report(self, heard: PlaybackReport) -> None:
         """The client stopped playing turn ``heard.turn_id`` there: keep only what it heard.

@@ -47,6 +47,10 @@ class VoiceAgent:
             request = replace(request, voice=await self.check_voice(request.voice))
         return await target.start_turn(request, received_at)
 
+    async def withdraw(self, turn_id: str, conversation: str | None = None) -> None:
+        """Forget a speculative turn nobody heard (``Conversation.withdraw``)."""
+        await self.conversations.get(conversation or DEFAULT_CONVERSATION).withdraw(turn_id)
+
     async def check_voice(self, voice: VoiceMix) -> VoiceMix:
         """``voice`` as the TTS server will take it: an OpenAI name (``nova``) the server lacks
         as the voice it stands for (``tts_protocol.voices``, as the server's ``/v1`` maps it).

@@ -86,6 +86,7 @@ class Turn:
         self.request = request
         self.received_at = received_at if received_at is not None else time.perf_counter()
         self.finished = asyncio.Event()
+        self.began = False  # run() started: ``finished`` will be set
         self.spoken = Spoken()
         self.heard: PlaybackReport | None = None  # where the client reported it stopped playing
         self._on_end = on_end
@@ -126,6 +127,7 @@ class Turn:
     async def run(self) -> AsyncIterator[Event]:
         """Yield every event of the turn, ``turn.end`` last, whatever happens."""
         request = self.request
+        self.began = True
         telemetry = self._telemetry = TurnTelemetry(
             self.id, self.conversation, request.mode, request.prompt
         )

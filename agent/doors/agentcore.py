@@ -40,7 +40,13 @@ from agent.config import AgentConfig
 from agent.core.service import DEFAULT_CONVERSATION, VoiceAgent
 from agent.doors.wiring import FrontDoor
 from agent.events import Event
-from agent.leg.socket import TurnEvents, TurnStarter, VoiceCheck, conversation_of
+from agent.leg.socket import (
+    TurnEvents,
+    TurnStarter,
+    TurnWithdrawal,
+    VoiceCheck,
+    conversation_of,
+)
 from agent.leg.sse import event_stream
 from agent.listening.recognizer import Recognizer
 from agent.requests import BadRequest, TurnRequest, decode_json, http_error, read_body, refusal
@@ -132,6 +138,16 @@ def worker_turns(voice_agent: VoiceAgent, worker: asyncio.AbstractEventLoop) -> 
     return start
 
 
+def worker_withdrawal(voice_agent: VoiceAgent, worker: asyncio.AbstractEventLoop) -> TurnWithdrawal:
+    """``VoiceAgent.withdraw`` on ``worker``, where the conversations' turns run."""
+
+    async def withdraw(turn_id: str, conversation: str) -> None:
+        withdrawing = voice_agent.withdraw(turn_id, conversation)
+        await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(withdrawing, worker))
+
+    return withdraw
+
+
 def worker_voice_check(voice_agent: VoiceAgent, worker: asyncio.AbstractEventLoop) -> VoiceCheck:
     """``VoiceAgent.check_voice`` on ``worker``, where the TTS sessions live."""
 
@@ -190,6 +206,7 @@ def create_app(
             worker_turns(voice_agent, worker),
             conversation,
             worker_voice_check(voice_agent, worker),
+            worker_withdrawal(voice_agent, worker),
         )
 
     @app.ping

@@ -81,7 +81,11 @@ def create_app(config: AgentConfig | None = None, recognizer: Recognizer | None 
     @app.websocket("/ws")
     async def ws(websocket: WebSocket) -> None:
         await door.serve_socket(
-            websocket, door.local_turns(), conversation_of(websocket), voice_agent.check_voice
+            websocket,
+            door.local_turns(),
+            conversation_of(websocket),
+            voice_agent.check_voice,
+            voice_agent.withdraw,
         )
 
     answer_unknown_sockets(  # 404, not the 403 of a handshake closed unaccepted

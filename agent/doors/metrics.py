@@ -94,6 +94,12 @@ class AgentMetrics:
             buckets=TURN_BUCKETS,
             registry=r,
         )
+        self.withdrawn = Counter(
+            "agent_turns_withdrawn",
+            "Replies started on an eager transcript while a turn waited, withdrawn unheard"
+            " because the user spoke on (each also ends as a cancelled or completed turn).",
+            registry=r,
+        )
         self.tools = Histogram(
             "agent_tool_seconds",
             "Tool calls in turns, by tool and status (ok, error, cancelled).",

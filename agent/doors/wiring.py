@@ -16,7 +16,7 @@ from agent.config import AgentConfig
 from agent.core.service import VoiceAgent
 from agent.core.turn import Turn
 from agent.doors.metrics import AgentMetrics
-from agent.leg.socket import TurnEvents, TurnStarter, VoiceCheck, VoiceSocket
+from agent.leg.socket import TurnEvents, TurnStarter, TurnWithdrawal, VoiceCheck, VoiceSocket
 from agent.listening.listener import listening_service
 from agent.listening.recognizer import Recognizer
 from agent.requests import TurnRequest, parse_request
@@ -57,13 +57,18 @@ class FrontDoor:
         start_turn: TurnStarter,
         conversation: str,
         check_voice: VoiceCheck,
+        withdraw: TurnWithdrawal,
     ) -> None:
         """Serve ``websocket`` as a ``VoiceSocket`` whose turns, refusals and listening events
         are observed, counted as a connected client; ``check_voice`` judges a ``config``'s
-        voice where ``start_turn`` runs."""
+        voice, and ``withdraw`` forgets a speculative turn, where ``start_turn`` runs."""
 
         async def observed(request: TurnRequest, conversation: str) -> TurnEvents:
             return self.metrics.observe(await start_turn(request, conversation), "ws")
+
+        async def counted(turn_id: str, conversation: str) -> None:
+            self.metrics.withdrawn.inc()
+            await withdraw(turn_id, conversation)
 
         socket = VoiceSocket(
             websocket,
@@ -73,6 +78,7 @@ class FrontDoor:
             check_voice=check_voice,
             listening=self.listening,
             observe=self.metrics.socket_event,
+            withdraw=counted,
         )
         with self.metrics.ws_clients.track_inprogress():
             await socket.serve()

@@ -11,7 +11,11 @@ relay, recognition, and one lock around sends. Server → client: the turn's eve
 text frames, except ``audio.delta``, which is one binary frame: ``AUDIO_HEADER`` (the
 segment's ``seq``) then raw PCM s16le (``agent.browser_leg``). Turns never interleave: a new
 prompt supersedes the running turn, whose events end (with ``turn.end``) before the new
-turn's first. A socket with no message and no turn for ``idle_s`` gets an ``idle_timeout``
+turn's first. The eager start (``eager_start``): while a turn the turn model called
+unfinished waits, its reply starts on the eager transcript with its events held; they are sent
+(after the ``transcript``) if the turn ends at that pause, and the reply is stopped and
+withdrawn from the conversation, never sent, if speech resumes or the user acts (a prompt, a
+``cancel``, a listening message). A socket with no message and no turn for ``idle_s`` gets an ``idle_timeout``
 error and is closed (1000, reason ``idle_timeout``). A client that goes away, even in the
 middle of a send, ends the socket quietly: its turn is cancelled and nothing is logged.
 Contract: docs/events.md.
@@ -23,7 +27,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from starlette.types import Message
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
@@ -61,8 +65,9 @@ from agent.leg.messages import (
 )
 from agent.leg.voice_input import Action, CancelTurn, JudgeTurn, Recognize, Send, VoiceInput
 from agent.listening.eager import EagerRecognition
+from agent.listening.endpointer import Resumed
 from agent.listening.listener import ListeningService, Utterance
-from agent.listening.recognizer import RecognitionError
+from agent.listening.recognizer import Recognition, RecognitionError
 from agent.listening.turn_model import TurnModelError
 from agent.requests import BadRequest, PlaybackReport, TurnRequest
 from tts_protocol import VoiceMix
@@ -75,6 +80,8 @@ TurnStarter = Callable[[TurnRequest, str], Awaitable[TurnEvents]]
 VoiceCheck = Callable[[VoiceMix], Awaitable[VoiceMix]]
 """A voice as the TTS server will take it (``VoiceAgent.check_voice``); raises ``BadRequest``
 (``unknown_voice``)."""
+TurnWithdrawal = Callable[[str, str], Awaitable[None]]
+"""Forgets a turn (its id) of a conversation that nobody heard (``VoiceAgent.withdraw``)."""
 
 
 def conversation_of(websocket: WebSocket) -> str:
@@ -91,6 +98,17 @@ def _unobserved(_event: Event) -> None:
     """What a socket does with its own events when nobody counts them."""
 
 
+@dataclass(slots=True)
+class _Speculation:
+    """A reply started on the eager transcript of pause ``ticket`` while the turn waits (the
+    model said incomplete): ``task`` awaits that recognition, then starts the turn, held."""
+
+    ticket: int
+    task: asyncio.Task[None] | None = None
+    recognition: Recognition | None = None
+    starting: bool = False  # past the recognition: the turn is being started, not cancellable
+
+
 class VoiceSocket:
     """One client's socket: reads its messages in order, sends its turns' events.
 
@@ -98,6 +116,7 @@ class VoiceSocket:
     recognition's errors, listening events), not the turns' (their front door observes
     those). Without ``listening``, a ``listen`` is refused (``listening_unavailable``).
     ``check_voice`` judges a ``config``'s voice when it comes, as a prompt's is judged.
+    ``withdraw`` forgets a speculative turn whose user spoke on (``eager_start``).
     """
 
     def __init__(
@@ -110,6 +129,7 @@ class VoiceSocket:
         check_voice: VoiceCheck,
         listening: ListeningService | None = None,
         observe: Callable[[Event], None] = _unobserved,
+        withdraw: TurnWithdrawal | None = None,
     ) -> None:
         self.conversation = conversation
         self.idle_s = idle_s
@@ -117,12 +137,16 @@ class VoiceSocket:
         self._start_turn = start_turn
         self._check_voice = check_voice
         self._observe = observe
+        self._withdraw = withdraw
         self._defaults = Defaults()
         self._input = VoiceInput(listening)
         self._eager = None if listening is None else EagerRecognition(listening.recognizer)
         self._sending = asyncio.Lock()  # the receive loop and the turn's task both send
         self._turn: asyncio.Task[None] | None = None
         self._turn_id: str | None = None
+        self._speculation: _Speculation | None = None
+        self._held: list[Event] | None = None  # a speculative turn's events, not sent yet
+        self._order = asyncio.Lock()  # a held turn's events go out before its later ones
         self._used_at = 0.0  # the loop's clock when the last message came or the last turn ended
 
     async def serve(self) -> None:
@@ -144,6 +168,7 @@ class VoiceSocket:
             close = {"type": "websocket.close", "code": IDLE_CLOSE, "reason": "idle_timeout"}
             await self._send_message(close)
         finally:
+            await self._drop_speculation()
             if self._eager is not None:
                 self._eager.drop()
             await self._stop_turn()
@@ -178,6 +203,8 @@ class VoiceSocket:
 
     async def _take(self, message: ClientMessage) -> None:
         """Do what ``message`` asks; raises ``BadRequest``."""
+        if not isinstance(message, MicFrame | Config | PlaybackReport):
+            await self._drop_speculation()  # the user acts: a guess at their turn is moot
         now, running = self._now(), self._turn_running
         if isinstance(message, MicFrame):
             await self._do(self._input.frame(message, now, running))
@@ -246,6 +273,8 @@ class VoiceSocket:
                 await self._recognize(action.utterance)
             elif isinstance(action, JudgeTurn):
                 await self._judge(action)
+            elif isinstance(action, Resumed):
+                await self._resumed()
             else:
                 await self._cancel(action)
 
@@ -267,10 +296,64 @@ class VoiceSocket:
             log.warning("the turn model failed: %s", exc)
             turn = None
         now, running = self._now(), self._turn_running
-        await self._do(self._input.judged(action.paused.ticket, turn, now, running))
+        actions = self._input.judged(action.paused.ticket, turn, now, running)
+        await self._do(actions)
+        config = service.config
+        waits = turn is not None and not any(isinstance(a, Recognize) for a in actions)
+        if waits and config.eager_asr and config.eager_start and self._withdraw is not None:
+            await self._drop_speculation()  # an older pause's, if speech did not say resumed
+            self._speculate(action.paused.ticket)
+
+    def _speculate(self, ticket: int) -> None:
+        """The turn waits after pause ``ticket``: start its reply on the eager transcript now,
+        its events held until the turn ends there (``_recognize``) or dropped if speech comes
+        back (``_resumed``)."""
+        speculation = _Speculation(ticket)
+        speculation.task = asyncio.create_task(self._start_held(speculation), name="ws-eager")
+        self._speculation = speculation
+
+    async def _start_held(self, speculation: _Speculation) -> None:
+        assert self._eager is not None
+        try:
+            recognition = await self._eager.early(speculation.ticket)
+        except RecognitionError:
+            return  # the utterance's own recognition says so, if the turn ends here
+        if recognition is None or not recognition.text:
+            return
+        speculation.recognition, speculation.starting = recognition, True
+        try:
+            await self._start(self._defaults.turn(recognition.text), held=True)
+        except BadRequest:
+            return  # the utterance's turn, if it comes, is refused in the open
+
+    async def _resumed(self) -> None:
+        """Speech after a judged pause: its eager recognition and held reply are moot."""
+        assert self._eager is not None
+        self._eager.drop()
+        await self._drop_speculation()
+
+    async def _drop_speculation(self) -> None:
+        """Stop the speculative reply, if any, without a sound: nothing of it was sent, and
+        its conversation forgets it."""
+        speculation, self._speculation = self._speculation, None
+        if speculation is None or speculation.task is None:
+            return
+        if not speculation.starting:
+            speculation.task.cancel()
+        await asyncio.wait([speculation.task])
+        held, self._held = self._held, None
+        if held is None:
+            return  # no turn was started
+        await self._stop_turn()
+        turn_id = next((e.turn_id for e in held if isinstance(e, TurnStart)), None)
+        if turn_id is not None and self._withdraw is not None:
+            await self._withdraw(turn_id, self.conversation)
 
     async def _recognize(self, utterance: Utterance) -> None:
-        """Send the utterance's transcript, then start its turn as a typed prompt would."""
+        """Send the utterance's transcript, then start its turn as a typed prompt would (or
+        let the reply started on it at its pause be heard)."""
+        if await self._confirmed(utterance):
+            return
         try:
             assert self._eager is not None  # an utterance comes only with listening
             recognition = await self._eager.recognize(utterance.pcm, utterance.ticket)
@@ -284,34 +367,68 @@ class VoiceSocket:
             except BadRequest as exc:  # e.g. a voice in the defaults the TTS server lost
                 await self._refuse(exc, "transcript")
 
-    async def _start(self, request: TurnRequest) -> None:
-        """Start a turn; the running one is superseded, and its events end before these start."""
+    async def _confirmed(self, utterance: Utterance) -> bool:
+        """The turn ended at the pause a reply was started on: say its transcript and send what
+        the reply held. False (and any other speculation dropped) if none was started there."""
+        speculation = self._speculation
+        if speculation is None or speculation.ticket != utterance.ticket:
+            await self._drop_speculation()
+            return False
+        assert speculation.task is not None
+        await asyncio.wait([speculation.task])
+        recognition = speculation.recognition
+        if self._held is None or recognition is None:  # none started: recognize as ever
+            self._speculation = None
+            return False
+        self._speculation = None
+        assert self._eager is not None
+        self._eager.drop()  # done, and used here
+        await self._tell(Transcript(recognition.text, utterance.audio_ms, recognition.asr_ms))
+        async with self._order:
+            held, self._held = self._held, None
+            for event in held:
+                await self._emit(event)
+        return True
+
+    async def _start(self, request: TurnRequest, held: bool = False) -> None:
+        """Start a turn; the running one is superseded, and its events end before these start.
+        ``held``: its events wait in ``_held`` until the turn is confirmed."""
         turn_events = await self._start_turn(request, self.conversation)
         self._defaults = self._defaults.played(None)  # the report went with this turn
         if self._turn is not None:
             await asyncio.wait([self._turn])  # it ends with `turn.end` once superseded
             self._retrieve(self._turn)
         self._turn_id = None
+        self._held = [] if held else None
         self._turn = asyncio.create_task(self._relay(turn_events), name="ws-turn")
         self._turn.add_done_callback(self._ended)
 
     async def _relay(self, turn_events: TurnEvents) -> None:
         async with contextlib.aclosing(turn_events):  # closing it stops the turn
             async for event in turn_events:
-                if isinstance(event, AudioDelta):
-                    await self._send_bytes(audio_frame(event.seq, event.pcm))
-                    self._input.audio_sent(self._now(), len(event.pcm), self._turn_id)
-                    continue
-                if isinstance(event, TurnStart):
-                    self._turn_id = event.turn_id
-                    self._input.turn_started()
-                await self._send(event)
-                if isinstance(event, TurnEnd):
-                    self._turn_id = None  # ended: a `cancel` now stops nothing, names no turn
+                async with self._order:
+                    if self._held is not None:
+                        self._held.append(event)
+                    else:
+                        await self._emit(event)
+
+    async def _emit(self, event: Event) -> None:
+        """Send one of the running turn's events."""
+        if isinstance(event, AudioDelta):
+            await self._send_bytes(audio_frame(event.seq, event.pcm))
+            self._input.audio_sent(self._now(), len(event.pcm), self._turn_id)
+            return
+        if isinstance(event, TurnStart):
+            self._turn_id = event.turn_id
+            self._input.turn_started()
+        await self._send(event)
+        if isinstance(event, TurnEnd):
+            self._turn_id = None  # ended: a `cancel` now stops nothing, names no turn
 
     @property
     def _turn_running(self) -> bool:
-        return self._turn is not None and not self._turn.done()
+        """A turn runs that the user hears (a held one does not speak: no barge-in on it)."""
+        return self._turn is not None and not self._turn.done() and self._held is None
 
     async def _stop_turn(self) -> str | None:
         """Cancel the running turn, if any, and wait until nothing more of it can be sent.

@@ -9,7 +9,8 @@ clock and whether a turn runs, and returns what the socket does next, in order, 
 - ``Send``: send this event to the client (and count it: refusals, listening events);
 - ``Recognize``: recognize this utterance, then start a turn of its transcript;
 - ``JudgeTurn``: ask the turn model about the utterance so far, and answer ``judged``;
-- ``CancelTurn``: stop the running turn (user speech over it) and say ``cancelled``.
+- ``CancelTurn``: stop the running turn (user speech over it) and say ``cancelled``;
+- ``Resumed``: speech came back after a judged pause: drop what was started on it.
 
 The barge-in rule: the agent is speaking while a turn runs *or* the page still plays audio it
 was sent (a reply synthesized faster than real time is all sent before it is heard). Speech of
@@ -25,7 +26,7 @@ from agent.config import ListeningConfig
 from agent.core.playback import Playback
 from agent.events import Event, TurnCancelled
 from agent.leg.messages import AUDIO, MicFrame
-from agent.listening.endpointer import Paused
+from agent.listening.endpointer import Paused, Resumed
 from agent.listening.listener import (
     BargeIn,
     Listener,
@@ -68,7 +69,7 @@ class CancelTurn:
     playing: str | None
 
 
-Action = Send | Recognize | JudgeTurn | CancelTurn
+Action = Send | Recognize | JudgeTurn | CancelTurn | Resumed
 
 
 def check_frame(frame: MicFrame, config: ListeningConfig) -> bytes:
@@ -178,11 +179,13 @@ class VoiceInput:
 
     @staticmethod
     def _passed_on(output: ListenerOutput) -> Action:
-        """An utterance is recognized; a pause is judged; an event is sent."""
+        """An utterance is recognized; a pause is judged; a resumption and an event go on."""
         if isinstance(output, Utterance):
             return Recognize(output)
         if isinstance(output, Paused):
             return JudgeTurn(output)
+        if isinstance(output, Resumed):
+            return output
         assert not isinstance(output, BargeIn)  # the listener's only other output
         return Send(output)
 

@@ -31,6 +31,15 @@ class EagerRecognition:
         self._early = asyncio.create_task(self._recognizer.recognize(pcm), name="eager-asr")
         self._early.add_done_callback(_retrieve)
 
+    async def early(self, ticket: int) -> Recognition | None:
+        """The recognition started at pause ``ticket``, once it is done, left for ``recognize``
+        to take (None: none was started there). Raises ``RecognitionError``; cancelling the
+        wait leaves the recognition running."""
+        early = self._early
+        if early is None or ticket != self._ticket:
+            return None
+        return await asyncio.shield(early)
+
     async def recognize(self, pcm: bytes, ticket: int | None) -> Recognition:
         """The transcript of an utterance: the one started at its pause if that is ``ticket``,
         else a recognition of ``pcm`` now. Raises ``RecognitionError`` (the early one's too)."""

@@ -10,7 +10,8 @@ With a turn model (``turn_model=True``) the silence rule is adaptive: at the fir
 ``pause_ms`` the endpointer says ``Paused`` with the utterance so far, and whoever runs the
 model answers with ``judged``: a score at or over ``turn_threshold`` ends the turn there; under
 it, the turn ends after ``turn_wait_ms`` of silence unless speech resumes (which asks again at
-the next pause); no score (the model failed) falls back to ``silence_ms``. Pure: its clock is
+the next pause, and says ``Resumed`` for the pause it had asked about); no score (the model
+failed) falls back to ``silence_ms``. Pure: its clock is
 the windows it is given, and the scores come from outside.
 """
 
@@ -55,6 +56,14 @@ class Ended:
     turn: TurnScore | None = None
     complete: bool | None = None
     ticket: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Resumed:
+    """Speech came back after the ``Paused`` ``ticket``: what was started on its audio (an
+    eager recognition, a held reply) stands for nothing now."""
+
+    ticket: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +121,7 @@ class Endpointer:
         self.state = "idle"
         self._resumed()
 
-    def push(self, window: bytes, probability: float) -> list[Started | Ended | Paused]:
+    def push(self, window: bytes, probability: float) -> list[Started | Ended | Paused | Resumed]:
         """Take the next window and its speech probability; say what happened."""
         index, self._index = self._index, self._index + 1
         voiced, held = probability >= self._threshold, probability >= self._release
@@ -141,8 +150,11 @@ class Endpointer:
                 return []
             self.state, self._quiet = "speech", 0
             return [Started(self._start * WINDOW_MS)]
+        resumed: list[Started | Ended | Paused | Resumed] = []
         if held:
             if self._quiet:
+                if self._pause is not None and self._quiet >= self._pause:
+                    resumed.append(Resumed(self._ticket))  # after a pause it was asked about
                 self._resumed()
             self._quiet, self._last_voiced = 0, index
         else:
@@ -150,10 +162,10 @@ class Endpointer:
         if self._quiet >= self._limit:
             return [self._end("silence")]
         if len(self._utterance) >= self._max_windows:
-            return [self._end("max_length")]
+            return [*resumed, self._end("max_length")]
         if self._quiet == self._pause:
             return [Paused(b"".join(self._utterance), self._ticket)]
-        return []
+        return resumed
 
     def judged(self, ticket: int, turn: TurnScore | None) -> list[Ended]:
         """The turn model's answer to ``Paused`` ``ticket`` (None: it failed): the end of the

@@ -4,9 +4,11 @@ A ``Listener`` is made by a ``listen`` message and lives until ``listen.stop`` (
 socket's end). Hands-free, every frame goes through the VAD and the endpointer; push-to-talk,
 ``talk.start`` and ``talk.end`` bracket an utterance and the VAD does not run. It returns what
 the socket does next, in order: events to send, an ``Utterance`` to recognize, a ``BargeIn``
-(cut the running turn). Audio may run ahead of real time by ``burst_s`` at most (a tab that
-stalled and caught up); beyond that frames are dropped with ``audio_too_fast``, so a client
-can never make a socket spend more than real time's worth of VAD. Sans-I/O: the clock is
+(cut the running turn), a ``Paused`` to ask the turn model about and a ``Resumed`` (speech
+after that pause: drop what was started on it). Audio may run ahead of real time by
+``burst_s`` at most (a tab that stalled and caught up); beyond that frames are dropped with
+``audio_too_fast``, so a client can never make a socket spend more than real time's worth of
+VAD. Sans-I/O: the clock is
 passed in and nothing here awaits.
 """
 
@@ -20,7 +22,7 @@ from typing import Literal
 from agent.browser_leg import MIC_SAMPLE_RATE
 from agent.config import ListeningConfig
 from agent.events import ErrorEvent, Event, Listening, Refused, SpeechEnd, SpeechStart
-from agent.listening.endpointer import Ended, Endpointer, Paused, Started
+from agent.listening.endpointer import Ended, Endpointer, Paused, Resumed, Started
 from agent.listening.recognizer import Recognizer
 from agent.listening.settings import SAMPLE_FORMAT, pcm_ms
 from agent.listening.turn_model import TurnJudge, TurnScore
@@ -51,7 +53,7 @@ class BargeIn:
     """The user is talking over the running turn: cancel it."""
 
 
-ListenerOutput = Event | Utterance | BargeIn | Paused
+ListenerOutput = Event | Utterance | BargeIn | Paused | Resumed
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +160,8 @@ class Listener:
                     outputs.append(SpeechStart(found.at_ms))
                 elif isinstance(found, Paused):
                     outputs += self._paused(found, agent_speaking)
+                elif isinstance(found, Resumed):
+                    outputs.append(found)
                 else:
                     outputs += self._ended(found, agent_speaking)
             speech_ms = self._endpointer.speech_ms

@@ -82,6 +82,7 @@ def test_listening_defaults_and_the_environment_that_changes_them() -> None:
         "VOICE_AGENT_TURN_WAIT_MS": "1200",
         "VOICE_AGENT_TURN_THRESHOLD": "0.7",
         "VOICE_AGENT_EAGER_ASR": "off",
+        "VOICE_AGENT_EAGER_START": "off",
     }
     assert AgentConfig.from_env(env).listening == ListeningConfig(
         vad_threshold=0.6,
@@ -100,6 +101,7 @@ def test_listening_defaults_and_the_environment_that_changes_them() -> None:
         turn_wait_ms=1200,
         turn_threshold=0.7,
         eager_asr=False,
+        eager_start=False,
     )
 
 
@@ -113,6 +115,7 @@ def test_listening_defaults_and_the_environment_that_changes_them() -> None:
         ("VOICE_AGENT_ENDPOINTING", "vad", "must be one of silence, turn_model, not 'vad'"),
         ("VOICE_AGENT_TURN_THRESHOLD", "0", "must be a positive number"),
         ("VOICE_AGENT_EAGER_ASR", "yes", "must be on or off, not 'yes'"),
+        ("VOICE_AGENT_EAGER_START", "1", "must be on or off, not '1'"),
     ],
 )
 def test_a_bad_listening_knob_fails_at_start_with_its_name(
@@ -131,5 +134,5 @@ def test_each_setting_declares_its_variable_and_help_once_and_the_docs_name_it()
             if "env" in spec.metadata:
                 assert spec.metadata["help"], spec.name
                 names += spec.metadata["env"]
-    assert len(names) == len(set(names)) == 27
+    assert len(names) == len(set(names)) == 28
     assert [name for name in names if f"`{name}`" not in docs] == []

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from strands import Agent
 
+from agent.core import conversations as conversations_module
 from agent.core.conversations import Conversation, Conversations
 from agent.core.llm import DemoConfig, DemoModel
 from agent.core.turn import Turn
@@ -302,3 +303,43 @@ async def test_a_server_at_capacity_is_reported_at_once_and_the_text_goes_on(
     finally:
         gate.set()
         await conversations.aclose()
+
+
+# --- a speculative turn the user spoke over: withdrawn (the eager start, docs/listening.md) ---
+
+
+async def test_a_withdrawn_turn_leaves_no_trace_and_the_one_before_is_the_latest_again(
+    conversations: Conversations,
+) -> None:
+    conversation = conversations.get("withdraw")
+    first = await conversation.start_turn(TurnRequest("First question"))
+    assert spoken(await collect(first))
+    history = list(conversation.agent.messages)
+
+    guess = await conversation.start_turn(TurnRequest("Could you book a table for"))
+    listening, _ = await listen_until_audio(guess)  # its LLM ran and its audio came
+    await conversation.withdraw("not-the-latest")  # only the latest can go: nothing changes
+    assert conversation.current is guess and not guess.finished.is_set()
+    await conversation.withdraw(guess.id)
+    assert guess.finished.is_set()
+    assert error_codes(await asyncio.wait_for(listening, 10)) == ["superseded"]
+    assert conversation.agent.messages == history  # no prompt, no reply, no "interrupted" note
+    assert conversation.current is first and not conversation.busy
+    assert conversations.pool.lent == set()
+
+    whole = await conversation.start_turn(TurnRequest("Could you book a table for four?"))
+    events = await collect(whole)
+    assert spoken(events)
+    prompts = [m["content"][0]["text"] for m in conversation.agent.messages if m["role"] == "user"]
+    assert prompts == ["First question", "Could you book a table for four?"]
+
+
+async def test_a_turn_withdrawn_before_it_ran_is_forgotten_without_waiting_for_it(
+    conversations: Conversations, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(conversations_module, "SUPERSEDE_WAIT_S", 600.0)
+    conversation = conversations.get("withdraw-unrun")
+    guess = await conversation.start_turn(TurnRequest("Could you"))
+    async with asyncio.timeout(30):  # its events were never read: it will never finish
+        await conversation.withdraw(guess.id)
+    assert conversation.current is None and conversation.agent.messages == []

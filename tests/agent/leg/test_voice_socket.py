@@ -37,6 +37,7 @@ from agent.events import (
 from agent.leg.socket import VoiceSocket, conversation_of
 from agent.listening.listener import ListeningService
 from agent.listening.recognizer import Recognition, RecognitionError, RecognizerUnavailable
+from agent.listening.turn_model import TurnScore
 from agent.requests import BadRequest, PlaybackReport, TurnRequest
 from tests.agent.listening.speech import mic_frames, silence, spoken
 from tts_protocol import VoiceMix, parse_voice, voice_name
@@ -62,6 +63,7 @@ class Script:
         self.segments, self.pace_s, self.linger_s = segments, pace_s, linger_s
         self.first_event_s = first_event_s  # before turn.start: the turn is being set up
         self.requests: list[TurnRequest] = []
+        self.started_at: list[float] = []  # on the loop's clock
         self.conversations: list[str] = []
         self.closed: list[str] = []  # turns whose events were closed before their end
         self._superseded: asyncio.Event | None = None
@@ -73,6 +75,7 @@ class Script:
         if self._superseded is not None:
             self._superseded.set()
         self.requests.append(request)
+        self.started_at.append(asyncio.get_running_loop().time())
         self.conversations.append(conversation)
         self._superseded = asyncio.Event()
         return self._events(f"t{len(self.requests)}", self._superseded)
@@ -206,6 +209,21 @@ class Recognizes:
         return Recognition(self.text, 12.5)
 
 
+class Judges:
+    """A turn model that gives ``scores`` in turn (the last one ever after)."""
+
+    def __init__(self, *scores: float) -> None:
+        self.scores = scores
+        self.asked = 0
+
+    async def load(self) -> None: ...
+
+    async def judge(self, _pcm: bytes) -> TurnScore:
+        score = self.scores[min(self.asked, len(self.scores) - 1)]
+        self.asked += 1
+        return TurnScore(score, 1.0)
+
+
 class Socket:
     """A served ``VoiceSocket`` and its client."""
 
@@ -215,11 +233,15 @@ class Socket:
         idle_s: float = 30.0,
         recognizer: Recognizes | None = None,
         listening: ListeningConfig = FAST_CLIENT,
+        judge: Judges | None = None,
     ) -> None:
         self.client, self.script = Client(), script
         self.errors: list[str] = []
         self.heard: list[str] = []
-        service = None if recognizer is None else ListeningService(listening, recognizer)
+        self.withdrawn: list[tuple[str, str]] = []
+        service = None
+        if recognizer is not None:
+            service = ListeningService(listening, recognizer, judge)  # type: ignore[arg-type]
         scope = {"type": "websocket", "path": "/ws", "headers": [], "query_string": b""}
         websocket = WebSocket(scope, self.client.receive, self.client.send)
         self.voice = VoiceSocket(
@@ -230,8 +252,12 @@ class Socket:
             check_voice=script.check_voice,
             listening=service,
             observe=self.observe,
+            withdraw=self.withdraw,
         )
         self.task: asyncio.Task[None] | None = None
+
+    async def withdraw(self, turn_id: str, conversation: str) -> None:
+        self.withdrawn.append((turn_id, conversation))
 
     def observe(self, event: Event) -> None:
         """What a front door's metrics are told: errors by code, listening events by type."""
@@ -719,3 +745,106 @@ async def test_a_connection_that_drops_mid_turn_ends_the_socket_without_an_excep
         async with asyncio.timeout(WAIT_S):
             await socket.task  # returns: a dropped client is a normal end
     assert script.closed == ["t1"]
+
+
+# --- the eager start: a reply begun while an unfinished turn waits, heard only if it ends ---
+
+
+@pytest.fixture(scope="module")
+def paused(engine: Engine) -> bytes:
+    """A question said by the project's TTS (the turn's model is scripted: any would do)."""
+    return spoken(engine, "Could you book a table for four people tonight?")
+
+
+async def started(script: Script, count: int) -> None:
+    async with asyncio.timeout(WAIT_S):
+        while len(script.requests) < count:
+            await asyncio.sleep(0.01)
+
+
+async def test_a_reply_started_at_an_unfinished_pause_is_withdrawn_unheard_when_speech_resumes(
+    paused: bytes,
+) -> None:
+    pcm = paused
+    at = int(len(pcm) // 2 * 0.6) * 2  # "Could you book a table for f…"
+    script, recognizer = Script(segments=100, pace_s=0.05), Recognizes()
+    judge = Judges(0.1, 0.9)  # unfinished at the pause in the sentence, complete at its end
+    async with Socket(script, recognizer=recognizer, judge=judge) as socket:
+        client = socket.client
+        client.say({"type": "listen", "mode": "hands_free"})
+        for frame in mic_frames(silence(300) + pcm[:at] + silence(600)):
+            client.say(frame)
+        await started(script, 1)  # the guess runs: its LLM and audio, held
+        assert client.kinds() == ["ready", "listening", "speech.start"]
+        for frame in mic_frames(pcm[at:] + silence(1200)):
+            client.say(frame)
+        await client.wait_for("text.delta")
+    assert socket.withdrawn == [("t1", "c1")] and script.closed[0] == "t1"
+    kinds = [k for k in client.kinds() if k != "<audio>"]
+    assert kinds[:6] == [
+        "ready",
+        "listening",
+        "speech.start",
+        "speech.end",
+        "transcript",
+        "turn.start",
+    ]
+    assert "cancelled" not in kinds  # the held reply was not speaking: no barge-in on it
+    assert client.of_type("turn.start")[0]["turn_id"] == "t2"  # nothing of t1 was sent
+    assert client.of_type("speech.end")[0]["turn"] == "complete" and judge.asked == 2
+    assert len(recognizer.heard) == 2  # an eager recognition at each pause; the last stood
+
+
+async def test_a_reply_started_at_an_unfinished_pause_is_heard_once_the_turn_ends_there(
+    paused: bytes,
+) -> None:
+    pcm = paused
+    script, recognizer = Script(segments=3), Recognizes()
+    async with Socket(script, recognizer=recognizer, judge=Judges(0.1)) as socket:
+        client = socket.client
+        client.say({"type": "listen", "mode": "hands_free"})
+        for frame in mic_frames(silence(300) + pcm + silence(1200)):
+            client.say(frame)
+        await client.wait_for("turn.end")
+    assert client.kinds() == [
+        "ready",
+        "listening",
+        "speech.start",
+        "speech.end",
+        "transcript",
+        "turn.start",
+        "text.delta",
+        "<audio>",
+        "<audio>",
+        "<audio>",
+        "turn.end",
+    ]
+    end = client.of_type("speech.end")[0]
+    assert (end["turn"], end["wait_ms"]) == ("incomplete", 1024)  # the full wait, then the end
+    assert len(script.requests) == 1 and script.requests[0].prompt == recognizer.text
+    assert script.started_at[0] < client.times[client.kinds().index("speech.end")]  # begun early
+    assert socket.withdrawn == [] and len(recognizer.heard) == 1  # one recognition, used
+
+
+@pytest.mark.parametrize(
+    ("message", "then"),
+    [
+        (prompt("Something else"), ["turn.start", "text.delta"]),  # t2: t1 was never sent
+        ({"type": "listen.stop"}, ["speech.end", "listening"]),
+    ],
+)
+async def test_a_message_from_the_user_withdraws_a_held_reply(
+    paused: bytes, message: dict[str, Any], then: list[str]
+) -> None:
+    script = Script(segments=100, pace_s=0.05)
+    async with Socket(script, recognizer=Recognizes(), judge=Judges(0.1)) as socket:
+        client = socket.client
+        client.say({"type": "listen", "mode": "hands_free"})
+        for frame in mic_frames(silence(300) + paused + silence(300)):  # paused, still waiting
+            client.say(frame)
+        await started(script, 1)
+        client.say(message)
+        await client.wait_for(then[-1], then.count("listening") + 1)
+    assert socket.withdrawn == [("t1", "c1")] and script.closed[0] == "t1"
+    assert client.kinds()[: 3 + len(then)] == ["ready", "listening", "speech.start", *then]
+    assert [t["turn_id"] for t in client.of_type("turn.start")] in ([], ["t2"])

@@ -409,3 +409,24 @@ async def test_a_pause_inside_a_sentence_that_the_silence_rule_would_cut_does_no
     assert "book a table" in text and "tonight" in text, text
     # Recognition started at each pause; the one in the sentence was dropped, the last stood.
     assert recognizer.started == started + 2
+
+
+async def test_a_reply_begun_in_a_pause_is_withdrawn_unheard_and_forgotten_when_speech_resumes(
+    listening_server: ServerThread, speech: dict[str, bytes]
+) -> None:
+    pcm, before = speech[PAUSED], await metrics(listening_server)
+    at = int(len(pcm) // 2 * 0.6) * 2  # "Could you book a table for f…": the model waits
+    conversation = voice_agent(listening_server).conversations.get("withdrawn")
+    async with await open_socket(listening_server, "withdrawn") as socket:
+        await listen(socket, HANDS_FREE)
+        await say(socket, silence(300) + pcm[:at] + silence(600))
+        async with asyncio.timeout(30):  # the eager transcript comes, and a reply starts on it
+            while conversation.current is None:
+                await asyncio.sleep(0.02)
+        await say(socket, pcm[at:] + silence(TURN_ENDS))
+        frames = await until_turn_starts(socket)
+    after = await metrics(listening_server)
+    assert kinds(frames) == ["speech.start", "speech.end", "transcript", "turn.start"]
+    assert after["agent_turns_withdrawn_total"] == before.get("agent_turns_withdrawn_total", 0) + 1
+    prompts = [m["content"][0]["text"] for m in conversation.agent.messages if m["role"] == "user"]
+    assert len(prompts) == 1 and "tonight" in prompts[0].lower(), prompts  # the guess is gone

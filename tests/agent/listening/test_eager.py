@@ -91,3 +91,40 @@ async def test_dropping_leaves_nothing_running() -> None:
     eager.drop()
     await asyncio.sleep(0)
     assert [t for t in asyncio.all_tasks() if t.get_name() == "eager-asr"] == []
+
+
+async def test_early_waits_for_the_pauses_recognition_and_leaves_it_for_the_utterance() -> None:
+    heard = Heard()
+    eager = EagerRecognition(recognizer(heard))
+    eager.start(7, EARLY)
+    waiting = asyncio.create_task(eager.early(7))
+    await asyncio.sleep(0)
+    assert not waiting.done()  # it waits for the recognition, not for a new one
+    heard.go.set()
+    assert await waiting == Recognition("200 bytes", 1.0)
+    assert await eager.recognize(FINAL, 7) == Recognition("200 bytes", 1.0)  # still there
+    assert heard.heard == [EARLY]
+
+
+async def test_early_for_another_pause_is_none_and_a_cancelled_wait_leaves_it_running() -> None:
+    heard = Heard()
+    eager = EagerRecognition(recognizer(heard))
+    assert await eager.early(7) is None  # none started yet
+    eager.start(7, EARLY)
+    assert await eager.early(8) is None
+    waiting = asyncio.create_task(eager.early(7))
+    await asyncio.sleep(0)
+    waiting.cancel()  # the speculative reply is dropped, the turn may still end here
+    await asyncio.wait([waiting])
+    heard.go.set()
+    assert await eager.recognize(FINAL, 7) == Recognition("200 bytes", 1.0)
+    assert heard.heard == [EARLY]
+
+
+async def test_early_raises_the_recognitions_error() -> None:
+    heard = Heard(RecognitionError("recognition failed: injected"))
+    eager = EagerRecognition(recognizer(heard))
+    eager.start(7, EARLY)
+    heard.go.set()
+    with pytest.raises(RecognitionError):
+        await eager.early(7)

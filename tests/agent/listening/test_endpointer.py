@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent.config import ListeningConfig
-from agent.listening.endpointer import TAIL_MS, Ended, Endpointer, Paused, Started
+from agent.listening.endpointer import TAIL_MS, Ended, Endpointer, Paused, Resumed, Started
 from agent.listening.settings import WINDOW_BYTES, WINDOW_MS
 from agent.listening.turn_model import TurnScore
 
@@ -115,7 +115,9 @@ class Adaptive:
         self.endpointer = Endpointer(config, turn_model=True)
         self.index = 0
 
-    def push(self, probabilities: list[float]) -> list[tuple[int, Started | Ended | Paused]]:
+    def push(
+        self, probabilities: list[float]
+    ) -> list[tuple[int, Started | Ended | Paused | Resumed]]:
         found = []
         for probability in probabilities:
             window = self.index.to_bytes(4, "big") * (WINDOW_BYTES // 4)
@@ -160,7 +162,8 @@ def test_an_unfinished_turn_waits_for_the_long_silence_then_ends_anyway() -> Non
 def test_speech_that_resumes_after_the_pause_is_no_end_and_the_next_pause_asks_again() -> None:
     adaptive = Adaptive()
     first = adaptive.paused([0.9] * 30 + [0.01] * PAUSE)
-    assert adaptive.push([0.9] * 20) == []  # the user goes on before the model answers
+    # the user goes on before the model answers: what was started on that pause is moot
+    assert adaptive.push([0.9] * 20) == [(30 + PAUSE, Resumed(first.ticket))]
     assert adaptive.endpointer.judged(first.ticket, COMPLETE) == []  # a stale answer
     second = adaptive.paused([0.01] * PAUSE)  # the next pause asks again
     assert second.ticket != first.ticket
@@ -173,12 +176,23 @@ def test_speech_after_an_unfinished_verdict_starts_the_wait_again() -> None:
     adaptive = Adaptive()
     paused = adaptive.paused([0.9] * 30 + [0.01] * PAUSE)
     assert adaptive.endpointer.judged(paused.ticket, UNFINISHED) == []
-    assert adaptive.push([0.01] * 10 + [0.9] * 5) == []
+    assert adaptive.push([0.01] * 10 + [0.9] * 5) == [(30 + PAUSE + 10, Resumed(paused.ticket))]
     found = adaptive.push([0.01] * WAIT)
     assert [type(f) for _, f in found] == [Paused, Ended]  # asked again, then the long limit
     ended = found[1][1]
     assert isinstance(ended, Ended) and ended.turn is None  # it was not answered
     assert ended.ticket == found[0][1].ticket != paused.ticket  # the second pause's audio
+
+
+@pytest.mark.parametrize("quiet", [PAUSE - 1, PAUSE])
+def test_speech_after_a_pause_says_resumed_only_once_the_pause_was_asked_about(quiet: int) -> None:
+    adaptive = Adaptive()
+    found = adaptive.push([0.9] * 30 + [0.01] * quiet + [0.9] * 3 + [0.2] * 3 + [0.9])
+    kinds = [type(f) for _, f in found]
+    assert kinds == [Started, *([Paused, Resumed] if quiet == PAUSE else [])]
+    silence_rule = Endpointer(CONFIG)  # no turn model: no pause is asked about, none resumed
+    pushed = [silence_rule.push(bytes(WINDOW_BYTES), p) for p in [0.9] * 30 + [0.01] * 12 + [0.9]]
+    assert [type(f) for found in pushed for f in found] == [Started]
 
 
 def test_an_answer_that_comes_late_ends_the_turn_where_it_comes() -> None:
