@@ -1,11 +1,13 @@
 """The end-of-turn rules the voice-to-voice ablation compares, and each replayed offline.
 
 ``CONFIGS``: the silence rule (500 ms, as before the turn model), the turn model (Smart Turn
-at the 200 ms pause, recognition once the turn has ended), and the turn model with eager
-recognition (all that is built; the defaults). ``replay`` feeds a stream to the socket's own
-VAD and endpointer, in the same 32 ms frames, with the turn model scored in line: where the
-rule ends the turn, which is where the live socket ends it too (its reader waits for the
-model's answer at the pause it asked about), and what each of the model's decisions cost.
+at the 200 ms pause, recognition once the turn has ended), the turn model with eager
+recognition, and with the eager start too (the reply begun on the eager transcript while an
+unfinished turn waits, held until it ends there: all on, the defaults). ``replay`` feeds a
+stream to the socket's own VAD and endpointer, in the same 32 ms frames, with the turn model
+scored in line: where the rule ends the turn, which is where the live socket ends it too (its
+reader waits for the model's answer at the pause it asked about), and what each of the
+model's decisions cost.
 """
 
 from __future__ import annotations
@@ -21,15 +23,17 @@ from agent.listening.turn_model import TurnModel, TurnScore
 
 FRAME_MS = 32  # a MIC frame: what the page's worklet sends
 CONFIGS = {
-    "silence": ListeningConfig(endpointing="silence", eager_asr=False),
-    "turn_model": ListeningConfig(endpointing="turn_model", eager_asr=False),
-    "eager_asr": ListeningConfig(endpointing="turn_model", eager_asr=True),
+    "silence": ListeningConfig(endpointing="silence", eager_asr=False, eager_start=False),
+    "turn_model": ListeningConfig(endpointing="turn_model", eager_asr=False, eager_start=False),
+    "eager_asr": ListeningConfig(endpointing="turn_model", eager_asr=True, eager_start=False),
+    "eager_start": ListeningConfig(endpointing="turn_model", eager_asr=True, eager_start=True),
 }
-DEFAULT = "eager_asr"  # what make run uses: the barge-ins and the goals read it
+DEFAULT = "eager_start"  # what make run uses: the barge-ins and the goals read it
 NAMES = {
     "silence": "silence rule (500 ms)",
     "turn_model": "+ turn model",
     "eager_asr": "+ eager recognition",
+    "eager_start": "+ eager start",
 }
 
 

@@ -28,6 +28,7 @@ import contextlib
 import datetime
 import math
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -107,6 +108,23 @@ def asr_floor_ms(asr_ms: float, end: dict[str, Any], config: ListeningConfig) ->
     return round(max(0.0, asr_ms - head), 1)
 
 
+def eager_start_floors(
+    floors: dict[str, float | None], asr_ms: float, end: dict[str, Any], config: ListeningConfig
+) -> dict[str, float | None]:
+    """``floors`` with the eager start: a turn the model called incomplete had its reply begun
+    in the wait, so what of the wait recognition left over comes off the LLM's first token, then
+    the first segment, then its synthesis (each at least 0)."""
+    if not (config.eager_start and config.eager_asr and end.get("turn") == "incomplete"):
+        return floors
+    left = max(0.0, max(end["turn_ms"], end["wait_ms"] - pause_wait_ms(config)) - asr_ms)
+    out = dict(floors)
+    for key in ("llm_first_token_ms", "first_segment_ms", "synthesis_ms"):
+        floor = floors[key]
+        if floor is not None:
+            out[key], left = round(max(0.0, floor - left), 1), max(0.0, left - floor)
+    return out
+
+
 async def utterance(
     url: str, tts_url: str, index: int, text: str, pcm: bytes, name: str, model: SmartTurn
 ) -> dict[str, Any]:
@@ -127,13 +145,18 @@ async def utterance(
     transcript, segment = session.event("transcript"), session.event("segment")["text"]
     end = session.event("speech.end")
     lone = await lone_first_audio_ms(tts_url, segment)
-    floors = {
-        "eot_wait_ms": eot_floor_ms(replay(stream, config, model).frame - last_loud, end),
-        "asr_ms_seen": asr_floor_ms(transcript["asr_ms"], end, config),
-        "llm_first_token_ms": demo.first_token_delay_s * 1000,
-        "first_segment_ms": first_sentence_ms(transcript["text"], segment, demo),
-        "synthesis_ms": lone,
-    }
+    floors = eager_start_floors(
+        {
+            "eot_wait_ms": eot_floor_ms(replay(stream, config, model).frame - last_loud, end),
+            "asr_ms_seen": asr_floor_ms(transcript["asr_ms"], end, config),
+            "llm_first_token_ms": demo.first_token_delay_s * 1000,
+            "first_segment_ms": first_sentence_ms(transcript["text"], segment, demo),
+            "synthesis_ms": lone,
+        },
+        transcript["asr_ms"],
+        end,
+        config,
+    )
     row: dict[str, Any] = {
         "text": text,
         "heard": transcript["text"],
@@ -168,8 +191,10 @@ async def pause_trial(
     url: str, name: str, index: int, item: PauseItem, paused: bool
 ) -> dict[str, Any]:
     """A pause-corpus sentence (whole, or with its pause) into a fresh socket of configuration
-    ``name``: whether its first turn ended inside the pause, and when it ended. The microphone
-    stops once the speech is out and the turn has ended; the socket closes at its transcript."""
+    ``name``: whether its first turn ended inside the pause, when it ended, and how many frames
+    of a reply came before that end (a speculative reply heard: there must be none). The
+    microphone stops once the speech is out and the turn has ended; the socket closes at its
+    transcript."""
     pcm = item.paused if paused else item.pcm
     last_loud = last_loud_frame(pcm)
     async with Session(url, f"v2v-pause-{name}-{index}-{int(paused)}") as session:
@@ -179,13 +204,17 @@ async def pause_trial(
             stream_of(pcm), lambda i: i > last_loud and session.first("speech.end") is not None
         )
         await session.wait_for("transcript")
-    end = session.event("speech.end")
+    end, ended = session.event("speech.end"), session.first("speech.end")
+    assert ended is not None
+    reply = (None, "turn.start", "text.delta", "segment")  # None: an audio frame
+    early = [e for at, e in session.received if at < ended and (e and e["type"]) in reply]
     return {
         "text": item.text,
         "paused": paused,
         "pause_ms": item.pause_ms if paused else 0,
         "cut_in_pause": paused and end["at_ms"] <= LEAD_MS + item.resume_ms,
-        "eot_ms": _ms(session.first("speech.end"), sent[last_loud]),
+        "eot_ms": _ms(ended, sent[last_loud]),
+        "reply_frames_before_end": len(early),
         "turn": end.get("turn"),
         "turn_ms": end.get("turn_ms"),
     }
@@ -202,6 +231,19 @@ def replayed_pauses(corpus: list[PauseItem], model: SmartTurn) -> dict[str, Any]
             costs += replayed.costs
         costs += replay(stream_of(item.pcm), CONFIGS["turn_model"], model).costs
     return {"false_cutoffs": cuts, "sentences": len(corpus), "turn_model_ms": costs}
+
+
+async def withdrawn(url: str) -> int:
+    """The speculative replies the dev server at ``url`` (its ``/ws``) has withdrawn so far."""
+    import httpx
+
+    http = "http" + url.removeprefix("ws").removesuffix("/ws")
+    async with httpx.AsyncClient(base_url=http) as client:
+        text = (await client.get("/metrics")).text
+    found = re.search(r"^agent_turns_withdrawn_total (\S+)$", text, re.MULTILINE)
+    if found is None:
+        raise ValueError(f"{http}/metrics has no agent_turns_withdrawn_total")
+    return int(float(found.group(1)))
 
 
 async def barge_in(url: str, index: int, pcm: bytes) -> dict[str, Any]:
@@ -262,19 +304,20 @@ async def measure(urls: dict[str, str], tts_url: str, args: argparse.Namespace) 
     corpus = pause_corpus.items(spoken, args.pauses)
     model = SmartTurn()  # the bench's own, for the replays: the servers share theirs
     model.load()
-    configs: dict[str, dict[str, list[dict[str, Any]]]] = {
-        name: {"utterances": [], "pauses": []} for name in urls
-    }
+    configs: dict[str, dict[str, Any]] = {name: {"utterances": [], "pauses": []} for name in urls}
     for name, url in urls.items():  # warm-up: the models load
         await utterance(url, tts_url, -1, texts[0], pcms[texts[0]], name, model)
     for i, text in enumerate(texts):
         for name, url in urls.items():
             row = await utterance(url, tts_url, i, text, pcms[text], name, model)
             configs[name]["utterances"].append(row)
+    before = {name: await withdrawn(url) for name, url in urls.items()}
     for i, item in enumerate(corpus):
         for paused in (True, False):
             for name, url in urls.items():
                 configs[name]["pauses"].append(await pause_trial(url, name, i, item, paused))
+    for name, url in urls.items():
+        configs[name]["withdrawn"] = await withdrawn(url) - before[name]
     barges = [await barge_in(urls[DEFAULT], i, pcms[BARGE_IN]) for i in range(args.barge_ins)]
     alone = await asr_alone({t: pcms[t] for t in texts})
     return {

@@ -26,6 +26,8 @@ GOAL_NAMES = {
     "voice_to_voice_ms": "voice to voice, ms (median; the issue's goal once within-sentence "
     "streaming is in main too)",
     "false_cutoff_rate": "false cut-offs on the paused sentences, no more than the silence rule's",
+    "speculative_heard": "pause-corpus trials with any reply frame before their end of turn "
+    "(a speculative reply heard)",
 }
 
 
@@ -88,8 +90,9 @@ def _introduction(report: dict[str, Any]) -> list[str]:
         f"turn wait {setup['listening']['turn_wait_ms']} ms, threshold "
         f"{setup['listening']['turn_threshold']}, barge-in "
         f"{setup['listening']['barge_in_ms']} ms, Whisper tiny.en int8 beam 1, "
-        f"{setup['listening']['asr_threads']} threads). The eager start of the turn (the LLM "
-        "on the eager transcript) is not built, so it is not in the ablation.",
+        f"{setup['listening']['asr_threads']} threads). With the eager start, a reply begun in "
+        "the wait after a pause the model called incomplete is heard only if the turn ends "
+        "there; the replies withdrawn unheard are counted from each server's `/metrics`.",
         "",
         *headline(report),
     ]
@@ -129,6 +132,10 @@ ROWS = (
     (
         "pause corpus: end of turn on complete sentences, mean; median / p90",
         lambda a: f"{_fmt(a['pauses']['eot_mean_ms'])}; {_cell(a['pauses']['eot_ms'])}",
+    ),
+    (
+        "pause corpus: replies withdrawn unheard; trials with reply frames before the end",
+        lambda a: f"{_fmt(a.get('withdrawn'))}; {a['pauses'].get('replies_before_end', '-')}",
     ),
 )
 

@@ -18,6 +18,7 @@ GOALS = {
     "eot_complete_ms": 250.0,  # end of turn on the complete pause-corpus sentences (median)
     "transcript_ms": 500.0,  # end of speech to the transcript (median)
     "voice_to_voice_ms": 1500.0,  # once within-sentence streaming is in main too (issue 35)
+    "speculative_heard": 0,  # pause-corpus trials with reply frames before their end of turn
 }
 
 
@@ -28,7 +29,8 @@ def stages(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def pauses(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """One configuration on the pause corpus: false cut-offs, end of turn on complete ones."""
+    """One configuration on the pause corpus: false cut-offs, end of turn on complete ones, and
+    the trials where any frame of a reply came before the end of turn (a speculative one heard)."""
     cut = sum(row["cut_in_pause"] for row in rows if row["paused"])
     paused = sum(row["paused"] for row in rows)
     eots = [row["eot_ms"] for row in rows if not row["paused"]]
@@ -39,6 +41,7 @@ def pauses(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "complete": len(eots),
         "eot_mean_ms": round(statistics.fmean(eots), 1) if eots else None,
         "eot_ms": spread(eots),
+        "replies_before_end": sum(row["reply_frames_before_end"] > 0 for row in rows),
     }
 
 
@@ -54,7 +57,11 @@ def cost(values: list[float]) -> dict[str, Any]:
 def summary(results: dict[str, Any]) -> dict[str, Any]:
     """Each configuration's figures; the defaults' at the top, with the goals."""
     ablation = {
-        name: {**stages(c["utterances"]), "pauses": pauses(c["pauses"])}
+        name: {
+            **stages(c["utterances"]),
+            "pauses": pauses(c["pauses"]),
+            "withdrawn": c.get("withdrawn"),
+        }
         for name, c in results["configs"].items()
     }
     out: dict[str, Any] = dict(ablation[DEFAULT])
@@ -85,6 +92,7 @@ def summary(results: dict[str, Any]) -> dict[str, Any]:
         "transcript_ms": out["transcript_ms"]["median"],
         "voice_to_voice_ms": out["voice_to_voice_ms"]["median"],
         "false_cutoff_rate": out["pauses"]["false_cutoff_rate"],
+        "speculative_heard": out["pauses"]["replies_before_end"],
     }
     goals = GOALS | {"false_cutoff_rate": ablation["silence"]["pauses"]["false_cutoff_rate"]}
     out["goals"] = {

@@ -13,8 +13,9 @@ BEFORE, AFTER = "Could you book a table for", "four people tonight?"
 
 
 def test_the_rules_differ_only_in_how_the_turn_ends() -> None:
-    assert [c.endpointing for c in CONFIGS.values()] == ["silence", "turn_model", "turn_model"]
-    assert [c.eager_asr for c in CONFIGS.values()] == [False, False, True]
+    assert [c.endpointing for c in CONFIGS.values()] == ["silence", *["turn_model"] * 3]
+    assert [c.eager_asr for c in CONFIGS.values()] == [False, False, True, True]
+    assert [c.eager_start for c in CONFIGS.values()] == [False, False, False, True]
     assert pause_wait_ms(CONFIGS["turn_model"]) == 224  # 200 ms in whole 32 ms windows
 
 

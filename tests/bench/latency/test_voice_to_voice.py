@@ -15,6 +15,7 @@ from bench.latency.endpointing import CONFIGS, DEFAULT
 from bench.latency.pause_corpus import PAUSES_MS
 from bench.latency.voice_to_voice import (
     asr_floor_ms,
+    eager_start_floors,
     eot_floor_ms,
     first_sentence_ms,
     main,
@@ -48,6 +49,27 @@ def test_eager_recognition_takes_its_head_start_off_the_recognition_floor() -> N
     assert asr_floor_ms(400.0, {"turn_ms": None}, CONFIGS["eager_asr"]) == 400.0  # no answer
 
 
+def test_the_eager_start_takes_what_the_wait_left_off_the_replys_floors_in_order() -> None:
+    floors = {
+        "eot_wait_ms": 1060.0,
+        "asr_ms_seen": 0.0,
+        "llm_first_token_ms": 300.0,
+        "first_segment_ms": 300.0,
+        "synthesis_ms": 250.0,
+    }
+    incomplete = {"turn": "incomplete", "turn_ms": 40.0, "wait_ms": 1024.0}  # 800 ms of wait
+    assert eager_start_floors(floors, 400.0, incomplete, CONFIGS["eager_start"]) == floors | {
+        "llm_first_token_ms": 0.0,  # 400 ms left after recognition
+        "first_segment_ms": 200.0,
+        "synthesis_ms": 250.0,
+    }
+    assert eager_start_floors(floors, 400.0, incomplete, CONFIGS["eager_asr"]) == floors
+    complete = {"turn": "complete", "turn_ms": 40.0, "wait_ms": 224.0}  # no reply was begun
+    assert eager_start_floors(floors, 400.0, complete, CONFIGS["eager_start"]) == floors
+    lone = floors | {"synthesis_ms": None}  # the lone synthesis was not measured
+    assert eager_start_floors(lone, 0.0, incomplete, CONFIGS["eager_start"])["synthesis_ms"] is None
+
+
 @pytest.fixture
 def fast_server() -> Iterator[ServerThread]:
     server = start_server(FakeEngine(), max_queue=16)
@@ -64,6 +86,8 @@ def test_a_quick_run_writes_the_ablation(fast_server: ServerThread, tmp_path: Pa
     for runs in report["configs"].values():
         assert len(runs["utterances"]) == 1 and len(runs["pauses"]) == 2  # paused, whole
     assert report["replayed"]["sentences"] == 1 and report["replayed"]["turn_model_ms"]
+    assert report["summary"]["goals"]["speculative_heard"]["measured"] == 0
+    assert all(isinstance(c["withdrawn"], int) for c in report["configs"].values())
     assert "| pause corpus: false cut-offs |" in (tmp_path / "voice_to_voice.md").read_text()
     (spoken,) = report["configs"][DEFAULT]["utterances"]  # all on
     assert spoken["voice_to_voice_ms"] == pytest.approx(

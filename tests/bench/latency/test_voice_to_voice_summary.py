@@ -35,13 +35,14 @@ def row(v2v: float, floor: float, asr: float) -> dict[str, Any]:
     }
 
 
-def trial(paused: bool, cut: bool, eot: float) -> dict[str, Any]:
+def trial(paused: bool, cut: bool, eot: float, early: int = 0) -> dict[str, Any]:
     return {
         "text": "A table for four.",
         "paused": paused,
         "pause_ms": 600 if paused else 0,
         "cut_in_pause": cut,
         "eot_ms": eot,
+        "reply_frames_before_end": early,
         "turn": None,
         "turn_ms": None,
     }
@@ -52,6 +53,7 @@ def test_the_summary_and_the_report_compare_the_configurations(tmp_path: Path) -
     corpus = {
         "silence": [trial(True, True, 560), trial(False, False, 560)] * 2,
         "turn_model": [trial(True, False, 330), trial(False, False, 300)] * 2,
+        "eager_asr": [trial(True, False, 330, early=3), trial(False, False, 300)] * 2,
         DEFAULT: [
             trial(True, True, 320),
             trial(False, False, 200),
@@ -60,7 +62,10 @@ def test_the_summary_and_the_report_compare_the_configurations(tmp_path: Path) -
         ],
     }
     results = {
-        "configs": {name: {"utterances": rows, "pauses": corpus[name]} for name in CONFIGS},
+        "configs": {
+            name: {"utterances": rows, "pauses": corpus[name], "withdrawn": i}
+            for i, name in enumerate(CONFIGS)
+        },
         "barge_ins": [{"onset_to_cancelled_ms": 250, "onset_to_last_reply_frame_ms": 240}] * 2,
         "asr_alone": [{"text": "x", "audio_ms": 3000.0, "asr_ms": 420.0}],
         "vad": {"windows": 100, "wall_ms": {"median": 0.8, "p90": 1.1}, "cpu_ms": 1.5},
@@ -80,13 +85,17 @@ def test_the_summary_and_the_report_compare_the_configurations(tmp_path: Path) -
         "complete": 2,
         "eot_mean_ms": 210.0,
         "eot_ms": None,
+        "replies_before_end": 0,
     }
+    assert s["ablation"]["eager_asr"]["pauses"]["replies_before_end"] == 2  # trials, not frames
+    assert s["ablation"][DEFAULT]["withdrawn"] == 3
     assert s["turn_model_cost_ms"]["alone"] == {"decisions": 3, "median": 42.0, "p99": 89.0}
-    assert s["turn_model_cost_ms"]["live"]["decisions"] == 9  # turn_ms of every utterance
+    assert s["turn_model_cost_ms"]["live"]["decisions"] == 12  # turn_ms of every utterance
     assert s["goals"]["false_cutoff_rate"] == {"goal": 1.0, "measured": 0.5, "met": True}
     assert s["goals"]["eot_complete_ms"] == {"goal": 250.0, "measured": 210.0, "met": True}
     assert s["goals"]["overhead_ms"] == {"goal": 50.0, "measured": 60.0, "met": False}
     assert s["goals"]["asr_rtf_3s"] == {"goal": 0.15, "measured": 0.14, "met": True}
+    assert s["goals"]["speculative_heard"] == {"goal": 0, "measured": 0, "met": True}
     report = {
         "benchmark": "voice_to_voice",
         "date": "2026-12-01 23:59 UTC",
@@ -109,9 +118,13 @@ def test_the_summary_and_the_report_compare_the_configurations(tmp_path: Path) -
     json_path, md_path, png_path = write(report, tmp_path)
     assert json.loads(json_path.read_text())["summary"] == s
     text = md_path.read_text()
-    assert "| silence rule (500 ms) | + turn model | + eager recognition |" in text
-    assert "| **voice to voice** | **1600 / 1680** | **1600 / 1680** | **1600 / 1680** |" in text
-    assert "| pause corpus: false cut-offs | 2/2 (100 %) | 0/2 (0 %) | 1/2 (50 %) |" in text
+    assert "| silence rule (500 ms) | + turn model | + eager recognition | + eager start |" in text
+    assert "| **voice to voice** | " + " | ".join(["**1600 / 1680**"] * 4) + " |" in text
+    assert (
+        "| pause corpus: false cut-offs | 2/2 (100 %) | 0/2 (0 %) | 0/2 (0 %) | 1/2 (50 %) |"
+        in (text)
+    )
+    assert "reply frames before the end | 0; 0 | 1; 0 | 2; 2 | 3; 0 |" in text
     assert "load average 1.0 at the start and 1.0 at the end" in text
     assert "median 42.0, p99 89.0, 3 decisions" in text
     assert png_path.read_bytes()[:4] == b"\x89PNG"
