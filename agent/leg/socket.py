@@ -15,9 +15,10 @@ turn's first. The eager start (``eager_start``): while a turn the turn model cal
 unfinished waits, its reply starts on the eager transcript with its events held; they are sent
 (after the ``transcript``) if the turn ends at that pause, and the reply is stopped and
 withdrawn from the conversation, never sent, if speech resumes or the user acts (a prompt, a
-``cancel``, a listening message). A socket with no message and no turn for ``idle_s`` gets an ``idle_timeout``
-error and is closed (1000, reason ``idle_timeout``). A client that goes away, even in the
-middle of a send, ends the socket quietly: its turn is cancelled and nothing is logged.
+``cancel``, a listening message). A socket with no message and no turn for ``idle_s`` gets an
+``idle_timeout`` error and is closed (1000, reason ``idle_timeout``). A client that goes away,
+even in the middle of a send, ends the socket quietly: its turn is cancelled and nothing is
+logged.
 Contract: docs/events.md.
 """
 

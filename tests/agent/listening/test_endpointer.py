@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from agent.config import ListeningConfig
@@ -10,7 +12,7 @@ from agent.listening.settings import WINDOW_BYTES, WINDOW_MS
 from agent.listening.turn_model import TurnScore
 
 CONFIG = ListeningConfig()  # onset 64 ms, silence 500 ms, pre-roll 192 ms, cap 20 s
-PAUSE = 200 // WINDOW_MS + 1  # the turn model is asked after 7 quiet windows (224 ms)
+PAUSE = math.ceil(CONFIG.pause_ms / WINDOW_MS)  # the model is asked after 3 quiet windows (96 ms)
 WAIT = 1000 // WINDOW_MS + 1  # an unfinished turn ends after 32 (1024 ms)
 COMPLETE, UNFINISHED = TurnScore(0.91, 30.0), TurnScore(0.12, 30.0)
 
@@ -187,7 +189,7 @@ def test_speech_after_an_unfinished_verdict_starts_the_wait_again() -> None:
 @pytest.mark.parametrize("quiet", [PAUSE - 1, PAUSE])
 def test_speech_after_a_pause_says_resumed_only_once_the_pause_was_asked_about(quiet: int) -> None:
     adaptive = Adaptive()
-    found = adaptive.push([0.9] * 30 + [0.01] * quiet + [0.9] * 3 + [0.2] * 3 + [0.9])
+    found = adaptive.push([0.9] * 30 + [0.01] * quiet + [0.9] * 3 + [0.2] * (PAUSE - 1) + [0.9])
     kinds = [type(f) for _, f in found]
     assert kinds == [Started, *([Paused, Resumed] if quiet == PAUSE else [])]
     silence_rule = Endpointer(CONFIG)  # no turn model: no pause is asked about, none resumed
@@ -228,7 +230,8 @@ def test_the_pause_holds_the_whole_utterance_so_far_and_the_end_names_it() -> No
     assert adaptive.endpointer.judged(paused.ticket, UNFINISHED) == []
     [(_, ended)] = adaptive.push([0.01] * (WAIT - PAUSE))
     assert isinstance(ended, Ended) and ended.ticket == paused.ticket
-    assert ended.pcm.startswith(paused.pcm) and len(ended.pcm) == len(paused.pcm) + WINDOW_BYTES
+    more = (TAIL_MS // WINDOW_MS - PAUSE) * WINDOW_BYTES  # the tail's silence past the pause
+    assert ended.pcm.startswith(paused.pcm) and len(ended.pcm) == len(paused.pcm) + more
 
 
 def test_an_answer_after_the_utterance_ended_or_was_dropped_is_ignored() -> None:

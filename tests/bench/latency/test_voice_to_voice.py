@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from agent.core.llm import DemoConfig, demo_reply
-from bench.latency.endpointing import CONFIGS, DEFAULT
+from bench.latency.endpointing import CONFIGS, DEFAULT, pause_wait_ms
 from bench.latency.pause_corpus import PAUSES_MS
 from bench.latency.voice_to_voice import (
     asr_floor_ms,
@@ -40,7 +41,8 @@ def test_the_end_of_turn_floor_adds_the_model_only_when_its_answer_ended_the_tur
 
 
 def test_eager_recognition_takes_its_head_start_off_the_recognition_floor() -> None:
-    complete = {"turn": "complete", "turn_ms": 40.0, "wait_ms": 224.0}
+    pause = float(pause_wait_ms(CONFIGS["eager_asr"]))
+    complete = {"turn": "complete", "turn_ms": 40.0, "wait_ms": pause}  # ended at the pause
     incomplete = {"turn": "incomplete", "turn_ms": 40.0, "wait_ms": 1024.0}
     assert asr_floor_ms(400.0, complete, CONFIGS["silence"]) == 400.0
     assert asr_floor_ms(400.0, complete, CONFIGS["turn_model"]) == 400.0  # not eager
@@ -58,16 +60,17 @@ def test_the_eager_start_takes_what_the_wait_left_off_the_replys_floors_in_order
         "synthesis_ms": 250.0,
     }
     incomplete = {"turn": "incomplete", "turn_ms": 40.0, "wait_ms": 1024.0}  # 800 ms of wait
-    assert eager_start_floors(floors, 400.0, incomplete, CONFIGS["eager_start"]) == floors | {
+    config = replace(CONFIGS["eager_start"], pause_ms=200)  # asked after 224 ms
+    assert eager_start_floors(floors, 400.0, incomplete, config) == floors | {
         "llm_first_token_ms": 0.0,  # 400 ms left after recognition
         "first_segment_ms": 200.0,
         "synthesis_ms": 250.0,
     }
     assert eager_start_floors(floors, 400.0, incomplete, CONFIGS["eager_asr"]) == floors
     complete = {"turn": "complete", "turn_ms": 40.0, "wait_ms": 224.0}  # no reply was begun
-    assert eager_start_floors(floors, 400.0, complete, CONFIGS["eager_start"]) == floors
+    assert eager_start_floors(floors, 400.0, complete, config) == floors
     lone = floors | {"synthesis_ms": None}  # the lone synthesis was not measured
-    assert eager_start_floors(lone, 0.0, incomplete, CONFIGS["eager_start"])["synthesis_ms"] is None
+    assert eager_start_floors(lone, 0.0, incomplete, config)["synthesis_ms"] is None
 
 
 @pytest.fixture
@@ -94,9 +97,10 @@ def test_a_quick_run_writes_the_ablation(fast_server: ServerThread, tmp_path: Pa
         sum(spoken[key] for key in spoken["floors"]), abs=1.0
     )  # the stages, end to end
     assert spoken["turn"] in ("complete", "incomplete") and spoken["turn_ms"] > 0
-    assert spoken["floors"]["eot_wait_ms"] >= 224  # at least the pause the model is asked at
+    pause = pause_wait_ms(CONFIGS[DEFAULT])  # the pause the model is asked at, in whole windows
+    assert spoken["floors"]["eot_wait_ms"] >= pause
     paused, whole = report["configs"][DEFAULT]["pauses"]
     assert paused["paused"] and paused["pause_ms"] == PAUSES_MS[0]
-    assert not whole["paused"] and not whole["cut_in_pause"] and whole["eot_ms"] > 224
+    assert not whole["paused"] and not whole["cut_in_pause"] and whole["eot_ms"] > pause
     (silence,) = report["configs"]["silence"]["utterances"]
     assert silence["turn"] is None and silence["floors"]["eot_wait_ms"] >= 512
