@@ -1,5 +1,6 @@
 // The latency panel: the last turn's figures measured in the browser (first text, first
-// audio, total, underruns, bytes and seconds of audio received, bytes per second of audio),
+// audio, total, underruns, bytes and seconds of audio received, bytes per second of audio;
+// for a spoken turn, the server's end-of-turn wait and the wait for its words),
 // the leg it ran on, the server's own metrics, and the turn's timeline (drawn by timeline.js)
 // with the playhead.
 
@@ -31,6 +32,8 @@ export function renderLatency(panel, turn, playheadMs) {
   const l = turn?.latency;
   const leg = turn?.transport === "websocket" ? "WebSocket" : "SSE";
   panel.turnLabel.textContent = turn ? `turn ${turn.n} · ${leg}${turn.fellBack ? " (fallback)" : ""}` : "";
+  setMetric("eot", ms(turn?.listened?.endOfTurnMs));
+  setMetric("asr", ms(turn?.listened?.recognitionMs));
   setMetric("ttft", ms(l?.ttftMs));
   setMetric("ttfa", ms(l?.ttfaMs));
   setMetric("total", ms(l?.totalMs));

@@ -12,6 +12,13 @@ import { MIC_SAMPLE_RATE } from "./browser-leg.js";
 import { Microphone, microphoneProblem } from "./mic.js";
 
 const MODES = ["off", "push_to_talk", "hands_free"];
+
+/** The server's end of turn for a `speech.end`: the silence it waited, and the turn model's time
+ * when its `complete` ended the turn (null: not ended by silence, e.g. push-to-talk). */
+function endOfTurnMs(event) {
+  if (event.wait_ms == null) return null;
+  return event.wait_ms + (event.turn === "complete" ? event.turn_ms ?? 0 : 0);
+}
 const TEXT_INPUTS = new Set(["text", "search", "email", "number", "password", "url", "tel"]);
 
 export class Listening {
@@ -35,6 +42,7 @@ export class Listening {
     this.active = null; // the mode the server confirmed (`listening`), or null
     this.talking = false; // a push-to-talk press is held
     this.confirm = null; // resolves with the `listening` answer the page waits for
+    this.ended = null; // the last `speech.end`: when it came, the server's end-of-turn wait
     chat.listening = {
       mode: "off",
       active: null,
@@ -45,6 +53,7 @@ export class Listening {
       problem: null,
       transcripts: [],
       speechStarts: [],
+      speechEnds: [], // {reason, waitMs, turn} of each `speech.end`
     };
     socket.onListening = (event) => this.event(event);
     socket.onCancelled = (turnId) => turns.serverCancelled(turnId);
@@ -177,10 +186,12 @@ export class Listening {
         break;
       case "speech.end":
         state.speaking = false;
+        state.speechEnds.push({ reason: event.reason, waitMs: event.wait_ms, turn: event.turn });
+        this.ended = { at: performance.now(), endOfTurnMs: endOfTurnMs(event) };
         break;
       case "transcript":
         state.transcripts.push({ text: event.text, audioMs: event.audio_ms, asrMs: event.asr_ms });
-        if (event.text) this.turns.spoken(event.text);
+        if (event.text) this.turns.spoken(event.text, this.listened());
         break;
       case "error":
         state.problem = `${event.code}: ${event.message}`;
@@ -194,6 +205,15 @@ export class Listening {
         break;
     }
     this.render();
+  }
+
+  /** How the last utterance's turn came: the server's end-of-turn wait, and this page's wait
+   * from `speech.end` to the words (recognition as the user waits for it). */
+  listened() {
+    const ended = this.ended;
+    this.ended = null;
+    if (!ended) return null;
+    return { endOfTurnMs: ended.endOfTurnMs, recognitionMs: performance.now() - ended.at };
   }
 
   render() {

@@ -49,6 +49,7 @@ export function newTurn(n, prompt, options) {
     transport: options.transport, // websocket | sse (the leg it ran on)
     fellBack: false, // chose websocket, but /ws did not open: ran on SSE
     spoken: options.spoken === true, // the prompt is a transcript of the user's speech
+    listened: options.listened ?? null, // then {endOfTurnMs, recognitionMs} (listen.js)
     status: "streaming", // streaming | complete | stopped | interrupted | failed
     sentAt: performance.now(),
     text: "",

@@ -72,10 +72,11 @@ export class Turns {
    * its frames. Any turn still current was stopped by the server already (`cancelled`, or
    * superseded), so nothing is cancelled here; where its playback stopped went with `heard`.
    */
-  async spoken(text) {
+  async spoken(text, listened = null) {
     this.cut("interrupted", { cancel: false });
     this.heard = null; // the server has it: sent as a message when playback stopped
-    const turn = this.begin(text, { ...this.settings.values(), transport: "websocket", spoken: true });
+    const options = { ...this.settings.values(), transport: "websocket", spoken: true, listened };
+    const turn = this.begin(text, options);
     try {
       await this.streamSocket(turn, { expect: true });
     } catch (error) {

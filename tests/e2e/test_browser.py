@@ -266,7 +266,8 @@ def test_event_parser_is_independent_of_network_chunking(page: Page, stack: Serv
 # The widest figures each tile shows (a 29 s turn, as on a slow box), then, in the same frame,
 # every part of the latency panel whose box leaves the viewport or whose text overflows.
 WIDE_FIGURES_JS = """() => new Promise((resolve) => requestAnimationFrame(() => {
-  const widest = {ttft: "29,210 ms", ttfa: "29,210 ms", total: "29,210 ms", underruns: "12,345",
+  const widest = {eot: "1,088 ms", asr: "29,210 ms",
+                  ttft: "29,210 ms", ttfa: "29,210 ms", total: "29,210 ms", underruns: "12,345",
                   bytes: "999.9 KB", audio: "999.9 s", rate: "999.9 KB/s"};
   for (const [name, text] of Object.entries(widest)) {
     document.querySelector(`[data-metric="${name}"]`).textContent = text;

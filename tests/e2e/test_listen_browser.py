@@ -31,6 +31,7 @@ from tests.e2e.browser_helpers import (
     Page,
     chromium_path,
     chunks_of,
+    metric,
     open_chat,
     script_errors,
     state,
@@ -50,6 +51,8 @@ PUSHED = "What is the weather like on the moon?"
 # Between the question and the interruption: time for the reply to start playing on a loaded
 # 2-core box (end of turn, recognition, the first sentence's synthesis), and it lasts longer.
 PAUSE_MS = 14_000
+PAUSED = "Could you book a table for four people tonight?"  # said with 700 ms of silence in "four"
+COMPLETE = "What is the capital of France?"  # the turn model calls it complete at the pause
 
 
 def write_wav(path: Path, *pieces: bytes) -> Path:
@@ -63,7 +66,7 @@ def write_wav(path: Path, *pieces: bytes) -> Path:
 
 
 @pytest.fixture(scope="module")
-def playwright(conversation_wav: Path, pushed_wav: Path) -> Iterator[Any]:
+def playwright(conversation_wav: Path, pushed_wav: Path, paused_wav: Path) -> Iterator[Any]:
     """Playwright's sync API, started once the WAVs are made (it runs an event loop)."""
     with sync_playwright() as running:
         yield running
@@ -224,3 +227,46 @@ def test_a_denied_microphone_says_so_and_typing_still_works(
         assert page.is_checked("#mic-off") and listening(page)["active"] is None
         type_and_send(page, "Hello")
         wait_turn(page, 1, timeout_s=90)
+
+
+@pytest.fixture(scope="module")
+def paused_wav(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A question with a pause mid-sentence that the 500 ms rule would cut, then a complete one."""
+    folder = tmp_path_factory.mktemp("mic")
+    paused = spoken(engine, PAUSED)
+    at = int(len(paused) // 2 * 0.6) * 2  # "Could you book a table for f…"
+    return write_wav(
+        folder / "paused.wav",
+        silence(1500),
+        paused[:at],
+        silence(700),
+        paused[at:],
+        silence(9000),  # the reply is said, and has played, before the next question
+        spoken(engine, COMPLETE),
+        silence(2500),
+    )
+
+
+def test_a_pause_mid_sentence_does_not_end_the_turn_and_a_complete_question_ends_sooner(
+    playwright: Any, paused_wav: Path, stack: ServerThread
+) -> None:
+    with mic_page(playwright, paused_wav) as page:
+        open_chat(page, stack)
+        conversation_agent(page, stack).model.update_config(sentences=1)  # a short reply
+        page.click("label[for=mic-free]")
+        wait_listening(page, "hands_free")
+        page.wait_for_function("voiceChat.turns.length >= 2", timeout=90_000)
+        wait_turn(page, 2, timeout_s=90)
+        first, second = state(page)["turns"][:2]
+        # The pause did not end the turn: the whole sentence is one prompt.
+        assert "book a table" in first["prompt"].lower(), first["prompt"]
+        assert "tonight" in first["prompt"].lower(), first["prompt"]
+        assert word_error_rate(COMPLETE, second["prompt"]) <= 0.2, second["prompt"]
+        ends = listening(page)["speechEnds"]
+        assert len(ends) == 2 and all(e["reason"] == "silence" for e in ends), ends
+        # The complete question ended sooner than the 500 ms silence rule would have let it
+        # (the silence waited, counted in windows: an order, not a timing).
+        assert ends[1]["turn"] == "complete" and ends[1]["waitMs"] < 500, ends[1]
+        assert second["listened"]["endOfTurnMs"] >= ends[1]["waitMs"]
+        assert metric(page, "eot") != "—" and metric(page, "asr") != "—"
+        assert len(state(page)["turns"]) == 2  # nothing was answered in the pause
