@@ -326,6 +326,8 @@ class VoiceSocket:
             await self._start(self._defaults.turn(recognition.text), held=True)
         except BadRequest:
             return  # the utterance's turn, if it comes, is refused in the open
+        except Exception:  # a guess must never end the socket: the turn, if it comes, starts anew
+            log.exception("a reply started early failed to start")
 
     async def _resumed(self) -> None:
         """Speech after a judged pause: its eager recognition and held reply are moot."""
@@ -347,8 +349,12 @@ class VoiceSocket:
             return  # no turn was started
         await self._stop_turn()
         turn_id = next((e.turn_id for e in held if isinstance(e, TurnStart)), None)
-        if turn_id is not None and self._withdraw is not None:
+        if turn_id is None or self._withdraw is None:
+            return
+        try:
             await self._withdraw(turn_id, self.conversation)
+        except Exception:  # the conversation keeps the guess's messages; the socket goes on
+            log.exception("withdrawing turn %s failed", turn_id)
 
     async def _recognize(self, utterance: Utterance) -> None:
         """Send the utterance's transcript, then start its turn as a typed prompt would (or

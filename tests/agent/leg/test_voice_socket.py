@@ -239,6 +239,7 @@ class Socket:
         self.errors: list[str] = []
         self.heard: list[str] = []
         self.withdrawn: list[tuple[str, str]] = []
+        self.withdraw_error: Exception | None = None  # fault injection
         service = None
         if recognizer is not None:
             service = ListeningService(listening, recognizer, judge)  # type: ignore[arg-type]
@@ -258,6 +259,8 @@ class Socket:
 
     async def withdraw(self, turn_id: str, conversation: str) -> None:
         self.withdrawn.append((turn_id, conversation))
+        if self.withdraw_error is not None:
+            raise self.withdraw_error
 
     def observe(self, event: Event) -> None:
         """What a front door's metrics are told: errors by code, listening events by type."""
@@ -848,3 +851,21 @@ async def test_a_message_from_the_user_withdraws_a_held_reply(
     assert socket.withdrawn == [("t1", "c1")] and script.closed[0] == "t1"
     assert client.kinds()[: 3 + len(then)] == ["ready", "listening", "speech.start", *then]
     assert [t["turn_id"] for t in client.of_type("turn.start")] in ([], ["t2"])
+
+
+async def test_a_withdrawal_that_fails_is_logged_and_the_socket_serves_on(
+    paused: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    script = Script(segments=100, pace_s=0.05)
+    async with Socket(script, recognizer=Recognizes(), judge=Judges(0.1)) as socket:
+        socket.withdraw_error = RuntimeError("the conversation went away")
+        client = socket.client
+        client.say({"type": "listen", "mode": "hands_free"})
+        for frame in mic_frames(silence(300) + paused + silence(300)):
+            client.say(frame)
+        await started(script, 1)
+        with caplog.at_level(logging.ERROR, "agent.ws"):
+            client.say(prompt("Something else"))
+            await client.wait_for("text.delta")
+    assert "withdrawing turn t1 failed" in caplog.text
+    assert [t["turn_id"] for t in client.of_type("turn.start")] == ["t2"]
