@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from deploy.build import ImageBuild
 from deploy.iam import agent_policy, build_policy, endpoint_policy, trust_policy
 
@@ -146,3 +148,12 @@ def test_the_build_role_may_read_its_contexts_push_to_one_repository_and_log() -
     assert trust_policy("codebuild.amazonaws.com")["Statement"][0]["Principal"] == {
         "Service": "codebuild.amazonaws.com"
     }
+
+
+def test_a_profile_prefix_without_a_model_is_refused_with_an_example() -> None:
+    with pytest.raises(ValueError) as refused:
+        agent_policy("us-east-1", "111122223333", "kokoro-tts", "us.")
+    assert str(refused.value) == (
+        "model 'us.' names an inference profile's region but no model "
+        "(e.g. us.anthropic.claude-haiku-4-5-20251001-v1:0)"
+    )

@@ -102,15 +102,26 @@ def test_ecr_image_uris_pass(image: str) -> None:
         ({"image": "kokoro-tts:1"}, "--image 'kokoro-tts:1' is not an ECR image URI"),
         ({"image": "11112222333.dkr.ecr.us-east-1.amazonaws.com/k"}, "--image"),
         ({"role_arn": "arn:aws:iam::111122223333:user/me"}, "--role"),
-        ({"name": "kokoro_tts"}, "--name 'kokoro_tts'"),
+        (
+            {"name": "kokoro_tts"},
+            "--name 'kokoro_tts' is not an endpoint name (letters, digits and hyphens, at most "
+            "63, starting with a letter or digit)",
+        ),
         ({"model_data": "/tmp/model.tar.gz"}, "--model-data '/tmp/model.tar.gz'"),
-        ({"min_instances": 0, "max_instances": 0}, "--min 0"),
-        ({"min_instances": 5, "max_instances": 2}, "--max 2 is below --min 5"),
-        ({"target_streams": 0.0}, "--target-streams 0"),
+        (
+            {"min_instances": 0, "max_instances": 0},
+            "--min 0: an endpoint runs at least 1 instance (the initial count and the "
+            "autoscaling floor)",
+        ),
+        (
+            {"min_instances": 5, "max_instances": 2},
+            "--max 2 is below --min 5: autoscaling needs min <= max",
+        ),
+        ({"target_streams": 0.0}, "--target-streams 0 must be above 0"),
         ({"instance_type": "ml.banana.xlarge"}, "not a SageMaker endpoint instance type"),
         (
             {"environment": container_environment("torch"), "instance_type": "ml.c7i.xlarge"},
-            "--device cuda on ml.c7i.xlarge: not an NVIDIA GPU instance",
+            "--device cuda on ml.c7i.xlarge: not an NVIDIA GPU instance (ml.g*, ml.p*)",
         ),
         ({"environment": container_environment("onnx", "cuda")}, "--device cuda with --engine"),
     ],
@@ -122,6 +133,7 @@ def test_each_flag_aws_would_refuse_is_named(spec: dict[str, Any], says: str) ->
         role_arn="arn:aws:iam::111122223333:role/kokoro-tts-endpoint",
     )
     assert valid.problems() == []
+    assert replace(valid, target_streams=0.5).problems() == []  # a fraction of a stream is fine
     problems = replace(valid, **spec).problems()
     assert len(problems) == 1 and says in problems[0]
 

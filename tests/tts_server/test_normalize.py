@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 
 from tts_server.engines.g2p import WordSpan
 from tts_server.engines.timings import word_times, written_words
-from tts_server.normalize import Options, normalize
+from tts_server.normalize import Options, normalize, normalizer
 from tts_server.normalize.__main__ import main
+from tts_server.normalize.context import Context
 from tts_server.normalize.words import KEYS
 
 CORPUS_PATH = Path(__file__).with_name("normalization_corpus.tsv")
@@ -70,6 +71,24 @@ def test_a_reading_left_as_written_does_not_stop_the_rest() -> None:
 def test_prose_cases_pass_through_with_no_replacement() -> None:
     for case in (c for c in CASES if c["category"] == "prose"):
         assert normalize(case["written"]).replacements == ()
+
+
+def test_prose_skips_the_rules_and_a_word_with_no_digit_tries_only_the_word_rules(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Prose skips the rules, which keeps it cheap: capitals too, unless Roman numerals."""
+    tried: dict[str, list[str]] = {"number": [], "word": []}
+
+    def spy(kind: str) -> normalizer.Rule:
+        def rule(ctx: Context, i: int) -> None:  # reads nothing: the text stays as written
+            tried[kind].append(ctx.core(i))
+
+        return rule
+
+    monkeypatch.setattr(normalizer, "NUMBER_RULES", (spy("number"),))
+    monkeypatch.setattr(normalizer, "WORD_RULES", (spy("word"),))
+    normalize("NASA saw Dr. Lee with 3 MP3 players, Chapter IV.")
+    assert tried == {"number": ["3", "MP3"], "word": ["Dr", "IV"]}
 
 
 # --- alignment -------------------------------------------------------------------------------

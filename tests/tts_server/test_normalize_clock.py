@@ -42,6 +42,11 @@ def test_a_two_digit_years_century_turns_at_thirty(year_text: str, spoken: str) 
             "The March fifth twenty twenty-four deadline",
             ["March 5 2024"],
         ),
+        (  # day first: the year is the date's too, where alone it would be an amount
+            "Held 5 March 2024 in Rome",
+            "Held the fifth of March twenty twenty-four in Rome",
+            ["5 March 2024"],
+        ),
         (  # a closing mark after the day ends the date
             "(March 5) 2024 was",
             "(March fifth) twenty twenty-four was",

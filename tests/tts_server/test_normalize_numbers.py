@@ -77,6 +77,7 @@ def test_a_clock_time_as_said(
         ("7", "seven"),
         ("1,000", "one thousand"),
         ("007", "zero zero seven"),  # a leading zero: an identifier
+        ("05", "zero five"),  # however short
         ("100000000000000", "one hundred trillion"),  # 15 digits: still an amount
         ("1000000000000000", "one zero zero zero zero zero zero zero zero zero zero zero zero "
          "zero zero zero"),  # 16: an identifier

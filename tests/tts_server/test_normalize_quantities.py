@@ -104,6 +104,8 @@ def test_a_units_symbol_by_its_case(written: str, spoken: str) -> None:
         ("Lunch at 1.30pm.", "Lunch at one thirty PM."),  # the first hour of the clock
         ("Lunch at 12.15pm.", "Lunch at twelve fifteen PM."),  # and its last
         ("Tea at 10.30am.", "Tea at ten thirty AM."),  # a time as British English writes it
+        ("Doors at 07pm.", "Doors at seven PM."),  # an hour's leading zero is not said
+        ("at 13.30pm", "at thirteen point three zero PM"),  # no hour of a 12-hour clock
         ("Meet ~5pm.", "Meet about five PM."),
         ("at 5.5pm", "at five point five PM"),  # no time: the number as written, and its letters
     ],
@@ -118,6 +120,7 @@ def test_a_numbers_suffix_decade_or_time_of_day(written: str, spoken: str) -> No
         ("Pick a number: max 9, min 1.", "Pick a number: max nine, min one."),  # not "minutes"
         ("The F0 contour rises.", "The F-zero contour rises."),  # its only digit a zero
         ("The K9 unit arrived.", "The K-nine unit arrived."),  # and a nine
+        ("Of these 13 am I the only one?", "Of these thirteen am I the only one?"),  # no hour
     ],
 )
 def test_the_word_after_a_number_and_a_word_with_a_digit(written: str, spoken: str) -> None:
@@ -143,6 +146,7 @@ def test_the_word_after_a_number_read_into_it(written: str, spoken: str) -> None
         ("Built in 1100.", "Built in eleven hundred."),  # the first year read as one
         ("Built in 1099.", "Built in one thousand and ninety-nine."),
         ("By 2099 it ends.", "By twenty ninety-nine it ends."),  # the last
+        ("By 2100 it ends.", "By two thousand one hundred it ends."),  # past it: an amount
         ("It costs $1999.", "It costs one thousand nine hundred and ninety-nine dollars."),
     ],
 )
@@ -159,6 +163,11 @@ def test_the_years_a_four_digit_number_can_be(written: str, spoken: str) -> None
 )
 def test_a_token_of_numbers_that_is_no_range(written: str, spoken: str) -> None:
     assert normalize(written).text == spoken
+
+
+@pytest.mark.parametrize("token", ["5%X10", "20°X30"])
+def test_only_a_dash_between_two_quantities_makes_a_range(token: str) -> None:
+    assert " to " not in normalize(f"Mix {token} now").text  # only a dash makes a range
 
 
 def test_with_units_off_a_units_symbol_stays_but_a_multiplier_is_read() -> None:
@@ -200,6 +209,7 @@ def test_a_version_says_version_once(written: str, spoken: str) -> None:
         ("1st", "first"),
         ("5s", "fives"),
         ("1990s", "nineteen nineties"),
+        ("9th", "ninth"),  # the last first digit
         ("007s", None),  # an identifier: a zero first
         ("5k", None),  # a scale, no suffix
         ("1.5s", None),  # no whole number
