@@ -40,7 +40,7 @@ from agent.config import AgentConfig
 from agent.core.service import DEFAULT_CONVERSATION, VoiceAgent
 from agent.doors.wiring import FrontDoor
 from agent.events import Event
-from agent.leg.socket import (
+from agent.leg.hooks import (
     TurnEvents,
     TurnStarter,
     TurnWithdrawal,

@@ -27,7 +27,7 @@ from agent.config import AgentConfig
 from agent.core.service import DEFAULT_CONVERSATION
 from agent.doors.origins import OriginGuard, check_host, check_origin
 from agent.doors.wiring import FrontDoor
-from agent.leg.socket import conversation_of
+from agent.leg.hooks import conversation_of
 from agent.leg.sse import event_stream
 from agent.listening.recognizer import Recognizer
 from agent.requests import BadRequest, decode_json, http_error, read_body, refusal

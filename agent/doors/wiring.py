@@ -16,7 +16,8 @@ from agent.config import AgentConfig
 from agent.core.service import VoiceAgent
 from agent.core.turn import Turn
 from agent.doors.metrics import AgentMetrics
-from agent.leg.socket import TurnEvents, TurnStarter, TurnWithdrawal, VoiceCheck, VoiceSocket
+from agent.leg.hooks import TurnEvents, TurnStarter, TurnWithdrawal, VoiceCheck
+from agent.leg.socket import VoiceSocket
 from agent.listening.listener import listening_service
 from agent.listening.recognizer import Recognizer
 from agent.requests import TurnRequest, parse_request

@@ -11,15 +11,11 @@ relay, recognition, and one lock around sends. Server → client: the turn's eve
 text frames, except ``audio.delta``, which is one binary frame: ``AUDIO_HEADER`` (the
 segment's ``seq``) then raw PCM s16le (``agent.browser_leg``). Turns never interleave: a new
 prompt supersedes the running turn, whose events end (with ``turn.end``) before the new
-turn's first. The eager start (``eager_start``): while a turn the turn model called
-unfinished waits, its reply starts on the eager transcript with its events held; they are sent
-(after the ``transcript``) if the turn ends at that pause, and the reply is stopped and
-withdrawn from the conversation, never sent, if speech resumes or the user acts (a prompt, a
-``cancel``, a listening message). A socket with no message and no turn for ``idle_s`` gets an
-``idle_timeout`` error and is closed (1000, reason ``idle_timeout``). A client that goes away,
-even in the middle of a send, ends the socket quietly: its turn is cancelled and nothing is
-logged.
-Contract: docs/events.md.
+turn's first; a reply begun early (``agent.leg.eager_start``) is held until its turn is
+confirmed. A socket with no message and no turn for ``idle_s`` gets an ``idle_timeout`` error
+and is closed (1000, reason ``idle_timeout``). A client that goes away, even in the middle of
+a send, ends the socket quietly: its turn is cancelled and nothing is logged. What a front
+door hands a socket: ``agent.leg.hooks``. Contract: docs/events.md.
 """
 
 from __future__ import annotations
@@ -27,14 +23,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import replace
 
 from starlette.types import Message
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
-from agent.browser_leg import IDLE_CLOSE, SESSION_HEADER, audio_frame
-from agent.core.service import DEFAULT_CONVERSATION
+from agent.browser_leg import IDLE_CLOSE, audio_frame
 from agent.events import (
     AudioDelta,
     ConfigApplied,
@@ -47,6 +42,8 @@ from agent.events import (
     TurnEnd,
     TurnStart,
 )
+from agent.leg.eager_start import EagerStart
+from agent.leg.hooks import TurnEvents, TurnStarter, TurnWithdrawal, VoiceCheck, unobserved
 from agent.leg.messages import (
     AUDIO,
     CONFIG,
@@ -68,46 +65,11 @@ from agent.leg.voice_input import Action, CancelTurn, JudgeTurn, Recognize, Send
 from agent.listening.eager import EagerRecognition
 from agent.listening.endpointer import Resumed
 from agent.listening.listener import ListeningService, Utterance
-from agent.listening.recognizer import Recognition, RecognitionError
+from agent.listening.recognizer import RecognitionError
 from agent.listening.turn_model import TurnModelError
 from agent.requests import BadRequest, PlaybackReport, TurnRequest
-from tts_protocol import VoiceMix
 
 log = logging.getLogger("agent.ws")
-
-TurnEvents = AsyncGenerator[Event, None]
-TurnStarter = Callable[[TurnRequest, str], Awaitable[TurnEvents]]
-"""Starts a turn in a conversation and returns its events; raises ``BadRequest``."""
-VoiceCheck = Callable[[VoiceMix], Awaitable[VoiceMix]]
-"""A voice as the TTS server will take it (``VoiceAgent.check_voice``); raises ``BadRequest``
-(``unknown_voice``)."""
-TurnWithdrawal = Callable[[str, str], Awaitable[None]]
-"""Forgets a turn (its id) of a conversation that nobody heard (``VoiceAgent.withdraw``)."""
-
-
-def conversation_of(websocket: WebSocket) -> str:
-    """The conversation a socket belongs to: the session header, or the same-named query
-    parameter (a browser cannot set headers on a WebSocket), else ``default``."""
-    return (
-        websocket.headers.get(SESSION_HEADER)
-        or websocket.query_params.get(SESSION_HEADER)
-        or DEFAULT_CONVERSATION
-    )
-
-
-def _unobserved(_event: Event) -> None:
-    """What a socket does with its own events when nobody counts them."""
-
-
-@dataclass(slots=True)
-class _Speculation:
-    """A reply started on the eager transcript of pause ``ticket`` while the turn waits (the
-    model said incomplete): ``task`` awaits that recognition, then starts the turn, held."""
-
-    ticket: int
-    task: asyncio.Task[None] | None = None
-    recognition: Recognition | None = None
-    starting: bool = False  # past the recognition: the turn is being started, not cancellable
 
 
 class VoiceSocket:
@@ -129,7 +91,7 @@ class VoiceSocket:
         *,
         check_voice: VoiceCheck,
         listening: ListeningService | None = None,
-        observe: Callable[[Event], None] = _unobserved,
+        observe: Callable[[Event], None] = unobserved,
         withdraw: TurnWithdrawal | None = None,
     ) -> None:
         self.conversation = conversation
@@ -138,15 +100,14 @@ class VoiceSocket:
         self._start_turn = start_turn
         self._check_voice = check_voice
         self._observe = observe
-        self._withdraw = withdraw
         self._defaults = Defaults()
         self._input = VoiceInput(listening)
         self._eager = None if listening is None else EagerRecognition(listening.recognizer)
         self._sending = asyncio.Lock()  # the receive loop and the turn's task both send
         self._turn: asyncio.Task[None] | None = None
         self._turn_id: str | None = None
-        self._speculation: _Speculation | None = None
-        self._held: list[Event] | None = None  # a speculative turn's events, not sent yet
+        self._held: list[Event] | None = None  # an early reply's events, not sent yet
+        self._early = None if self._eager is None else EagerStart(self, self._eager, withdraw)
         self._order = asyncio.Lock()  # a held turn's events go out before its later ones
         self._used_at = 0.0  # the loop's clock when the last message came or the last turn ended
 
@@ -274,8 +235,8 @@ class VoiceSocket:
                 await self._recognize(action.utterance)
             elif isinstance(action, JudgeTurn):
                 await self._judge(action)
-            elif isinstance(action, Resumed):
-                await self._resumed()
+            elif isinstance(action, Resumed):  # only while listening, with an EagerStart
+                await self._early.resumed()  # type: ignore[union-attr]
             else:
                 await self._cancel(action)
 
@@ -288,7 +249,7 @@ class VoiceSocket:
         answer applies where it was asked (frames wait in the socket, as for recognition)."""
         service = self._input.service()
         judge = service.turn_judge
-        assert judge is not None and self._eager is not None  # a listener pauses only with one
+        assert judge is not None and self._eager is not None and self._early is not None
         if service.config.eager_asr:  # recognition starts while the model decides
             self._eager.start(action.paused.ticket, action.paused.pcm)
         try:
@@ -301,65 +262,18 @@ class VoiceSocket:
         await self._do(actions)
         config = service.config
         waits = turn is not None and not any(isinstance(a, Recognize) for a in actions)
-        if waits and config.eager_asr and config.eager_start and self._withdraw is not None:
-            await self._drop_speculation()  # an older pause's, if speech did not say resumed
-            self._speculate(action.paused.ticket)
-
-    def _speculate(self, ticket: int) -> None:
-        """The turn waits after pause ``ticket``: start its reply on the eager transcript now,
-        its events held until the turn ends there (``_recognize``) or dropped if speech comes
-        back (``_resumed``)."""
-        speculation = _Speculation(ticket)
-        speculation.task = asyncio.create_task(self._start_held(speculation), name="ws-eager")
-        self._speculation = speculation
-
-    async def _start_held(self, speculation: _Speculation) -> None:
-        assert self._eager is not None
-        try:
-            recognition = await self._eager.early(speculation.ticket)
-        except RecognitionError:
-            return  # the utterance's own recognition says so, if the turn ends here
-        if recognition is None or not recognition.text:
-            return
-        speculation.recognition, speculation.starting = recognition, True
-        try:
-            await self._start(self._defaults.turn(recognition.text), held=True)
-        except BadRequest:
-            return  # the utterance's turn, if it comes, is refused in the open
-        except Exception:  # a guess must never end the socket: the turn, if it comes, starts anew
-            log.exception("a reply started early failed to start")
-
-    async def _resumed(self) -> None:
-        """Speech after a judged pause: its eager recognition and held reply are moot."""
-        assert self._eager is not None
-        self._eager.drop()
-        await self._drop_speculation()
+        if waits and config.eager_asr and config.eager_start and self._early.enabled:
+            await self._early.drop()  # an older pause's, if speech did not say resumed
+            self._early.begin(action.paused.ticket)
 
     async def _drop_speculation(self) -> None:
-        """Stop the speculative reply, if any, without a sound: nothing of it was sent, and
-        its conversation forgets it."""
-        speculation, self._speculation = self._speculation, None
-        if speculation is None or speculation.task is None:
-            return
-        if not speculation.starting:
-            speculation.task.cancel()
-        await asyncio.wait([speculation.task])
-        held, self._held = self._held, None
-        if held is None:
-            return  # no turn was started
-        await self._stop_turn()
-        turn_id = next((e.turn_id for e in held if isinstance(e, TurnStart)), None)
-        if turn_id is None or self._withdraw is None:
-            return
-        try:
-            await self._withdraw(turn_id, self.conversation)
-        except Exception:  # the conversation keeps the guess's messages; the socket goes on
-            log.exception("withdrawing turn %s failed", turn_id)
+        if self._early is not None:
+            await self._early.drop()
 
     async def _recognize(self, utterance: Utterance) -> None:
         """Send the utterance's transcript, then start its turn as a typed prompt would (or
         let the reply started on it at its pause be heard)."""
-        if await self._confirmed(utterance):
+        if self._early is not None and await self._early.confirm(utterance):
             return
         try:
             assert self._eager is not None  # an utterance comes only with listening
@@ -374,28 +288,25 @@ class VoiceSocket:
             except BadRequest as exc:  # e.g. a voice in the defaults the TTS server lost
                 await self._refuse(exc, "transcript")
 
-    async def _confirmed(self, utterance: Utterance) -> bool:
-        """The turn ended at the pause a reply was started on: say its transcript and send what
-        the reply held. False (and any other speculation dropped) if none was started there."""
-        speculation = self._speculation
-        if speculation is None or speculation.ticket != utterance.ticket:
-            await self._drop_speculation()
-            return False
-        assert speculation.task is not None
-        await asyncio.wait([speculation.task])
-        recognition = speculation.recognition
-        if self._held is None or recognition is None:  # none started: recognize as ever
-            self._speculation = None
-            return False
-        self._speculation = None
-        assert self._eager is not None
-        self._eager.drop()  # done, and used here
-        await self._tell(Transcript(recognition.text, utterance.audio_ms, recognition.asr_ms))
+    @property
+    def holding(self) -> bool:
+        return self._held is not None
+
+    async def start_held(self, text: str) -> None:
+        await self._start(self._defaults.turn(text), held=True)
+
+    async def release(self, transcript: Transcript) -> None:
+        await self._tell(transcript)
         async with self._order:
-            held, self._held = self._held, None
+            held, self._held = self._held or [], None
             for event in held:
                 await self._emit(event)
-        return True
+
+    async def stop_held(self) -> list[Event] | None:
+        held, self._held = self._held, None
+        if held is not None:
+            await self._stop_turn()
+        return held
 
     async def _start(self, request: TurnRequest, held: bool = False) -> None:
         """Start a turn; the running one is superseded, and its events end before these start.

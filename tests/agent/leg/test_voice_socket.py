@@ -34,7 +34,8 @@ from agent.events import (
     TurnEnd,
     TurnStart,
 )
-from agent.leg.socket import VoiceSocket, conversation_of
+from agent.leg.hooks import conversation_of
+from agent.leg.socket import VoiceSocket
 from agent.listening.listener import ListeningService
 from agent.listening.recognizer import Recognition, RecognitionError, RecognizerUnavailable
 from agent.listening.turn_model import TurnScore
