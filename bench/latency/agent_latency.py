@@ -194,12 +194,14 @@ def dev_server(
         thread.join(timeout=10)
 
 
-def machine() -> dict[str, Any]:
-    """The machine and the versions that matter to the figures."""
+AGENT_PACKAGES = ("onnxruntime", "strands-agents", "websockets", "uvicorn", "fastapi", "httpx")
+
+
+def machine(packages: tuple[str, ...] = AGENT_PACKAGES) -> dict[str, Any]:
+    """The machine and the versions of ``packages``, which matter to the figures."""
     cpuinfo = Path("/proc/cpuinfo")
     lines = cpuinfo.read_text().splitlines() if cpuinfo.exists() else []
     cpu = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("model n")), "")
-    packages = ("onnxruntime", "strands-agents", "websockets", "uvicorn", "fastapi", "httpx")
     versions = {}
     for name in packages:
         with contextlib.suppress(metadata.PackageNotFoundError):

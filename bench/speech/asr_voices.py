@@ -37,7 +37,6 @@ import asyncio
 import importlib
 import json
 import os
-import platform
 import re
 import shutil
 import statistics
@@ -45,7 +44,6 @@ import sys
 import time
 import zlib
 from collections.abc import Iterable, Sequence
-from contextlib import suppress
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -54,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from agent.browser_leg import MIC_SAMPLE_RATE
+from bench.latency.agent_latency import machine
 from bench.speech.intelligibility import comparable, word_error_rate
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -502,24 +501,6 @@ def measure(
     }
 
 
-def machine() -> dict[str, Any]:
-    """The machine and the versions that matter to the figures."""
-    cpuinfo = Path("/proc/cpuinfo")
-    lines = cpuinfo.read_text().splitlines() if cpuinfo.exists() else []
-    cpu = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("model n")), "")
-    versions = {}
-    for name in ("faster-whisper", "ctranslate2", "espeakng-loader", "onnxruntime", "numpy"):
-        with suppress(metadata.PackageNotFoundError):
-            versions[name] = metadata.version(name)
-    return {
-        "cpu": cpu or platform.processor() or platform.machine(),
-        "cores": os.cpu_count(),
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "packages": versions,
-    }
-
-
 # --- Report -------------------------------------------------------------------------------
 
 
@@ -658,7 +639,7 @@ def main(argv: list[str] | None = None) -> None:
         "skipped_models": skipped,
         **measured,
         "elapsed_s": round(time.perf_counter() - started, 1),
-        "machine": machine(),
+        "machine": machine(("faster-whisper", "ctranslate2", "espeakng-loader", "onnxruntime")),
         "load_average_before": load_before,
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
     }
