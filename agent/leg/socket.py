@@ -130,7 +130,7 @@ class VoiceSocket:
             close = {"type": "websocket.close", "code": IDLE_CLOSE, "reason": "idle_timeout"}
             await self._send_message(close)
         finally:
-            await self._drop_speculation()
+            await self._drop_early()
             if self._eager is not None:
                 self._eager.drop()
             await self._stop_turn()
@@ -166,7 +166,7 @@ class VoiceSocket:
     async def _take(self, message: ClientMessage) -> None:
         """Do what ``message`` asks; raises ``BadRequest``."""
         if not isinstance(message, MicFrame | Config | PlaybackReport):
-            await self._drop_speculation()  # the user acts: a guess at their turn is moot
+            await self._drop_early()  # the user acts: a guess at their turn is moot
         now, running = self._now(), self._turn_running
         if isinstance(message, MicFrame):
             await self._do(self._input.frame(message, now, running))
@@ -266,7 +266,8 @@ class VoiceSocket:
             await self._early.drop()  # an older pause's, if speech did not say resumed
             self._early.begin(action.paused.ticket)
 
-    async def _drop_speculation(self) -> None:
+    async def _drop_early(self) -> None:
+        """Withdraw the reply begun early, if any (``agent.leg.eager_start``)."""
         if self._early is not None:
             await self._early.drop()
 
