@@ -137,15 +137,18 @@ TIERS: dict[str, tuple[Group, ...]] = {
                 "agent/listening/listener.py",
                 "agent/core/playback.py",
                 "agent/listening/vad.py",
-                "agent/listening/whisper.py",
             ),
             (
                 "tests/agent/listening/test_endpointer.py",
                 "tests/agent/listening/test_listener.py",
                 "tests/agent/core/test_playback.py",
                 "tests/agent/listening/test_vad.py",
-                "tests/agent/listening/test_whisper.py",
             ),
+        ),
+        Group(  # a real Whisper model under its tests: seconds a mutant, so a group of its own
+            "whisper",
+            ("agent/listening/whisper.py",),
+            ("tests/agent/listening/test_whisper.py",),
         ),
         Group("memory", ("agent/core/memory.py",), ("tests/agent/core/test_memory.py",)),
         Group(
