@@ -195,6 +195,14 @@ class ListeningConfig:
         default=None,
         metadata=_env("VOICE_AGENT_ASR_MODEL", _text, "a CTranslate2 Whisper folder"),
     )
+    asr_context_s: float = field(
+        default=8.0,
+        metadata=_env(
+            "VOICE_AGENT_ASR_CONTEXT_S",
+            _number,
+            "silence after the utterance Whisper's encoder reads (0: its whole 30 s window)",
+        ),
+    )
     asr_threads: int = field(
         default=2,
         metadata=_env("VOICE_AGENT_ASR_THREADS", _count, "CPU threads per recognition"),

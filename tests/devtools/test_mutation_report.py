@@ -112,6 +112,7 @@ def test_the_newer_modules_are_in_the_edges_and_serving_tiers_with_their_tests()
         "agent/core/playback.py",
         "agent/listening/vad.py",
         "agent/listening/whisper.py",
+        "agent/listening/fitted_window.py",
         "agent/core/memory.py",
         "agent/core/factory.py",
         "agent/core/tool_calls.py",

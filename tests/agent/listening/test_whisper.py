@@ -106,7 +106,7 @@ async def test_a_model_that_fails_on_an_utterance_is_asr_failed(
     fake_whisper: FakeWhisper,
 ) -> None:
     fake_whisper.error = RuntimeError("out of memory")
-    recognizer = WhisperRecognizer()
+    recognizer = WhisperRecognizer(context_s=0)  # the whole window: transcribe, faked
     with pytest.raises(RecognitionError) as failed:
         await recognizer.recognize(silence(100))
     assert type(failed.value) is RecognitionError and failed.value.code == "asr_failed"
@@ -120,7 +120,7 @@ async def test_a_model_that_fails_on_an_utterance_is_asr_failed(
 async def test_no_more_than_the_concurrency_recognize_at_once(
     fake_whisper: FakeWhisper, concurrency: int
 ) -> None:
-    recognizer = WhisperRecognizer(concurrency=concurrency)
+    recognizer = WhisperRecognizer(concurrency=concurrency, context_s=0)
     fake_whisper.go.clear()  # the first recognitions are held until the others had their chance
     recognitions = [asyncio.ensure_future(recognizer.recognize(silence(100))) for _ in range(4)]
     await asyncio.to_thread(fake_whisper.entered.wait)
@@ -139,7 +139,7 @@ async def test_no_more_than_the_concurrency_recognize_at_once(
 async def test_recognitions_past_the_queue_bound_are_refused_not_queued(
     fake_whisper: FakeWhisper,
 ) -> None:
-    recognizer = WhisperRecognizer(max_queue=1)
+    recognizer = WhisperRecognizer(max_queue=1, context_s=0)
     fake_whisper.go.clear()
     first = asyncio.ensure_future(recognizer.recognize(silence(100)))
     await asyncio.to_thread(fake_whisper.entered.wait)  # the first one is running

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from agent.config import ListeningConfig
 from bench.speech import asr_voices
 from bench.speech.asr_voices import (
     SENTENCES,
@@ -27,6 +28,7 @@ from bench.speech.asr_voices import (
     summarize,
     summary_line,
     trimmed,
+    variant,
     white,
 )
 
@@ -140,8 +142,13 @@ def test_the_report_has_a_table_per_model() -> None:
         "by_voice": by_voice(rows),
         "headline": {m: headline(rows, m) for m in ("tiny.en", "base")},
         "models": {
-            "tiny.en": {"folder": "/m/tiny", "model_bin_mb": 72.0, "about": "Whisper tiny.en"},
-            "base": {"folder": "/m/base", "model_bin_mb": 138.5},
+            "tiny.en": {
+                "folder": "/m/tiny",
+                "model_bin_mb": 72.0,
+                "about": "Whisper tiny.en",
+                "context_s": 8.0,
+            },
+            "base": {"folder": "/m/base", "model_bin_mb": 138.5, "context_s": 0.0},
         },
         "machine": {"cpu": "EPYC", "cores": 2, "python": "3.11"},
         "load_average_before": [0.1, 0.1, 0.1],
@@ -155,6 +162,14 @@ def test_the_report_has_a_table_per_model() -> None:
     assert "| ours:jf_alpha | 5.0% | 15.0% | 25.0% |" in page
     assert "- **base**: WER on voices not ours **10.0% clean, 40.0% noisy**" in page
     assert "192 ms before, 256 ms after" in page and "Machine: EPYC, 2 cores" in page
+    assert "(model.bin 72.0 MB); the encoder reads the clip and 8 s of silence" in page
+    assert "(model.bin 138.5 MB); the encoder reads Whisper's whole 30 s window" in page
+
+
+def test_a_model_is_named_alone_at_the_default_context_and_with_its_window_otherwise() -> None:
+    assert variant("tiny.en", ListeningConfig().asr_context_s) == "tiny.en"
+    assert variant("tiny.en", 0.0) == "tiny.en, whole 30 s window"
+    assert variant("base", 10.0) == "base, +10 s window"
 
 
 # --- Audio ------------------------------------------------------------------------------------

@@ -1,0 +1,190 @@
+"""Whisper on a window fitted to the utterance: its size, its rules of doubt, on tiny.en."""
+
+from __future__ import annotations
+
+import asyncio
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+from faster_whisper import WhisperModel
+
+from agent.browser_leg import MIC_SAMPLE_RATE
+from agent.config import ListeningConfig
+from agent.listening.fitted_window import (
+    MAX_COMPRESSION,
+    MIN_TOKENS,
+    TOKENS_PER_S,
+    _english,
+    compression_ratio,
+    fitted,
+    window_frames,
+)
+from agent.listening.recognizer import RecognitionError
+from agent.listening.whisper import WhisperRecognizer, default_model_path
+from bench.speech.intelligibility import word_error_rate
+from tests.agent.listening.speech import silence, spoken
+from tts_protocol import pcm16_to_float
+from tts_server.engines import Engine
+
+SENTENCE = "Please tell me a short story about a friendly robot."
+RATE = MIC_SAMPLE_RATE
+
+
+@pytest.fixture(scope="module")
+def whisper() -> WhisperModel:
+    return WhisperModel(
+        default_model_path(), device="cpu", compute_type="int8", local_files_only=True
+    )
+
+
+@pytest.fixture(scope="module")
+def utterance(engine: Engine) -> np.ndarray:
+    """The sentence as the endpointer cuts it: a little silence before, 256 ms after."""
+    return pcm16_to_float(silence(200) + spoken(engine, SENTENCE) + silence(256))
+
+
+class Scripted:
+    """tiny.en whose decoder answers ``tokens`` with ``score`` (or raises ``error``); the
+    features, the encoder and the tokenizer are the real ones. ``frames``: what it encoded."""
+
+    def __init__(self, real: WhisperModel, text: str, score: float = -0.2) -> None:
+        self._real = real
+        self.feature_extractor = real.feature_extractor
+        self.hf_tokenizer = real.hf_tokenizer
+        self.tokens = _english(real)[0].encode(" " + text) if text else []
+        self.score = score
+        self.error: Exception | None = None
+        self.frames: list[int] = []
+        self.limits: list[int] = []
+        self.model = SimpleNamespace(is_multilingual=False, generate=self._generate)
+
+    def encode(self, features: np.ndarray) -> Any:
+        self.frames.append(features.shape[-1])
+        return self._real.encode(features)
+
+    def _generate(self, encoded: Any, prompts: list[list[int]], **options: Any) -> list[Any]:
+        if self.error is not None:
+            raise self.error
+        self.limits.append(options["max_length"] - len(prompts[0]))
+        tokens = self.tokens[: self.limits[-1]]
+        return [SimpleNamespace(sequences_ids=[tokens], scores=[self.score])]
+
+
+@pytest.mark.parametrize(
+    ("seconds", "context_s", "frames"),
+    [
+        (2.0, 8.0, 1000),
+        (2.01, 8.0, 1100),  # whole seconds, rounded up: never shorter than clip + context
+        (3.5, 2.5, 600),
+        (21.0, 8.0, 2900),
+        (21.01, 8.0, None),  # 30 s is Whisper's own window: nothing to gain
+        (29.0, 8.0, None),
+        (3.0, 0.0, None),  # 0: always the whole window
+    ],
+)
+def test_the_window_is_the_clip_and_its_context_in_whole_seconds(
+    seconds: float, context_s: float, frames: int | None
+) -> None:
+    assert window_frames(round(seconds * RATE), RATE, context_s) == frames
+
+
+def test_repetition_compresses_past_whispers_limit_and_a_sentence_does_not() -> None:
+    assert compression_ratio("") == 0.0
+    assert compression_ratio(SENTENCE) < MAX_COMPRESSION
+    assert compression_ratio(" ".join([SENTENCE] * 6)) > MAX_COMPRESSION
+
+
+def test_the_projects_speech_is_read_on_a_fitted_window(
+    whisper: WhisperModel, utterance: np.ndarray
+) -> None:
+    text = fitted(whisper, utterance, RATE, 8.0)
+    assert text is not None
+    assert word_error_rate(SENTENCE, text) <= 0.2, text
+
+
+def test_silence_on_a_fitted_window_is_never_text(whisper: WhisperModel) -> None:
+    """Whisper doubts what it reads in silence: the whole window and its no-speech rule
+    decide (``test_whisper``: silence is recognized as nothing)."""
+    assert not fitted(whisper, pcm16_to_float(silence(1500)), RATE, 8.0)
+
+
+def test_the_encoder_reads_the_fitted_window_and_the_decoder_a_bounded_number_of_tokens(
+    whisper: WhisperModel, utterance: np.ndarray
+) -> None:
+    model = Scripted(whisper, SENTENCE)
+    assert fitted(model, utterance, RATE, 8.0) == SENTENCE  # type: ignore[arg-type]
+    seconds = utterance.size / RATE
+    assert model.frames == [window_frames(utterance.size, RATE, 8.0)]
+    assert model.limits == [max(MIN_TOKENS, int(np.ceil(seconds * TOKENS_PER_S)))]
+    too_long = np.zeros(23 * RATE, dtype=np.float32)  # with 8 s of context: 31 s
+    assert fitted(model, too_long, RATE, 8.0) is None
+    assert model.frames == [window_frames(utterance.size, RATE, 8.0)]  # not encoded
+
+
+@pytest.mark.parametrize(
+    ("text", "score"),
+    [
+        (SENTENCE, -1.2),  # unsure of its words
+        (" ".join([SENTENCE] * 8), -0.1),  # looping: cut at the token limit
+        ("no no no no no no no no no no no no no no no no no no no no", -0.1),  # repeating
+    ],
+)
+def test_a_decoding_whisper_would_doubt_is_left_to_the_whole_window(
+    whisper: WhisperModel, utterance: np.ndarray, text: str, score: float
+) -> None:
+    assert fitted(Scripted(whisper, text, score), utterance, RATE, 8.0) is None  # type: ignore[arg-type]
+
+
+def test_a_sure_decoding_at_the_log_probability_limit_is_kept(
+    whisper: WhisperModel, utterance: np.ndarray
+) -> None:
+    model = Scripted(whisper, SENTENCE)
+    count = len(model.tokens)
+    model.score = -1.0 * (count + 1) / count  # its average, as faster-whisper counts: -1.0
+    assert fitted(model, utterance, RATE, 8.0) == SENTENCE  # type: ignore[arg-type]
+    model.score -= 0.01
+    assert fitted(model, utterance, RATE, 8.0) is None  # type: ignore[arg-type]
+
+
+def recognizer_on(model: Scripted, context_s: float) -> WhisperRecognizer:
+    recognizer = WhisperRecognizer(context_s=context_s)
+    recognizer._model = model  # type: ignore[assignment]  # loaded: the scripted model
+    model.transcribe = lambda audio, **options: (  # type: ignore[attr-defined]
+        iter([SimpleNamespace(text=" the whole window", no_speech_prob=0.0, avg_logprob=-0.2)]),
+        None,
+    )
+    return recognizer
+
+
+def test_the_recognizer_takes_a_sure_fitted_reading_and_else_the_whole_window(
+    whisper: WhisperModel, utterance: np.ndarray
+) -> None:
+    pcm = (utterance * 32767).astype("<i2").tobytes()
+    sure = Scripted(whisper, SENTENCE)
+    assert asyncio.run(recognizer_on(sure, 8.0).recognize(pcm)).text == SENTENCE
+    unsure = Scripted(whisper, SENTENCE, score=-3.0)
+    assert asyncio.run(recognizer_on(unsure, 8.0).recognize(pcm)).text == "the whole window"
+    off = Scripted(whisper, SENTENCE)
+    assert asyncio.run(recognizer_on(off, 0.0).recognize(pcm)).text == "the whole window"
+    assert off.frames == []  # context 0: the fitted window is never tried
+
+
+def test_a_fitted_decoding_that_fails_is_asr_failed(
+    whisper: WhisperModel, utterance: np.ndarray
+) -> None:
+    model = Scripted(whisper, SENTENCE)
+    model.error = RuntimeError("out of memory")
+    with pytest.raises(RecognitionError) as failed:
+        asyncio.run(recognizer_on(model, 8.0).recognize(silence(500)))
+    assert failed.value.code == "asr_failed"
+    assert str(failed.value) == "recognition failed: RuntimeError: out of memory"
+
+
+def test_the_default_context_is_eight_seconds_and_reaches_the_shared_recognizer() -> None:
+    assert ListeningConfig().asr_context_s == 8.0
+    assert WhisperRecognizer()._context_s == 8.0
+    from agent.listening.whisper import shared_whisper
+
+    assert shared_whisper(ListeningConfig(asr_context_s=3.0))._context_s == 3.0
