@@ -48,7 +48,7 @@ def compression_ratio(text: str) -> float:
 
 
 @cache
-def _english(model: WhisperModel) -> tuple[Tokenizer, list[int], list[int]]:
+def english_decoding(model: WhisperModel) -> tuple[Tokenizer, list[int], list[int]]:
     """The tokenizer, the prompt (English, transcribe, no timestamps), the tokens suppressed."""
     from faster_whisper.tokenizer import Tokenizer
     from faster_whisper.transcribe import get_suppressed_tokens
@@ -60,6 +60,12 @@ def _english(model: WhisperModel) -> tuple[Tokenizer, list[int], list[int]]:
     return tokenizer, prompt, list(get_suppressed_tokens(tokenizer, [-1]))
 
 
+def window_features(model: WhisperModel, audio: np.ndarray, frames: int) -> np.ndarray:
+    """Whisper's log-mel of ``audio``, cut or zero-padded to ``frames``."""
+    features = model.feature_extractor(audio, padding=0)[:, :frames]
+    return np.pad(features, ((0, 0), (0, frames - features.shape[1])))
+
+
 def fitted(
     model: WhisperModel, audio: np.ndarray, sample_rate: int, context_s: float
 ) -> str | None:
@@ -68,12 +74,10 @@ def fitted(
     frames = window_frames(audio.size, sample_rate, context_s)
     if frames is None:
         return None
-    features = model.feature_extractor(audio, padding=0)[:, :frames]
-    features = np.pad(features, ((0, 0), (0, frames - features.shape[1])))
-    tokenizer, prompt, suppressed = _english(model)
+    tokenizer, prompt, suppressed = english_decoding(model)
     limit = max(MIN_TOKENS, math.ceil(audio.size / sample_rate * TOKENS_PER_S))
     result = model.model.generate(
-        model.encode(features),
+        model.encode(window_features(model, audio, frames)),
         [prompt],
         beam_size=1,
         max_length=len(prompt) + limit,

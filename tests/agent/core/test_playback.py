@@ -28,3 +28,18 @@ def test_stopped_playback_plays_nothing() -> None:
     playback.sent(10.0, SECOND, "turn-a")
     playback.stop()
     assert not playback.playing(10.0)
+
+
+def test_nothing_plays_before_any_audio_and_audio_ends_at_its_last_sample() -> None:
+    playback = Playback()
+    assert not playback.playing(0.5) and playback.left(0.5) == 0.0
+    assert playback.turn_id is None
+    playback.sent(10.0, SECOND, "turn-a")
+    assert playback.playing(10.999) and not playback.playing(11.0)
+
+
+def test_stopped_playback_has_nothing_left_even_early_on_the_clock() -> None:
+    playback = Playback()
+    playback.sent(0.1, SECOND, "turn-a")
+    playback.stop()
+    assert not playback.playing(0.5) and playback.left(0.5) == 0.0

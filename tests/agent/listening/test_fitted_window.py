@@ -16,8 +16,8 @@ from agent.listening.fitted_window import (
     MAX_COMPRESSION,
     MIN_TOKENS,
     TOKENS_PER_S,
-    _english,
     compression_ratio,
+    english_decoding,
     fitted,
     window_frames,
 )
@@ -53,7 +53,7 @@ class Scripted:
         self._real = real
         self.feature_extractor = real.feature_extractor
         self.hf_tokenizer = real.hf_tokenizer
-        self.tokens = _english(real)[0].encode(" " + text) if text else []
+        self.tokens = english_decoding(real)[0].encode(" " + text) if text else []
         self.score = score
         self.error: Exception | None = None
         self.frames: list[int] = []

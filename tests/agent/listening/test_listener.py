@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent.config import ListeningConfig
-from agent.events import Refused, SpeechEnd, SpeechStart
+from agent.events import ErrorEvent, Refused, SpeechEnd, SpeechStart
 from agent.listening.endpointer import Paused
 from agent.listening.listener import BargeIn, Listener, Utterance
 from agent.listening.turn_model import SmartTurn, TurnScore
@@ -205,3 +205,65 @@ def test_speech_under_the_barge_in_threshold_while_the_agent_speaks_asks_no_mode
     end = heard[1]
     assert isinstance(end, SpeechEnd) and (end.reason, end.turn) == ("too_short", None)
     assert end.wait_ms == 512  # the silence rule's 16 windows
+
+
+@pytest.mark.parametrize(
+    ("press", "message"),
+    [
+        (lambda listener: listener.talk_start(False), "'talk.start' is for push_to_talk"),
+        (lambda listener: listener.talk_end(), "'talk.end' is for push_to_talk"),
+    ],
+)
+def test_a_press_while_hands_free_is_refused_as_not_push_to_talk(press, message: str) -> None:  # type: ignore[no-untyped-def]
+    listener = Listener(CONFIG, "hands_free", Clock())
+    with pytest.raises(BadRequest) as refused:
+        press(listener)
+    assert refused.value.code == "not_push_to_talk"
+    assert refused.value.message == f"{message}; listening is hands_free"
+
+
+def test_presses_out_of_order_are_refused_with_their_codes() -> None:
+    listener = Listener(CONFIG, "push_to_talk", Clock())
+    with pytest.raises(BadRequest) as refused:
+        listener.talk_end()
+    assert (refused.value.code, refused.value.message) == (
+        "not_talking",
+        "'talk.end' came without 'talk.start'",
+    )
+    listener.talk_start(False)
+    with pytest.raises(BadRequest) as refused:
+        listener.talk_start(False)
+    assert (refused.value.code, refused.value.message) == (
+        "already_talking",
+        "'talk.start' came twice without 'talk.end'",
+    )
+
+
+def test_press_after_press_each_is_its_own_utterance() -> None:
+    listener = Listener(UNPACED, "push_to_talk", Clock())
+    for press_ms in (200, 300):
+        listener.talk_start(False)
+        listener.feed(silence(press_ms), False)
+        ended, utterance = listener.talk_end()
+        assert isinstance(ended, SpeechEnd) and ended.reason == "talk.end"
+        assert isinstance(utterance, Utterance)
+    assert listener.buffered_bytes == 0
+
+
+def test_less_audio_than_the_preroll_before_a_press_is_all_kept() -> None:
+    listener = Listener(CONFIG, "push_to_talk", Clock())
+    listener.feed(silence(100), False)
+    assert listener.buffered_bytes == len(silence(100))  # under the 192 ms pre-roll: all of it
+
+
+def test_a_press_cut_at_the_cap_holds_nothing_after_and_the_next_press_works() -> None:
+    config = ListeningConfig(burst_s=1e6, max_utterance_s=0.5)
+    listener = Listener(config, "push_to_talk", Clock())
+    listener.talk_start(False)
+    assert listener.feed(silence(400), False) == []
+    cut = listener.feed(silence(100), False)  # exactly the cap: 500 ms
+    assert [type(o) for o in cut] == [ErrorEvent, SpeechEnd, Utterance]
+    assert cut[1].reason == "max_length"  # type: ignore[union-attr]
+    assert listener.feed(silence(300), False) == [] and listener.buffered_bytes == 0
+    assert listener.talk_end() == []  # the press was cut already: nothing more to say
+    assert listener.talk_start(False) == [SpeechStart(800.0)]  # a new press is taken
