@@ -134,5 +134,5 @@ def test_each_setting_declares_its_variable_and_help_once_and_the_docs_name_it()
             if "env" in spec.metadata:
                 assert spec.metadata["help"], spec.name
                 names += spec.metadata["env"]
-    assert len(names) == len(set(names)) == 28
+    assert len(names) == len(set(names)) == 29
     assert [name for name in names if f"`{name}`" not in docs] == []
