@@ -138,7 +138,7 @@ class ListeningConfig:
         ),
     )
     pause_ms: int = field(
-        default=64,
+        default=96,
         metadata=_env("VOICE_AGENT_TURN_PAUSE_MS", _count, "a pause this long asks the turn model"),
     )
     turn_wait_ms: int = field(
@@ -165,7 +165,7 @@ class ListeningConfig:
         ),
     )
     turn_threshold: float = field(
-        default=0.5,
+        default=0.3,
         metadata=_env(
             "VOICE_AGENT_TURN_THRESHOLD", _fraction, "the model's score that ends a turn"
         ),

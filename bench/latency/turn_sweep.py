@@ -7,10 +7,12 @@ The pause corpus (``bench.latency.pause_corpus``: sentences said by the project'
 whole and with 300-900 ms of silence spliced in mid-sentence) and the voice-to-voice questions
 are replayed through the socket's own VAD and endpointer (``endpointing.replay``) for each
 ``pause_ms`` x ``turn_threshold``, and for the silence rule at 500 ms, its baseline. Per
-setting: the **false cut-offs** (the turn ended inside a pause), and on the complete utterances
-(the whole sentences and the questions) the **end-of-turn delay**: the silence the rule waited
-after the frame holding the last loud sample, in whole 32 ms frames, plus the model's median
-time per decision in this run where the model's ``complete`` ended the turn. Deterministic but
+setting: the **false cut-offs** (the turn ended inside a pause), the complete utterances (the
+whole sentences and the questions) **cut before their end** (a short gap inside one, "What |
+time does...", taken for the end of the turn), and on the others the **end-of-turn delay**:
+the silence the rule waited after the frame holding the last loud sample, in whole 32 ms
+frames, plus the model's median time per decision in this run where the model's ``complete``
+ended the turn. Deterministic but
 for that cost: the scores do not depend on timing, so each distinct audio is scored once.
 """
 
@@ -89,10 +91,14 @@ def sweep(
             cut += replayed.at_ms <= LEAD_MS + item.resume_ms
             asked += len(replayed.costs)
         waits: list[tuple[int, bool]] = []  # the silence waited, and whether the model ended it
+        cut_whole = 0  # complete utterances whose turn ended before their speech did
         for pcm in complete:
             ended = replay(stream_of(pcm), config, model)
             asked += len(ended.costs)
             wait = (ended.frame - last_loud_frame(pcm)) * FRAME_MS
+            if wait < 0:
+                cut_whole += 1
+                continue
             waits.append((wait, asks and wait < config.turn_wait_ms))
         rows.append(
             {
@@ -100,6 +106,7 @@ def sweep(
                 "pause_ms": config.pause_ms if asks else None,
                 "threshold": config.turn_threshold if asks else None,
                 "false_cutoffs": cut,
+                "whole_cut": cut_whole,
                 "waits_ms": waits,
                 "ended_by_model": sum(by_model for _, by_model in waits),
                 "asked_per_utterance": round(asked / (len(paused) + len(complete)), 2),
@@ -120,14 +127,16 @@ def with_cost(rows: list[dict[str, Any]], model_ms: float) -> list[dict[str, Any
 def table(report: dict[str, Any]) -> list[str]:
     """The Markdown table of every setting."""
     lines = [
-        "| setting | false cut-offs (of "
-        f"{report['paused']}) | end of turn, median (mean) | ended by the model (of "
-        f"{report['complete']}) | pauses asked per utterance |",
-        "|---|---:|---:|---:|---:|",
+        "| setting | false cut-offs in the pauses (of "
+        f"{report['paused']}) | complete utterances cut before their end (of "
+        f"{report['complete']}) | end of turn, median (mean) | ended by the model | pauses "
+        "asked per utterance |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     for row in report["rows"]:
         lines.append(
-            f"| {row['setting']} | {row['false_cutoffs']} | {row['eot_ms']['median']:.0f} ms "
+            f"| {row['setting']} | {row['false_cutoffs']} | {row['whole_cut']} "
+            f"| {row['eot_ms']['median']:.0f} ms "
             f"({row['eot_mean_ms']:.0f}) | {row['ended_by_model'] if row['pause_ms'] else '-'} | "
             f"{row['asked_per_utterance'] if row['pause_ms'] else '-'} |"
         )

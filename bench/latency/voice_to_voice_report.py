@@ -25,7 +25,8 @@ GOAL_NAMES = {
     "transcript_ms": "end of speech to the transcript, ms (median)",
     "voice_to_voice_ms": "voice to voice, ms (median; the issue's goal once within-sentence "
     "streaming is in main too)",
-    "false_cutoff_rate": "false cut-offs on the paused sentences, no more than the silence rule's",
+    "false_cutoff_rate": "pause-corpus trials cut before their speech ended (in the pause, or in a "
+    "short gap of a whole sentence), no more than the silence rule's",
     "speculative_heard": "pause-corpus trials with any reply frame before their end of turn "
     "(a speculative reply heard)",
 }
@@ -48,8 +49,11 @@ def headline(report: dict[str, Any]) -> list[str]:
             f"median (p90 {_fmt(a['voice_to_voice_ms']['p90'])}), end of turn "
             f"{_fmt(a['eot_wait_ms']['median'])} ms, end of speech to transcript "
             f"{_fmt(a['transcript_ms']['median'])} ms; pause corpus: "
-            f"{a['pauses']['false_cutoffs']}/{a['pauses']['paused']} false cut-offs, end of "
-            f"turn {_fmt(a['pauses']['eot_ms']['median'])} ms median on complete sentences"
+            f"{a['pauses']['false_cutoffs']}/{a['pauses']['paused']} false cut-offs in the "
+            f"pauses and {a['pauses']['whole_cut']}/{a['pauses']['complete']} whole sentences "
+            f"(and {a['cut']}/{len(report['configs'][name]['utterances'])} questions) cut "
+            f"in a short gap, end of turn {_fmt(a['pauses']['eot_ms']['median'])} ms median on "
+            "the others"
             for name, a in s["ablation"].items()
         ),
         f"- the turn model: {_fmt(cost['median'], 1)} ms per decision median, "
@@ -120,7 +124,10 @@ def _median_floor(rows: list[dict[str, Any]], key: str) -> float | None:
 
 def _cutoffs(a: dict[str, Any]) -> str:
     p = a["pauses"]
-    return f"{p['false_cutoffs']}/{p['paused']} ({_fmt(100 * (p['false_cutoff_rate'] or 0))} %)"
+    return (
+        f"{p['false_cutoffs']}/{p['paused']} in the pauses, {p['whole_cut']}/{p['complete']} "
+        f"whole ({_fmt(100 * (p['false_cutoff_rate'] or 0))} % of the trials)"
+    )
 
 
 ROWS = (
@@ -271,8 +278,10 @@ DEFINITIONS = (
     "- **Pause corpus** (`bench/latency/pause_corpus.py`): sentences said by the project's "
     "TTS, each whole and with 300 to 900 ms of silence spliced in between two words (where "
     "the engine's word timings put the gap). A **false cut-off**: the first `speech.end` of a "
-    "paused sentence says its speech ended before the pause did. **End of turn on complete "
-    "sentences**: as the end-of-turn wait above, on the whole sentences. Each trial is a "
+    "paused sentence says its speech ended before the pause did; on a whole sentence (or a "
+    "question), that its speech ended before it did (a short gap in it taken for the end). "
+    "**End of turn on complete sentences**: as the end-of-turn wait above, on the whole "
+    "sentences not cut. Each trial is a "
     "fresh socket; the microphone stops once the speech is out and the turn has ended, and "
     "the socket closes at the transcript.",
     "- RTF: recognition time over the clip recognized (pre-roll, speech, tail); the 3 s goal "

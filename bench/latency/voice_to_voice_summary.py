@@ -25,7 +25,10 @@ GOALS = {
 def stages(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Median and p90 of voice to voice, its stages and floors, over one configuration."""
     keys = (*STAGES, "voice_to_voice_ms", "transcript_ms", "floor_ms", "overhead_ms")
-    return {key: spread([row[key] for row in rows]) for key in (*keys, "asr_ms", "asr_rtf", "wer")}
+    figures = {
+        key: spread([row[key] for row in rows]) for key in (*keys, "asr_ms", "asr_rtf", "wer")
+    }
+    return figures | {"cut": sum(row["eot_wait_ms"] < 0 for row in rows)}  # ended in a gap
 
 
 def pauses(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -33,12 +36,17 @@ def pauses(rows: list[dict[str, Any]]) -> dict[str, Any]:
     the trials where any frame of a reply came before the end of turn (a speculative one heard)."""
     cut = sum(row["cut_in_pause"] for row in rows if row["paused"])
     paused = sum(row["paused"] for row in rows)
-    eots = [row["eot_ms"] for row in rows if not row["paused"]]
+    whole = [row["eot_ms"] for row in rows if not row["paused"]]
+    eots = [eot for eot in whole if eot >= 0]  # the others ended before their speech did
+    trials = paused + len(whole)
     return {
         "paused": paused,
         "false_cutoffs": cut,
-        "false_cutoff_rate": round(cut / paused, 3) if paused else None,
-        "complete": len(eots),
+        "whole_cut": len(whole) - len(eots),
+        # every trial's turn that ended before its speech did: in a pause, or in a short gap
+        # of a whole sentence ("What | time does...")
+        "false_cutoff_rate": round((cut + len(whole) - len(eots)) / trials, 3) if trials else None,
+        "complete": len(whole),
         "eot_mean_ms": round(statistics.fmean(eots), 1) if eots else None,
         "eot_ms": spread(eots),
         "replies_before_end": sum(row["reply_frames_before_end"] > 0 for row in rows),

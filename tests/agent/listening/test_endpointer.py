@@ -12,7 +12,7 @@ from agent.listening.settings import WINDOW_BYTES, WINDOW_MS
 from agent.listening.turn_model import TurnScore
 
 CONFIG = ListeningConfig()  # onset 64 ms, silence 500 ms, pre-roll 192 ms, cap 20 s
-PAUSE = math.ceil(CONFIG.pause_ms / WINDOW_MS)  # the model is asked after 2 quiet windows (64 ms)
+PAUSE = math.ceil(CONFIG.pause_ms / WINDOW_MS)  # the model is asked after 3 quiet windows (96 ms)
 WAIT = 1000 // WINDOW_MS + 1  # an unfinished turn ends after 32 (1024 ms)
 COMPLETE, UNFINISHED = TurnScore(0.91, 30.0), TurnScore(0.12, 30.0)
 

@@ -176,7 +176,7 @@ def test_hands_free_with_the_turn_model_asks_at_the_pause_and_its_answer_ends_th
         turn.score,
         40.0,
     )
-    assert end.wait_ms == 64  # 2 windows: the pause, not the 500 ms rule
+    assert end.wait_ms == 96  # 3 windows: the pause, not the 500 ms rule
     assert utterance.pcm == paused.pcm  # all of it: pre-roll, the question, the pause
     assert listener.judged(paused.ticket, turn, False) == []  # answered once
 
