@@ -176,6 +176,18 @@ def wait_playing(page: Page, n: int, seconds: float = 0.3) -> None:
     )
 
 
+def wait_ahead(page: Page, n: int, seconds: float = 1.0) -> None:
+    """Wait until turn ``n`` has audio scheduled ``seconds`` past the audio clock: a barge-in
+    then lands while some of it is still to play, however the synthesis kept pace (between
+    two windows of a sentence the player may have nothing queued)."""
+    page.wait_for_function(
+        f"""() => voiceChat.scheduled.some(
+          (e) => e.turn === {n} && e.startTime + e.duration > voiceChat.audioTime() + {seconds}
+        )""",
+        timeout=30_000,
+    )
+
+
 def chunks_of(snapshot: dict[str, Any], n: int) -> list[dict[str, Any]]:
     return [e for e in snapshot["scheduled"] if e["turn"] == n]
 

@@ -40,6 +40,7 @@ from tests.e2e.browser_helpers import (
     state,
     type_and_send,
     use_transport,
+    wait_ahead,
     wait_playing,
     wait_turn,
 )
@@ -136,6 +137,7 @@ def test_barge_in_stops_the_old_turn_at_once_and_plays_the_new_one(
     type_and_send(page, "Tell me about streaming speech")
     wait_playing(page, 1)  # turn 1 is audible and still streaming
 
+    wait_ahead(page, 1)  # and a second of it still to play
     type_and_send(page, "Stop, and tell me something else")  # barge in
     page.wait_for_function("voiceChat.turns.length === 2")
     page.wait_for_timeout(300)

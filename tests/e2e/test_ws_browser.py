@@ -29,6 +29,7 @@ from tests.e2e.browser_helpers import (
     open_chat,
     state,
     type_and_send,
+    wait_ahead,
     wait_playing,
     wait_turn,
 )
@@ -126,6 +127,7 @@ def test_barge_in_over_the_websocket_silences_the_old_turn_within_one_frame(
     open_chat(page, stack)
     type_and_send(page, "Tell me about streaming speech")
     wait_playing(page, 1)
+    wait_ahead(page, 1)  # and a second of it still to play
     type_and_send(page, "Stop, and tell me something else")  # barge in
     wait_turn(page, 2, timeout_s=90)  # a loaded 2-core box synthesizes slowly
     wait_playing(page, 2)
