@@ -45,6 +45,16 @@ def _number(text: str, name: str) -> float:
     return _positive(text, name, "number", most=sys.float_info.max)
 
 
+def _off_or_number(text: str, name: str) -> float:
+    """0 (off) or a positive finite number."""
+    return 0.0 if text.strip() in {"0", "0.0"} else _number(text, name)
+
+
+def _off_or_count(text: str, name: str) -> int:
+    """0 (off) or a positive number, in whole units."""
+    return int(_off_or_number(text, name))
+
+
 def _count(text: str, name: str) -> int:
     """A positive number, in whole units (ms, threads)."""
     return int(_number(text, name))
@@ -170,6 +180,22 @@ class ListeningConfig:
             "VOICE_AGENT_TURN_THRESHOLD", _fraction, "the model's score that ends a turn"
         ),
     )
+    turn_recheck_ms: int = field(
+        default=160,
+        metadata=_env(
+            "VOICE_AGENT_TURN_RECHECK_MS",
+            _off_or_count,
+            "silence at which the model is asked once more (0: asked once per pause)",
+        ),
+    )
+    turn_recheck_threshold: float = field(
+        default=0.7,
+        metadata=_env(
+            "VOICE_AGENT_TURN_RECHECK_THRESHOLD",
+            _fraction,
+            "the score that ends a turn when the model is asked once more",
+        ),
+    )
     barge_in_ms: int = field(
         default=200,
         metadata=_env("VOICE_AGENT_BARGE_IN_MS", _count, "speech this long cuts a running turn"),
@@ -199,7 +225,7 @@ class ListeningConfig:
         default=8.0,
         metadata=_env(
             "VOICE_AGENT_ASR_CONTEXT_S",
-            _number,
+            _off_or_number,
             "silence after the utterance Whisper's encoder reads (0: its whole 30 s window)",
         ),
     )

@@ -246,25 +246,25 @@ class VoiceSocket:
 
     async def _judge(self, action: JudgeTurn) -> None:
         """Score a pause with the turn model on its thread; the reader waits meanwhile, so the
-        answer applies where it was asked (frames wait in the socket, as for recognition)."""
+        answer applies where it was asked (frames wait in the socket, as for recognition). An
+        answer that leaves the turn to wait starts eager recognition (and the eager start) on
+        the pause's audio: after the model, so that its decision never shares the cores."""
         service = self._input.service()
-        judge = service.turn_judge
+        judge, config, paused = service.turn_judge, service.config, action.paused
         assert judge is not None and self._eager is not None and self._early is not None
-        if service.config.eager_asr:  # recognition starts while the model decides
-            self._eager.start(action.paused.ticket, action.paused.pcm)
         try:
-            turn = await judge.judge(action.paused.pcm)
+            turn = await judge.judge(paused.pcm)
         except TurnModelError as exc:  # the silence rule decides this pause
             log.warning("the turn model failed: %s", exc)
             turn = None
-        now, running = self._now(), self._turn_running
-        actions = self._input.judged(action.paused.ticket, turn, now, running)
+        actions = self._input.judged(paused.ticket, turn, self._now(), self._turn_running)
         await self._do(actions)
-        config = service.config
-        waits = turn is not None and not any(isinstance(a, Recognize) for a in actions)
-        if waits and config.eager_asr and config.eager_start and self._early.enabled:
+        if actions or not config.eager_asr or not (paused.last or turn is None):
+            return  # the turn ended, or the model is asked again in this pause
+        self._eager.start(paused.ticket, paused.pcm)
+        if turn is not None and config.eager_start and self._early.enabled:
             await self._early.drop()  # an older pause's, if speech did not say resumed
-            self._early.begin(action.paused.ticket)
+            self._early.begin(paused.ticket)
 
     async def _drop_early(self) -> None:
         """Withdraw the reply begun early, if any (``agent.leg.eager_start``)."""

@@ -1,9 +1,9 @@
-"""Eager recognition: start recognizing at the pause the turn model is asked about.
+"""Eager recognition: start recognizing at a pause the turn model called incomplete.
 
-When the turn then ends at that pause, or after the longer wait with no new speech, the
+The turn then waits (``turn_wait_ms``); when it ends after that wait with no new speech, the
 utterance is the same speech (only more of the silence after it), so the transcript started at
-the pause stands for it: the turn starts as soon as that recognition is done, which began
-while the model decided, or while the turn waited. Speech that resumes makes it stale: it is
+the pause stands for it: the turn starts with a transcript recognized while it waited. Speech
+that resumes makes it stale: it is
 dropped (cancelled if it has not started; a recognition that runs is left to finish, since
 its thread cannot be stopped, and nobody reads it). One per socket; asyncio only.
 """

@@ -9,9 +9,12 @@ threshold (hysteresis, as Silero's own iterator does), and ends after ``silence_
 With a turn model (``turn_model=True``) the silence rule is adaptive: at the first pause of
 ``pause_ms`` the endpointer says ``Paused`` with the utterance so far, and whoever runs the
 model answers with ``judged``: a score at or over ``turn_threshold`` ends the turn there; under
-it, the turn ends after ``turn_wait_ms`` of silence unless speech resumes (which asks again at
-the next pause, and says ``Resumed`` for the pause it had asked about); no score (the model
-failed) falls back to ``silence_ms``. Pure: its clock is
+it, the model is asked once more at ``turn_recheck_ms`` of the same silence, where a score at or
+over ``turn_recheck_threshold`` ends the turn (the model grows surer as the silence grows, and a
+stricter bar keeps a speaker's pause from being taken for the end); under both, the turn ends
+after ``turn_wait_ms`` of silence unless speech resumes (which asks again at the next pause, and
+says ``Resumed`` for the pause it had asked about); no score (the model failed) falls back to
+``silence_ms``. Pure: its clock is
 the windows it is given, and the scores come from outside.
 """
 
@@ -44,9 +47,10 @@ class Ended:
 
     ``at_ms``: where its speech ended in the stream; ``pcm``: the pre-roll, the speech and up
     to ``TAIL_MS`` after it; ``waited_ms``: the silence after the speech when it ended;
-    ``turn``: the turn model's last score on this pause, and ``complete``: whether it ended the
-    turn (None: the model was not asked, or did not answer); ``ticket``: the ``Paused`` whose
-    audio this is, but for the silence after it (None: none was said since the speech).
+    ``turn``: the turn model's last score on this pause, and ``complete``: whether it met that
+    ask's threshold (None: the model was not asked, or did not answer); ``ticket``: the
+    ``Paused`` whose audio this is, but for the silence after it (None: none was said since the
+    speech).
     """
 
     at_ms: float
@@ -68,11 +72,14 @@ class Resumed:
 
 @dataclass(frozen=True, slots=True)
 class Paused:
-    """The speech paused for ``pause_ms``: score ``pcm`` (the utterance so far: pre-roll,
-    speech and the pause) with the turn model and answer ``Endpointer.judged(ticket, score)``."""
+    """The speech paused for ``pause_ms`` (or, asked again, ``turn_recheck_ms``): score ``pcm``
+    (the utterance so far: pre-roll, speech and the pause) with the turn model and answer
+    ``Endpointer.judged(ticket, score)``. ``last``: an unfinished answer leaves the turn to wait
+    (no other ask follows in this pause)."""
 
     pcm: bytes
     ticket: int
+    last: bool = True
 
 
 class Endpointer:
@@ -88,10 +95,16 @@ class Endpointer:
         # With a turn model: ask at the pause; wait this long (windows) without an answer.
         self._pause = math.ceil(config.pause_ms / WINDOW_MS) if turn_model else None
         self._wait = max(1, math.ceil(config.turn_wait_ms / WINDOW_MS))
+        recheck = math.ceil(config.turn_recheck_ms / WINDOW_MS)
+        asks_again = self._pause is not None and self._pause < recheck < self._wait
+        self._recheck = recheck if asks_again else None  # the second ask, in windows
         self._turn_threshold = config.turn_threshold
+        self._recheck_threshold = config.turn_recheck_threshold
         self._limit = self._wait if turn_model else self._silence  # silence that ends the turn
         self._ticket = next(TICKETS)  # the pause a score answers: new speech moves it
         self._turn: TurnScore | None = None
+        self._complete: bool | None = None  # whether ``_turn`` met its ask's threshold
+        self._asks = 0  # the model's asks in this pause
         self._preroll: deque[bytes] = deque(maxlen=config.preroll_ms // WINDOW_MS)
         self._utterance: list[bytes] = []
         self._index = 0  # windows seen
@@ -163,8 +176,11 @@ class Endpointer:
             return [self._end("silence")]
         if len(self._utterance) >= self._max_windows:
             return [*resumed, self._end("max_length")]
-        if self._quiet == self._pause:
-            return [Paused(b"".join(self._utterance), self._ticket)]
+        again = self._quiet == self._recheck and self._complete is False
+        if self._quiet == self._pause or again:
+            self._asks += 1
+            last = again or self._recheck is None
+            return [Paused(b"".join(self._utterance), self._ticket, last)]
         return resumed
 
     def judged(self, ticket: int, turn: TurnScore | None) -> list[Ended]:
@@ -174,22 +190,24 @@ class Endpointer:
             return []
         self._turn = turn
         if turn is None:
-            self._limit = self._silence  # the plain silence rule
-        elif turn.score >= self._turn_threshold:
-            self._limit = self._quiet  # complete: the turn ends now
+            self._complete, self._limit = None, self._silence  # the plain silence rule
+        else:
+            threshold = self._recheck_threshold if self._asks > 1 else self._turn_threshold
+            self._complete = turn.score >= threshold
+            if self._complete:
+                self._limit = self._quiet  # complete: the turn ends now
         return [self._end("silence")] if self._quiet >= self._limit else []
 
     def _resumed(self) -> None:
         """Speech after a pause: a pending score is stale, and the next pause asks again."""
         self._ticket = next(TICKETS)
-        self._turn = None
+        self._turn, self._complete, self._asks = None, None, 0
         self._limit = self._silence if self._pause is None else self._wait
 
     def _end(self, reason: str) -> Ended:
         keep = self._last_voiced - self._first + 1 + self._tail
         pcm = b"".join(self._utterance[:keep])
-        turn = self._turn
-        complete = None if turn is None else turn.score >= self._turn_threshold
+        turn, complete = self._turn, self._complete
         paused = self._pause is not None and self._quiet >= self._pause
         ended = Ended(
             (self._last_voiced + 1) * WINDOW_MS,

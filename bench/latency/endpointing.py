@@ -1,8 +1,9 @@
 """The end-of-turn rules the voice-to-voice ablation compares, and each replayed offline.
 
 ``CONFIGS``: the silence rule (500 ms, as before the turn model), the turn model (Smart Turn
-at the 200 ms pause, recognition once the turn has ended), the turn model with eager
-recognition, and with the eager start too (the reply begun on the eager transcript while an
+at the pause and once more later in it, recognition once the turn has ended), the turn model
+with eager recognition (begun in the wait a pause called unfinished), and with the eager start
+too (the reply begun on the eager transcript while an
 unfinished turn waits, held until it ends there: all on, the defaults). ``replay`` feeds a
 stream to the socket's own VAD and endpointer, in the same 32 ms frames, with the turn model
 scored in line: where the rule ends the turn, which is where the live socket ends it too (its
@@ -50,6 +51,15 @@ class Replay:
 def pause_wait_ms(config: ListeningConfig) -> int:
     """The silence after which the turn model is asked, in whole VAD windows."""
     return math.ceil(config.pause_ms / WINDOW_MS) * WINDOW_MS
+
+
+def last_ask_ms(config: ListeningConfig) -> int:
+    """The silence after which the turn model is asked last in a pause (its second ask, where
+    that falls between the first and the wait), in whole VAD windows: where an unfinished
+    answer starts eager recognition."""
+    recheck = math.ceil(config.turn_recheck_ms / WINDOW_MS) * WINDOW_MS
+    wait = math.ceil(config.turn_wait_ms / WINDOW_MS) * WINDOW_MS
+    return recheck if pause_wait_ms(config) < recheck < wait else pause_wait_ms(config)
 
 
 def replay(stream: bytes, config: ListeningConfig, model: TurnModel | None = None) -> Replay:

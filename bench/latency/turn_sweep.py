@@ -1,4 +1,4 @@
-"""The turn model's knobs swept offline: the pause it is asked at and the score that ends a turn.
+"""The turn model's knobs swept offline: the pauses it is asked at and the scores that end a turn.
 
     python -m bench.latency.turn_sweep            # writes docs/benchmarks/turn_sweep.{json,md}
     python -m bench.latency.turn_sweep --sentences 6 --out /tmp/sweep
@@ -6,7 +6,9 @@
 The pause corpus (``bench.latency.pause_corpus``: sentences said by the project's TTS, each
 whole and with 300-900 ms of silence spliced in mid-sentence) and the voice-to-voice questions
 are replayed through the socket's own VAD and endpointer (``endpointing.replay``) for each
-``pause_ms`` x ``turn_threshold``, and for the silence rule at 500 ms, its baseline. Per
+``pause_ms`` x ``turn_threshold`` asked once per pause, for a first ask at 96 ms with a second
+(``turn_recheck_ms`` x ``turn_recheck_threshold``) where the first said unfinished, and for
+the silence rule at 500 ms, its baseline. Per
 setting: the **false cut-offs** (the turn ended inside a pause), the complete utterances (the
 whole sentences and the questions) **cut before their end** (a short gap inside one, "What |
 time does...", taken for the end of the turn), and on the others the **end-of-turn delay**:
@@ -34,7 +36,7 @@ from agent.config import ListeningConfig
 from agent.listening.turn_model import SmartTurn, TurnModel
 from bench.latency import pause_corpus
 from bench.latency.agent_latency import machine
-from bench.latency.endpointing import CONFIGS, FRAME_MS, replay
+from bench.latency.endpointing import CONFIGS, FRAME_MS, last_ask_ms, pause_wait_ms, replay
 from bench.latency.mic_session import LEAD_MS, last_loud_frame, stream_of
 from bench.latency.stats import spread
 from bench.latency.voice_to_voice import UTTERANCES
@@ -43,6 +45,10 @@ STEM = "turn_sweep"
 OUT = Path(__file__).resolve().parents[2] / "docs" / "benchmarks"
 PAUSES_MS = (64, 96, 128, 160, 200)
 THRESHOLDS = (0.3, 0.5, 0.7, 0.85)
+# the second ask of a pause the model called unfinished: after the first at 96 ms
+FIRST_THRESHOLDS = (0.3, 0.5)
+RECHECKS_MS = (160, 224)
+RECHECK_THRESHOLDS = (0.5, 0.7, 0.85)
 
 
 class ScoredOnce:
@@ -66,16 +72,35 @@ class ScoredOnce:
 
 
 def settings() -> dict[str, ListeningConfig]:
-    """The silence rule, then each pause and threshold of the turn model (eager recognition
-    does not move where a turn ends)."""
+    """The silence rule, then each pause and threshold of the turn model asked once, then at
+    96 ms with a second ask later in the pause (eager recognition does not move where a turn
+    ends)."""
+    once = replace(CONFIGS["turn_model"], turn_recheck_ms=0)
     swept = {
         f"pause {pause} ms, threshold {threshold}": replace(
-            CONFIGS["turn_model"], pause_ms=pause, turn_threshold=threshold
+            once, pause_ms=pause, turn_threshold=threshold
         )
         for pause in PAUSES_MS
         for threshold in THRESHOLDS
     }
-    return {"silence rule (500 ms)": CONFIGS["silence"], **swept}
+    twice = {
+        f"pause 96 ms, threshold {first}; again at {recheck} ms, threshold {again}": replace(
+            CONFIGS["turn_model"],
+            pause_ms=96,
+            turn_threshold=first,
+            turn_recheck_ms=recheck,
+            turn_recheck_threshold=again,
+        )
+        for first in FIRST_THRESHOLDS
+        for recheck in RECHECKS_MS
+        for again in RECHECK_THRESHOLDS
+    }
+    return {"silence rule (500 ms)": CONFIGS["silence"], **swept, **twice}
+
+
+def rechecks(config: ListeningConfig) -> bool:
+    """The model is asked a second time in a pause it called unfinished."""
+    return last_ask_ms(config) > pause_wait_ms(config)
 
 
 def sweep(
@@ -92,7 +117,8 @@ def sweep(
             asked += len(replayed.costs)
         waits: list[tuple[int, bool]] = []  # the silence waited, and whether the model ended it
         cut_whole = 0  # complete utterances whose turn ended before their speech did
-        for pcm in complete:
+        questions = 0  # voice-to-voice questions (the last of ``complete``) the model ended
+        for index, pcm in enumerate(complete):
             ended = replay(stream_of(pcm), config, model)
             asked += len(ended.costs)
             wait = (ended.frame - last_loud_frame(pcm)) * FRAME_MS
@@ -100,15 +126,19 @@ def sweep(
                 cut_whole += 1
                 continue
             waits.append((wait, asks and wait < config.turn_wait_ms))
+            questions += waits[-1][1] and index >= len(complete) - len(UTTERANCES)
         rows.append(
             {
                 "setting": name,
                 "pause_ms": config.pause_ms if asks else None,
                 "threshold": config.turn_threshold if asks else None,
+                "recheck_ms": config.turn_recheck_ms if asks and rechecks(config) else None,
+                "recheck_threshold": config.turn_recheck_threshold,
                 "false_cutoffs": cut,
                 "whole_cut": cut_whole,
                 "waits_ms": waits,
                 "ended_by_model": sum(by_model for _, by_model in waits),
+                "questions_by_model": questions,
                 "asked_per_utterance": round(asked / (len(paused) + len(complete)), 2),
             }
         )
@@ -129,16 +159,21 @@ def table(report: dict[str, Any]) -> list[str]:
     lines = [
         "| setting | false cut-offs in the pauses (of "
         f"{report['paused']}) | complete utterances cut before their end (of "
-        f"{report['complete']}) | end of turn, median (mean) | ended by the model | pauses "
-        "asked per utterance |",
+        f"{report['complete']}) | end of turn, median (mean) | ended by the model (of them the "
+        f"{len(UTTERANCES)} questions) | the model's asks per utterance |",
         "|---|---:|---:|---:|---:|---:|",
     ]
     for row in report["rows"]:
         lines.append(
             f"| {row['setting']} | {row['false_cutoffs']} | {row['whole_cut']} "
             f"| {row['eot_ms']['median']:.0f} ms "
-            f"({row['eot_mean_ms']:.0f}) | {row['ended_by_model'] if row['pause_ms'] else '-'} | "
-            f"{row['asked_per_utterance'] if row['pause_ms'] else '-'} |"
+            f"({row['eot_mean_ms']:.0f}) | "
+            + (
+                f"{row['ended_by_model']} ({row['questions_by_model']}) | "
+                f"{row['asked_per_utterance']} |"
+                if row["pause_ms"]
+                else "- | - |"
+            )
         )
     return lines
 
@@ -149,7 +184,7 @@ def write(report: dict[str, Any], out: Path) -> list[Path]:
     json_path.write_text(json.dumps(report, indent=2) + "\n")
     model = report["model_ms"]
     md = [
-        "# The turn model's pause and threshold, swept offline",
+        "# The turn model's pauses and thresholds, swept offline",
         "",
         f"{report['date']}, {report['machine']['cores']} cores, load average "
         f"{report['machine']['load_average'][0]} at the start. `python -m {__spec__.name}`.",
@@ -160,6 +195,12 @@ def write(report: dict[str, Any], out: Path) -> list[Path]:
         f"after the last loud one, plus the model's median time per decision in this run "
         f"({model['median']:.1f} ms, p90 {model['p90']:.1f}, {report['decisions']} distinct "
         "decisions) where its `complete` ended the turn. The live delay adds the frames' delivery.",
+        "",
+        "A setting is the pause the model is asked at and the score that ends the turn there; "
+        "with `again at`, a pause it called unfinished is asked about once more at that silence, "
+        "where the second threshold ends the turn. Ended by the model: the complete utterances "
+        "whose turn the model's answer ended (not the wait), and in brackets how many of those "
+        "are the voice-to-voice questions, whose transcript waits on it.",
         "",
         *table(report),
         "",

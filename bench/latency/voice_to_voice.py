@@ -46,7 +46,14 @@ from bench.latency.agent_latency import (
     machine,
     ws_url,
 )
-from bench.latency.endpointing import CONFIGS, DEFAULT, FRAME_MS, pause_wait_ms, replay
+from bench.latency.endpointing import (
+    CONFIGS,
+    DEFAULT,
+    FRAME_MS,
+    last_ask_ms,
+    pause_wait_ms,
+    replay,
+)
 from bench.latency.levels import lone_first_audio_ms
 from bench.latency.mic_session import (
     LEAD_MS,
@@ -99,13 +106,18 @@ def eot_floor_ms(replayed_frames: int, end: dict[str, Any]) -> float:
     return round(replayed_frames * FRAME_MS + model_ms, 1)
 
 
+def eager_head_ms(end: dict[str, Any], config: ListeningConfig) -> float:
+    """How long eager recognition ran before the turn ended: from the model's last unfinished
+    answer in the pause to the end of the wait (0: not eager, or the model ended the turn)."""
+    if not (config.eager_asr and end.get("turn") == "incomplete"):
+        return 0.0
+    return max(0.0, end["wait_ms"] - last_ask_ms(config) - end["turn_ms"])
+
+
 def asr_floor_ms(asr_ms: float, end: dict[str, Any], config: ListeningConfig) -> float:
-    """The recognition floor: the recognizer's own time, less, when it started eagerly at the
-    pause, the head start it had (the model's answer, or the longer wait after the pause)."""
-    if not (config.eager_asr and end.get("turn_ms") is not None):
-        return asr_ms
-    head = max(end["turn_ms"], end["wait_ms"] - pause_wait_ms(config))
-    return round(max(0.0, asr_ms - head), 1)
+    """The recognition floor: the recognizer's own time, less the head start eager recognition
+    had in the wait."""
+    return round(max(0.0, asr_ms - eager_head_ms(end, config)), 1)
 
 
 def eager_start_floors(
@@ -116,7 +128,7 @@ def eager_start_floors(
     the first segment, then its synthesis (each at least 0)."""
     if not (config.eager_start and config.eager_asr and end.get("turn") == "incomplete"):
         return floors
-    left = max(0.0, max(end["turn_ms"], end["wait_ms"] - pause_wait_ms(config)) - asr_ms)
+    left = max(0.0, eager_head_ms(end, config) - asr_ms)
     out = dict(floors)
     for key in ("llm_first_token_ms", "first_segment_ms", "synthesis_ms"):
         floor = floors[key]

@@ -81,6 +81,9 @@ def test_listening_defaults_and_the_environment_that_changes_them() -> None:
         "VOICE_AGENT_TURN_PAUSE_MS": "160",
         "VOICE_AGENT_TURN_WAIT_MS": "1200",
         "VOICE_AGENT_TURN_THRESHOLD": "0.7",
+        "VOICE_AGENT_TURN_RECHECK_MS": "0",
+        "VOICE_AGENT_TURN_RECHECK_THRESHOLD": "0.9",
+        "VOICE_AGENT_ASR_CONTEXT_S": "0",
         "VOICE_AGENT_EAGER_ASR": "off",
         "VOICE_AGENT_EAGER_START": "off",
     }
@@ -100,6 +103,9 @@ def test_listening_defaults_and_the_environment_that_changes_them() -> None:
         pause_ms=160,
         turn_wait_ms=1200,
         turn_threshold=0.7,
+        turn_recheck_ms=0,
+        turn_recheck_threshold=0.9,
+        asr_context_s=0.0,
         eager_asr=False,
         eager_start=False,
     )
@@ -114,6 +120,9 @@ def test_listening_defaults_and_the_environment_that_changes_them() -> None:
         ("VOICE_AGENT_VAD_THRESHOLD", "1.5", r"must be in \(0, 1\)"),
         ("VOICE_AGENT_ENDPOINTING", "vad", "must be one of silence, turn_model, not 'vad'"),
         ("VOICE_AGENT_TURN_THRESHOLD", "0", "must be a positive number"),
+        ("VOICE_AGENT_TURN_RECHECK_MS", "-160", "must be a positive number"),
+        ("VOICE_AGENT_TURN_RECHECK_THRESHOLD", "1", r"must be in \(0, 1\)"),
+        ("VOICE_AGENT_ASR_CONTEXT_S", "none", "must be a positive number"),
         ("VOICE_AGENT_EAGER_ASR", "yes", "must be on or off, not 'yes'"),
         ("VOICE_AGENT_EAGER_START", "1", "must be on or off, not '1'"),
     ],
@@ -134,5 +143,5 @@ def test_each_setting_declares_its_variable_and_help_once_and_the_docs_name_it()
             if "env" in spec.metadata:
                 assert spec.metadata["help"], spec.name
                 names += spec.metadata["env"]
-    assert len(names) == len(set(names)) == 29
+    assert len(names) == len(set(names)) == 31
     assert [name for name in names if f"`{name}`" not in docs] == []

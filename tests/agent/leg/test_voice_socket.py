@@ -213,15 +213,20 @@ class Recognizes:
 class Judges:
     """A turn model that gives ``scores`` in turn (the last one ever after)."""
 
-    def __init__(self, *scores: float) -> None:
+    def __init__(self, *scores: float, recognizer: Recognizes | None = None) -> None:
         self.scores = scores
         self.asked = 0
+        self.recognizer = recognizer
+        self.heard_before: list[int] = []  # the recognitions begun when each answer came
 
     async def load(self) -> None: ...
 
     async def judge(self, _pcm: bytes) -> TurnScore:
         score = self.scores[min(self.asked, len(self.scores) - 1)]
         self.asked += 1
+        await asyncio.sleep(0.005)  # the model's thread: anything begun beside it runs now
+        if self.recognizer is not None:
+            self.heard_before.append(len(self.recognizer.heard))
         return TurnScore(score, 1.0)
 
 
@@ -772,7 +777,7 @@ async def test_a_reply_started_at_an_unfinished_pause_is_withdrawn_unheard_when_
     pcm = paused
     at = int(len(pcm) // 2 * 0.6) * 2  # "Could you book a table for f…"
     script, recognizer = Script(segments=100, pace_s=0.05), Recognizes()
-    judge = Judges(0.1, 0.9)  # unfinished at the pause in the sentence, complete at its end
+    judge = Judges(0.1, 0.1, 0.9)  # unfinished at both asks in the sentence, complete at its end
     async with Socket(script, recognizer=recognizer, judge=judge) as socket:
         client = socket.client
         client.say({"type": "listen", "mode": "hands_free"})
@@ -795,8 +800,41 @@ async def test_a_reply_started_at_an_unfinished_pause_is_withdrawn_unheard_when_
     ]
     assert "cancelled" not in kinds  # the held reply was not speaking: no barge-in on it
     assert client.of_type("turn.start")[0]["turn_id"] == "t2"  # nothing of t1 was sent
-    assert client.of_type("speech.end")[0]["turn"] == "complete" and judge.asked == 2
-    assert len(recognizer.heard) == 2  # an eager recognition at each pause; the last stood
+    assert client.of_type("speech.end")[0]["turn"] == "complete" and judge.asked == 3
+    assert len(recognizer.heard) == 2  # the eager one at the unfinished pause, dropped; the end's
+
+
+async def test_a_pause_called_complete_is_recognized_after_the_model_decides(paused: bytes) -> None:
+    """Nothing competes with the model for the cores: recognition begins once it has said
+    complete (eager recognition only fills a wait)."""
+    script, recognizer = Script(segments=1), Recognizes()
+    judge = Judges(0.9, recognizer=recognizer)
+    async with Socket(script, recognizer=recognizer, judge=judge) as socket:
+        client = socket.client
+        client.say({"type": "listen", "mode": "hands_free"})
+        for frame in mic_frames(silence(300) + paused + silence(600)):
+            client.say(frame)
+        await client.wait_for("turn.end")
+    end = client.of_type("speech.end")[0]
+    assert (end["turn"], end["wait_ms"]) == ("complete", 96)
+    assert judge.heard_before == [0] and len(recognizer.heard) == 1
+
+
+async def test_a_pause_the_second_ask_calls_complete_ends_there_with_nothing_begun_early(
+    paused: bytes,
+) -> None:
+    script, recognizer = Script(segments=1), Recognizes()
+    judge = Judges(0.1, 0.8, recognizer=recognizer)  # unfinished at 96 ms, sure at 160 ms
+    async with Socket(script, recognizer=recognizer, judge=judge) as socket:
+        client = socket.client
+        client.say({"type": "listen", "mode": "hands_free"})
+        for frame in mic_frames(silence(300) + paused + silence(600)):
+            client.say(frame)
+        await client.wait_for("turn.end")
+    end = client.of_type("speech.end")[0]
+    assert (end["turn"], end["turn_score"], end["wait_ms"]) == ("complete", 0.8, 160)
+    assert judge.heard_before == [0, 0] and len(recognizer.heard) == 1
+    assert socket.withdrawn == [] and len(script.requests) == 1
 
 
 async def test_a_reply_started_at_an_unfinished_pause_is_heard_once_the_turn_ends_there(

@@ -13,8 +13,11 @@ from agent.listening.turn_model import TurnScore
 
 CONFIG = ListeningConfig()  # onset 64 ms, silence 500 ms, pre-roll 192 ms, cap 20 s
 PAUSE = math.ceil(CONFIG.pause_ms / WINDOW_MS)  # the model is asked after 3 quiet windows (96 ms)
+RECHECK = math.ceil(CONFIG.turn_recheck_ms / WINDOW_MS)  # ... and again after 5 (160 ms)
 WAIT = 1000 // WINDOW_MS + 1  # an unfinished turn ends after 32 (1024 ms)
 COMPLETE, UNFINISHED = TurnScore(0.91, 30.0), TurnScore(0.12, 30.0)
+SURER = TurnScore(0.5, 30.0)  # complete at the first ask (0.3), not at the second (0.7)
+ONCE = ListeningConfig(turn_recheck_ms=0)  # the model asked once per pause
 
 
 def run(probabilities: list[float], config: ListeningConfig = CONFIG) -> list[Started | Ended]:
@@ -113,7 +116,7 @@ def test_quiet_input_holds_only_the_preroll(probability: float) -> None:
 class Adaptive:
     """An endpointer with a turn model; ``push`` says what each window brought."""
 
-    def __init__(self, config: ListeningConfig = CONFIG) -> None:
+    def __init__(self, config: ListeningConfig = ONCE) -> None:
         self.endpointer = Endpointer(config, turn_model=True)
         self.index = 0
 
@@ -216,7 +219,7 @@ def test_when_the_model_fails_the_silence_rule_decides() -> None:
 
 
 def test_the_threshold_is_a_setting() -> None:
-    adaptive = Adaptive(ListeningConfig(turn_threshold=0.95))
+    adaptive = Adaptive(ListeningConfig(turn_threshold=0.95, turn_recheck_ms=0))
     paused = adaptive.paused([0.9] * 30 + [0.01] * PAUSE)
     assert adaptive.endpointer.judged(paused.ticket, COMPLETE) == []  # 0.91 < 0.95
 
@@ -242,6 +245,72 @@ def test_an_answer_after_the_utterance_ended_or_was_dropped_is_ignored() -> None
     again = adaptive.paused([0.9] * 30 + [0.01] * PAUSE)
     assert adaptive.endpointer.judged(paused.ticket, COMPLETE) == []
     assert len(adaptive.endpointer.judged(again.ticket, COMPLETE)) == 1
+
+
+# --- the second ask: a pause the model called incomplete is asked about once more ---------
+
+
+def unfinished_at_the_first_ask() -> tuple[Adaptive, Paused]:
+    adaptive = Adaptive(CONFIG)
+    first = adaptive.paused([0.9] * 30 + [0.01] * PAUSE)
+    assert not first.last  # another ask follows an unfinished answer
+    assert adaptive.endpointer.judged(first.ticket, UNFINISHED) == []
+    return adaptive, first
+
+
+def test_an_unfinished_pause_is_asked_again_at_the_recheck_and_not_a_window_early() -> None:
+    adaptive, first = unfinished_at_the_first_ask()
+    assert adaptive.push([0.01] * (RECHECK - PAUSE - 1)) == []
+    [(index, again)] = adaptive.push([0.01])
+    assert index == 30 + RECHECK - 1 and isinstance(again, Paused)
+    assert again.ticket == first.ticket and again.last  # the same speech; the wait follows
+    assert windows_of(again.pcm) == list(range(0, 30 + RECHECK))
+
+
+def test_the_second_ask_ends_the_turn_only_at_its_stricter_threshold() -> None:
+    adaptive, _ = unfinished_at_the_first_ask()
+    again = adaptive.paused([0.01] * (RECHECK - PAUSE))
+    assert adaptive.endpointer.judged(again.ticket, SURER) == []  # 0.5: not over 0.7
+    [(_, ended)] = adaptive.push([0.01] * (WAIT - RECHECK))
+    assert isinstance(ended, Ended) and ended.waited_ms == WAIT * WINDOW_MS
+    assert (ended.turn, ended.complete) == (SURER, False)
+    adaptive, _ = unfinished_at_the_first_ask()
+    again = adaptive.paused([0.01] * (RECHECK - PAUSE))
+    [ended] = adaptive.endpointer.judged(again.ticket, TurnScore(0.7, 30.0))  # at the bar
+    assert ended.waited_ms == RECHECK * WINDOW_MS and ended.complete
+    assert ended.ticket == again.ticket
+
+
+def test_a_complete_or_failed_first_answer_asks_nothing_more() -> None:
+    adaptive = Adaptive(CONFIG)
+    paused = adaptive.paused([0.9] * 30 + [0.01] * PAUSE)
+    [ended] = adaptive.endpointer.judged(paused.ticket, SURER)  # 0.5 over the first ask's 0.3
+    assert ended.complete and ended.waited_ms == PAUSE * WINDOW_MS
+    adaptive = Adaptive(CONFIG)
+    paused = adaptive.paused([0.9] * 30 + [0.01] * PAUSE)
+    assert adaptive.endpointer.judged(paused.ticket, None) == []
+    silence_windows = 500 // WINDOW_MS + 1  # the silence rule, and no second ask before it
+    found = adaptive.push([0.01] * (silence_windows - PAUSE))
+    assert [type(f) for _, f in found] == [Ended]
+
+
+def test_speech_before_the_recheck_says_resumed_and_the_next_pause_asks_from_the_start() -> None:
+    adaptive, first = unfinished_at_the_first_ask()
+    assert adaptive.push([0.01] + [0.9] * 10) == [(30 + PAUSE + 1, Resumed(first.ticket))]
+    second = adaptive.paused([0.01] * PAUSE)
+    assert second.ticket != first.ticket and not second.last
+    [ended] = adaptive.endpointer.judged(second.ticket, SURER)  # the first ask's threshold
+    assert ended.complete
+
+
+@pytest.mark.parametrize("recheck_ms", [0, 96, 1000, 2000])
+def test_a_recheck_not_between_the_pause_and_the_wait_asks_once(recheck_ms: int) -> None:
+    adaptive = Adaptive(ListeningConfig(turn_recheck_ms=recheck_ms))
+    paused = adaptive.paused([0.9] * 30 + [0.01] * PAUSE)
+    assert paused.last
+    assert adaptive.endpointer.judged(paused.ticket, UNFINISHED) == []
+    found = adaptive.push([0.01] * (WAIT - PAUSE))
+    assert [type(f) for _, f in found] == [Ended]
 
 
 def test_the_silence_rule_alone_never_asks() -> None:

@@ -5,7 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bench.latency.turn_sweep import PAUSES_MS, THRESHOLDS, ScoredOnce, main
+from bench.latency.turn_sweep import (
+    FIRST_THRESHOLDS,
+    PAUSES_MS,
+    RECHECK_THRESHOLDS,
+    RECHECKS_MS,
+    THRESHOLDS,
+    ScoredOnce,
+    main,
+)
 
 
 class Counted:
@@ -33,7 +41,8 @@ def test_a_quick_run_writes_every_setting(tmp_path: Path) -> None:
     assert main(["--sentences", "2", "--out", str(tmp_path)]) == 0
     report = json.loads((tmp_path / "turn_sweep.json").read_text())
     rows = report["rows"]
-    assert len(rows) == 1 + len(PAUSES_MS) * len(THRESHOLDS)
+    twice = len(FIRST_THRESHOLDS) * len(RECHECKS_MS) * len(RECHECK_THRESHOLDS)
+    assert len(rows) == 1 + len(PAUSES_MS) * len(THRESHOLDS) + twice
     assert report["paused"] == 2 and report["complete"] == 12  # 2 whole + the 10 questions
     silence, *swept = rows
     assert silence["pause_ms"] is None and silence["ended_by_model"] == 0
@@ -41,4 +50,9 @@ def test_a_quick_run_writes_every_setting(tmp_path: Path) -> None:
     for row in swept:
         assert 0 <= row["false_cutoffs"] <= 2 and row["asked_per_utterance"] >= 1
         assert row["eot_ms"]["median"] >= row["pause_ms"]  # never before the pause it asks at
-    assert "| pause 96 ms, threshold 0.3 |" in (tmp_path / "turn_sweep.md").read_text()
+        assert 0 <= row["questions_by_model"] <= min(10, row["ended_by_model"])
+    assert [row["recheck_ms"] for row in swept[-twice:]] == [160, 160, 160, 224, 224, 224] * 2
+    assert {row["recheck_ms"] for row in swept[:-twice]} == {None}  # asked once
+    text = (tmp_path / "turn_sweep.md").read_text()
+    assert "| pause 96 ms, threshold 0.3 |" in text
+    assert "| pause 96 ms, threshold 0.3; again at 160 ms, threshold 0.7 |" in text

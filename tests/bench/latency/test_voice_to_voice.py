@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agent.core.llm import DemoConfig, demo_reply
-from bench.latency.endpointing import CONFIGS, DEFAULT, pause_wait_ms
+from bench.latency.endpointing import CONFIGS, DEFAULT, last_ask_ms, pause_wait_ms
 from bench.latency.pause_corpus import PAUSES_MS
 from bench.latency.voice_to_voice import (
     asr_floor_ms,
@@ -40,15 +40,23 @@ def test_the_end_of_turn_floor_adds_the_model_only_when_its_answer_ended_the_tur
     assert eot_floor_ms(33, {"turn": "incomplete", "turn_ms": 41.5}) == 1056.0
 
 
-def test_eager_recognition_takes_its_head_start_off_the_recognition_floor() -> None:
+def test_eager_recognition_takes_its_head_start_in_the_wait_off_the_recognition_floor() -> None:
     pause = float(pause_wait_ms(CONFIGS["eager_asr"]))
     complete = {"turn": "complete", "turn_ms": 40.0, "wait_ms": pause}  # ended at the pause
     incomplete = {"turn": "incomplete", "turn_ms": 40.0, "wait_ms": 1024.0}
     assert asr_floor_ms(400.0, complete, CONFIGS["silence"]) == 400.0
     assert asr_floor_ms(400.0, complete, CONFIGS["turn_model"]) == 400.0  # not eager
-    assert asr_floor_ms(400.0, complete, CONFIGS["eager_asr"]) == 360.0  # the model's 40 ms
+    assert asr_floor_ms(400.0, complete, CONFIGS["eager_asr"]) == 400.0  # begun after the model
     assert asr_floor_ms(400.0, incomplete, CONFIGS["eager_asr"]) == 0.0  # ready in the wait
+    assert asr_floor_ms(900.0, incomplete, CONFIGS["eager_asr"]) == 76.0  # 1024 - 160 - 40
     assert asr_floor_ms(400.0, {"turn_ms": None}, CONFIGS["eager_asr"]) == 400.0  # no answer
+
+
+def test_the_model_is_asked_last_at_its_second_ask_where_that_falls_inside_the_wait() -> None:
+    assert last_ask_ms(CONFIGS["eager_asr"]) == 160  # 5 windows: after 96, again at 160
+    assert last_ask_ms(replace(CONFIGS["eager_asr"], turn_recheck_ms=0)) == 96
+    assert last_ask_ms(replace(CONFIGS["eager_asr"], pause_ms=200)) == 224  # 160: before it
+    assert last_ask_ms(replace(CONFIGS["eager_asr"], turn_recheck_ms=1000)) == 96  # the wait
 
 
 def test_the_eager_start_takes_what_the_wait_left_off_the_replys_floors_in_order() -> None:
@@ -59,11 +67,11 @@ def test_the_eager_start_takes_what_the_wait_left_off_the_replys_floors_in_order
         "first_segment_ms": 300.0,
         "synthesis_ms": 250.0,
     }
-    incomplete = {"turn": "incomplete", "turn_ms": 40.0, "wait_ms": 1024.0}  # 800 ms of wait
+    incomplete = {"turn": "incomplete", "turn_ms": 40.0, "wait_ms": 1024.0}
     config = replace(CONFIGS["eager_start"], pause_ms=200)  # asked after 224 ms
     assert eager_start_floors(floors, 400.0, incomplete, config) == floors | {
-        "llm_first_token_ms": 0.0,  # 400 ms left after recognition
-        "first_segment_ms": 200.0,
+        "llm_first_token_ms": 0.0,  # 1024 - 224 - 40 - 400: 360 ms left after recognition
+        "first_segment_ms": 240.0,
         "synthesis_ms": 250.0,
     }
     assert eager_start_floors(floors, 400.0, incomplete, CONFIGS["eager_asr"]) == floors
