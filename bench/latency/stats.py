@@ -129,19 +129,20 @@ def timeline(events: Sequence[Timed]) -> dict[str, Any]:
     }
 
 
-def percentile(values: Sequence[float | None], q: float) -> float | None:
-    """The ``q``-th percentile, interpolated between closest ranks; None without values."""
+def percentile(values: Sequence[float | None], q: float, digits: int = 1) -> float | None:
+    """The ``q``-th percentile, interpolated between closest ranks, to ``digits`` decimals;
+    None without values."""
     ordered = sorted(v for v in values if v is not None)
     if not ordered:
         return None
     position = (len(ordered) - 1) * q / 100
     low, high = math.floor(position), math.ceil(position)
-    return round(ordered[low] + (ordered[high] - ordered[low]) * (position - low), 1)
+    return round(ordered[low] + (ordered[high] - ordered[low]) * (position - low), digits)
 
 
-def spread(values: Sequence[float | None]) -> dict[str, float | None]:
-    """Median and p90."""
-    return {"median": percentile(values, 50), "p90": percentile(values, 90)}
+def spread(values: Sequence[float | None], digits: int = 1) -> dict[str, float | None]:
+    """Median and p90, to ``digits`` decimals (ms want 1; ratios such as an RTF or a WER, 3)."""
+    return {"median": percentile(values, 50, digits), "p90": percentile(values, 90, digits)}
 
 
 def summarize(runs: Sequence[dict[str, Any]]) -> Summary:

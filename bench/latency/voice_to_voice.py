@@ -292,7 +292,7 @@ def vad_cost(pcms: list[bytes]) -> dict[str, Any]:
             windows += len(vad.windows(pcm[offset : offset + 1024]))
             walls.append((time.perf_counter() - start) * 1000)
     cpu = (time.process_time() - cpu_start) * 1000 / windows
-    return {"windows": windows, "wall_ms": spread(walls), "cpu_ms": round(cpu, 3)}
+    return {"windows": windows, "wall_ms": spread(walls, 3), "cpu_ms": round(cpu, 3)}
 
 
 async def asr_alone(pcms: dict[str, bytes]) -> list[dict[str, Any]]:

@@ -25,9 +25,8 @@ GOALS = {
 def stages(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Median and p90 of voice to voice, its stages and floors, over one configuration."""
     keys = (*STAGES, "voice_to_voice_ms", "transcript_ms", "floor_ms", "overhead_ms")
-    figures = {
-        key: spread([row[key] for row in rows]) for key in (*keys, "asr_ms", "asr_rtf", "wer")
-    }
+    figures = {key: spread([row[key] for row in rows]) for key in (*keys, "asr_ms")}
+    figures |= {key: spread([row[key] for row in rows], 3) for key in ("asr_rtf", "wer")}
     return figures | {"cut": sum(row["eot_wait_ms"] < 0 for row in rows)}  # ended in a gap
 
 

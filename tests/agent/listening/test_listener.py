@@ -267,3 +267,85 @@ def test_a_press_cut_at_the_cap_holds_nothing_after_and_the_next_press_works() -
     assert listener.feed(silence(300), False) == [] and listener.buffered_bytes == 0
     assert listener.talk_end() == []  # the press was cut already: nothing more to say
     assert listener.talk_start(False) == [SpeechStart(800.0)]  # a new press is taken
+
+
+def fed(listener: Listener, stream: bytes, agent_speaking: bool = False) -> list[object]:
+    """``stream`` in 20 ms frames; all the listener said."""
+    heard: list[object] = []
+    for start in range(0, len(stream), 640):
+        heard += listener.feed(stream[start : start + 640], agent_speaking)
+    return heard
+
+
+def test_speech_end_says_where_the_speech_ended_how_long_it_was_and_the_silence_waited(
+    request_pcm: bytes,
+) -> None:
+    listener = Listener(UNPACED, "hands_free", Clock())
+    start, end, utterance = fed(listener, silence(300) + request_pcm + silence(700))
+    assert isinstance(start, SpeechStart) and isinstance(end, SpeechEnd)
+    assert isinstance(utterance, Utterance)
+    speech_ms = len(request_pcm) / 32
+    assert 300 + speech_ms - 200 <= end.at_ms <= 300 + speech_ms + 64  # Silero's fall
+    assert end.audio_ms == utterance.audio_ms > end.at_ms - start.at_ms  # pre-roll and tail
+    assert (end.reason, end.wait_ms, end.turn, end.turn_score, end.turn_ms) == (
+        "silence",
+        512,
+        None,
+        None,
+        None,
+    )
+
+
+def test_an_utterance_at_the_cap_is_cut_with_its_error_and_no_silence_waited(
+    request_pcm: bytes,
+) -> None:
+    listener = Listener(ListeningConfig(burst_s=1e6, max_utterance_s=1.0), "hands_free", Clock())
+    heard = fed(listener, silence(300) + request_pcm + silence(700))
+    assert heard[1] == ErrorEvent("utterance_too_long", "an utterance is at most 1.0 s; cut there")
+    end, utterance = heard[2:4]
+    assert isinstance(end, SpeechEnd) and isinstance(utterance, Utterance)
+    assert (end.reason, end.wait_ms) == ("max_length", None)
+    assert end.audio_ms == utterance.audio_ms == 992  # 31 whole windows, pre-roll included
+
+
+def test_a_turn_the_model_left_unfinished_ends_after_the_wait_as_incomplete(
+    request_pcm: bytes,
+) -> None:
+    once = ListeningConfig(burst_s=1e6, turn_recheck_ms=0)
+    listener = Listener(once, "hands_free", Clock(), turn_model=True)
+    heard = fed(listener, silence(300) + request_pcm + silence(96 + 64))
+    paused = next(h for h in heard if isinstance(h, Paused))
+    unsure = TurnScore(0.05, 40.0)
+    assert listener.judged(paused.ticket, unsure, False) == []
+    end, _ = fed(listener, silence(1200))[:2]
+    assert isinstance(end, SpeechEnd)
+    assert (end.turn, end.turn_score, end.turn_ms, end.wait_ms) == ("incomplete", 0.05, 40.0, 1024)
+
+
+def test_stop_during_a_press_ends_it_there_and_a_later_talk_end_is_refused() -> None:
+    listener = Listener(UNPACED, "push_to_talk", Clock())
+    listener.talk_start(False)
+    listener.feed(silence(300), False)
+    assert listener.stop() == [SpeechEnd(300.0, 0.0, "listen.stop")]
+    assert listener.buffered_bytes == 0 and listener.stop() == []
+    with pytest.raises(BadRequest) as refused:
+        listener.talk_end()
+    assert refused.value.code == "not_talking"
+
+
+def test_stop_after_a_press_was_cut_at_the_cap_says_nothing_more() -> None:
+    listener = Listener(ListeningConfig(burst_s=1e6, max_utterance_s=0.5), "push_to_talk", Clock())
+    listener.talk_start(False)
+    assert [type(o) for o in listener.feed(silence(500), False)] == [
+        ErrorEvent,
+        SpeechEnd,
+        Utterance,
+    ]
+    assert listener.stop() == []  # its end was said at the cap
+
+
+def test_stop_hands_free_says_where_the_audio_stood(request_pcm: bytes) -> None:
+    listener = Listener(UNPACED, "hands_free", Clock())
+    fed(listener, (silence(300) + request_pcm)[:32000])  # 1 s in, mid-speech
+    assert listener.stop() == [SpeechEnd(1000.0, 0.0, "listen.stop")]
+    assert listener.stop() == []  # nothing in progress now

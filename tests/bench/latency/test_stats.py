@@ -54,6 +54,8 @@ def test_figures_of_a_turn() -> None:
 
 def test_percentiles_interpolate_between_ranks() -> None:
     assert latency_stats.spread([5.0, 1.0, 4.0, 2.0, 3.0]) == {"median": 3.0, "p90": 4.6}
+    ratios = [0.033, 0.041, 0.038]  # a ratio keeps its decimals: not 0.0
+    assert latency_stats.spread(ratios, 3) == {"median": 0.038, "p90": 0.04}
     assert (
         latency_stats.percentile([None, 7.0], 95) == 7.0
         and latency_stats.percentile([], 50) is None

@@ -97,6 +97,7 @@ def test_the_summary_and_the_report_compare_the_configurations(tmp_path: Path) -
     assert s["goals"]["eot_complete_ms"] == {"goal": 250.0, "measured": 200.0, "met": True}
     assert s["goals"]["overhead_ms"] == {"goal": 50.0, "measured": 60.0, "met": False}
     assert s["goals"]["asr_rtf_3s"] == {"goal": 0.15, "measured": 0.14, "met": True}
+    assert s["asr_rtf"] == {"median": 0.2, "p90": 0.21}  # three decimals, not one
     assert s["goals"]["speculative_heard"] == {"goal": 0, "measured": 0, "met": True}
     report = {
         "benchmark": "voice_to_voice",
@@ -110,6 +111,8 @@ def test_the_summary_and_the_report_compare_the_configurations(tmp_path: Path) -
                 "pause_ms": 200,
                 "turn_wait_ms": 1000,
                 "turn_threshold": 0.5,
+                "turn_recheck_ms": 160,
+                "turn_recheck_threshold": 0.7,
                 "barge_in_ms": 200,
                 "asr_threads": 2,
             },
