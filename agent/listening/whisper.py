@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 # Whisper's own rule for "nobody spoke": a segment it thinks silent and is unsure of the words
 NO_SPEECH_PROB = 0.6
+DEFAULTS = ListeningConfig()  # a recognizer made without settings has the service's
 
 
 def default_model_path() -> str:
@@ -50,10 +51,10 @@ class WhisperRecognizer:
     def __init__(
         self,
         model_path: str | None = None,
-        threads: int = 2,
-        concurrency: int = 1,
-        max_queue: int = 8,
-        context_s: float = 8.0,
+        threads: int = DEFAULTS.asr_threads,
+        concurrency: int = DEFAULTS.asr_concurrency,
+        max_queue: int = DEFAULTS.asr_max_queue,
+        context_s: float = DEFAULTS.asr_context_s,
     ) -> None:
         self._model_path = model_path
         self._context_s = context_s

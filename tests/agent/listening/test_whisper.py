@@ -4,19 +4,26 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from dataclasses import dataclass
 from typing import Any
 
 import faster_whisper
 import pytest
 
 from agent.config import ListeningConfig
+from agent.listening.fitted_window import LOW_LOGPROB
 from agent.listening.recognizer import (
     RecognitionError,
     Recognizer,
     RecognizerBusy,
     RecognizerUnavailable,
 )
-from agent.listening.whisper import WhisperRecognizer, shared_whisper
+from agent.listening.whisper import (
+    NO_SPEECH_PROB,
+    WhisperRecognizer,
+    default_model_path,
+    shared_whisper,
+)
 from bench.speech.intelligibility import word_error_rate
 from tests.agent.listening.speech import silence, spoken
 from tts_server.engines import Engine
@@ -37,6 +44,8 @@ class FakeWhisper:
 
     def __init__(self, error: Exception | None = None) -> None:
         self.error = error
+        self.segments: list[Segment] = []  # what each transcription hears
+        self.threads: list[str] = []  # the thread each ran on
         self.go = threading.Event()
         self.go.set()
         self.entered = threading.Event()  # a transcription began
@@ -51,14 +60,24 @@ class FakeWhisper:
             if self.running > 1:
                 self.overlapped.set()
         self.entered.set()
+        self.threads.append(threading.current_thread().name)
         try:
             self.go.wait()
             if self.error is not None:
                 raise self.error
-            return iter(()), None
+            return iter(self.segments), None
         finally:
             with self._lock:
                 self.running -= 1
+
+
+@dataclass(frozen=True)
+class Segment:
+    """What faster-whisper says of a stretch of audio (the fields the recognizer reads)."""
+
+    text: str
+    no_speech_prob: float
+    avg_logprob: float
 
 
 @pytest.fixture
@@ -150,3 +169,67 @@ async def test_recognitions_past_the_queue_bound_are_refused_not_queued(
     fake_whisper.go.set()
     assert (await first).text == ""
     assert recognizer.queue_depth == 0
+
+
+async def test_the_model_loads_on_the_cpu_in_int8_with_the_services_settings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    loads: list[tuple[tuple[object, ...], dict[str, object]]] = []
+
+    def record(*args: object, **kwargs: object) -> FakeWhisper:
+        loads.append((args, kwargs))
+        return FakeWhisper()
+
+    monkeypatch.setattr(faster_whisper, "WhisperModel", record)
+    config = ListeningConfig()
+    await WhisperRecognizer().load()  # made without settings: the service's defaults
+    await WhisperRecognizer("/models/base", threads=3, concurrency=2).load()
+    common = {"device": "cpu", "compute_type": "int8", "local_files_only": True}
+    assert loads == [
+        (
+            (default_model_path(),),
+            common | {"cpu_threads": config.asr_threads, "num_workers": config.asr_concurrency},
+        ),
+        (("/models/base",), common | {"cpu_threads": 3, "num_workers": 2}),
+    ]
+
+
+async def test_a_recognition_runs_on_a_whisper_thread_never_the_event_loop(
+    fake_whisper: FakeWhisper,
+) -> None:
+    await WhisperRecognizer(context_s=0).recognize(silence(100))
+    [name] = fake_whisper.threads
+    assert name.startswith("whisper_") and name != threading.current_thread().name
+
+
+async def test_the_default_queue_bound_is_the_services(fake_whisper: FakeWhisper) -> None:
+    recognizer, bound = WhisperRecognizer(context_s=0), ListeningConfig().asr_max_queue
+    fake_whisper.go.clear()
+    held = [asyncio.ensure_future(recognizer.recognize(silence(100))) for _ in range(bound)]
+    await asyncio.to_thread(fake_whisper.entered.wait)
+    assert recognizer.queue_depth == bound
+    with pytest.raises(RecognizerBusy):
+        await recognizer.recognize(silence(100))
+    fake_whisper.go.set()
+    await asyncio.gather(*held)
+
+
+@pytest.mark.parametrize(
+    ("no_speech", "logprob", "kept"),
+    [
+        (NO_SPEECH_PROB + 0.01, LOW_LOGPROB - 0.01, False),  # silent and unsure: nobody spoke
+        (NO_SPEECH_PROB, LOW_LOGPROB - 0.5, True),  # at the no-speech bar, not over it
+        (NO_SPEECH_PROB + 0.3, LOW_LOGPROB, True),  # unsure at the bar, not under it
+        (0.95, -0.2, True),  # thought silent, but sure of its words
+        (0.1, -2.0, True),  # unsure of its words, but someone spoke
+    ],
+)
+async def test_a_segment_is_dropped_only_when_whisper_thinks_it_silent_and_is_unsure(
+    fake_whisper: FakeWhisper, no_speech: float, logprob: float, kept: bool
+) -> None:
+    fake_whisper.segments = [
+        Segment(" Hello there.", 0.01, -0.1),
+        Segment(" maybe", no_speech, logprob),
+    ]
+    recognition = await WhisperRecognizer(context_s=0).recognize(silence(100))
+    assert recognition.text == ("Hello there. maybe" if kept else "Hello there.")
