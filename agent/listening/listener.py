@@ -182,10 +182,8 @@ class Listener:
         self, ticket: int, turn: TurnScore | None, agent_speaking: bool
     ) -> list[ListenerOutput]:
         """The turn model's answer to a ``Paused`` (None: it failed): maybe the turn's end."""
-        outputs: list[ListenerOutput] = []
-        for ended in self._endpointer.judged(ticket, turn):
-            outputs += self._ended(ended, agent_speaking)
-        return outputs
+        ended = self._endpointer.judged(ticket, turn)
+        return [out for end in ended for out in self._ended(end, agent_speaking)]
 
     def _paced(self, size: int) -> bool:
         allowed_s = self._clock() - self._started + self._config.burst_s

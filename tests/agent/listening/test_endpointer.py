@@ -7,7 +7,15 @@ import math
 import pytest
 
 from agent.config import ListeningConfig
-from agent.listening.endpointer import TAIL_MS, Ended, Endpointer, Paused, Resumed, Started
+from agent.listening.endpointer import (
+    RELEASE_BELOW,
+    TAIL_MS,
+    Ended,
+    Endpointer,
+    Paused,
+    Resumed,
+    Started,
+)
 from agent.listening.settings import WINDOW_BYTES, WINDOW_MS
 from agent.listening.turn_model import TurnScore
 
@@ -40,6 +48,7 @@ def test_speech_starts_after_the_onset_and_ends_after_the_silence() -> None:
     [ended] = found[1:]
     assert isinstance(ended, Ended) and ended.reason == "silence"
     assert ended.at_ms == 50 * WINDOW_MS  # the end of the last voiced window
+    assert (ended.turn, ended.complete, ended.ticket) == (None, None, None)  # no model asked
     # pre-roll (192 ms: 6 windows), the speech, then TAIL_MS of the silence
     assert windows_of(ended.pcm) == list(range(14, 50 + TAIL_MS // WINDOW_MS))
 
@@ -71,6 +80,37 @@ def test_speech_goes_on_over_the_release_threshold_and_ends_under_it(dip: float)
 
 def test_a_click_shorter_than_the_onset_is_not_speech() -> None:
     assert run([0.01] * 5 + [0.9] + [0.01] * 40) == []
+
+
+def test_after_a_click_the_next_speech_starts_where_it_does_with_its_own_preroll() -> None:
+    found = run([0.01] * 5 + [0.9] + [0.01] * 20 + [0.9] * 10 + [0.01] * 20)
+    assert found[0] == Started(26 * WINDOW_MS)  # not at the click
+    assert isinstance(found[1], Ended)
+    assert windows_of(found[1].pcm)[0] == 20  # the six windows before the speech, not the click
+
+
+def test_a_window_exactly_at_the_threshold_is_speech_and_one_at_the_release_holds_it() -> None:
+    at, release = CONFIG.vad_threshold, CONFIG.vad_threshold - RELEASE_BELOW
+    started, ended = run([at] * 2 + [release] * 10 + [0.01] * 20)
+    assert started == Started(0.0)  # two windows at 0.5: the onset
+    assert isinstance(ended, Ended) and ended.at_ms == 12 * WINDOW_MS  # 0.35 went on
+
+
+def test_the_silence_is_counted_from_the_first_quiet_window_after_a_bare_onset() -> None:
+    endpointer, silence_windows = Endpointer(CONFIG), 500 // WINDOW_MS + 1
+    pushed = [endpointer.push(bytes(WINDOW_BYTES), p) for p in [0.9] * 2 + [0.01] * 30]
+    ends = [index for index, found in enumerate(pushed) if any(isinstance(f, Ended) for f in found)]
+    assert ends == [2 + silence_windows - 1]  # the 16th quiet window, not the 15th
+
+
+@pytest.mark.parametrize("turn_model", [False, True])
+def test_one_window_settings_mean_one_window(turn_model: bool) -> None:
+    """32 ms of onset, of silence or of the unfinished wait is one window, not two."""
+    config = ListeningConfig(onset_ms=32, silence_ms=32, turn_wait_ms=32, turn_recheck_ms=0)
+    endpointer = Endpointer(config, turn_model)
+    assert endpointer.push(bytes(WINDOW_BYTES), 0.9) == [Started(0.0)]
+    [ended] = endpointer.push(bytes(WINDOW_BYTES), 0.01)
+    assert isinstance(ended, Ended) and ended.waited_ms == WINDOW_MS
 
 
 def test_voiced_windows_lasting_exactly_the_onset_start_an_utterance() -> None:
@@ -186,6 +226,7 @@ def test_speech_after_an_unfinished_verdict_starts_the_wait_again() -> None:
     assert [type(f) for _, f in found] == [Paused, Ended]  # asked again, then the long limit
     ended = found[1][1]
     assert isinstance(ended, Ended) and ended.turn is None  # it was not answered
+    assert ended.waited_ms == WAIT * WINDOW_MS  # the wait, not the silence rule's 16 windows
     assert ended.ticket == found[0][1].ticket != paused.ticket  # the second pause's audio
 
 
@@ -311,6 +352,12 @@ def test_a_recheck_not_between_the_pause_and_the_wait_asks_once(recheck_ms: int)
     assert adaptive.endpointer.judged(paused.ticket, UNFINISHED) == []
     found = adaptive.push([0.01] * (WAIT - PAUSE))
     assert [type(f) for _, f in found] == [Ended]
+
+
+def test_each_pause_after_speech_resumed_has_a_ticket_of_its_own() -> None:
+    adaptive = Adaptive()
+    tickets = [adaptive.paused([0.9] * 10 + [0.01] * PAUSE).ticket for _ in range(3)]
+    assert len(set(tickets)) == 3 and all(isinstance(t, int) for t in tickets)
 
 
 def test_the_silence_rule_alone_never_asks() -> None:

@@ -6,7 +6,7 @@ import pytest
 
 from agent.config import ListeningConfig
 from agent.events import ErrorEvent, Refused, SpeechEnd, SpeechStart
-from agent.listening.endpointer import Paused
+from agent.listening.endpointer import Paused, Resumed
 from agent.listening.listener import BargeIn, Listener, Utterance
 from agent.listening.turn_model import SmartTurn, TurnScore
 from agent.requests import BadRequest
@@ -317,9 +317,10 @@ def test_a_turn_the_model_left_unfinished_ends_after_the_wait_as_incomplete(
     paused = next(h for h in heard if isinstance(h, Paused))
     unsure = TurnScore(0.05, 40.0)
     assert listener.judged(paused.ticket, unsure, False) == []
-    end, _ = fed(listener, silence(1200))[:2]
-    assert isinstance(end, SpeechEnd)
+    end, utterance = fed(listener, silence(1200))[:2]
+    assert isinstance(end, SpeechEnd) and isinstance(utterance, Utterance)
     assert (end.turn, end.turn_score, end.turn_ms, end.wait_ms) == ("incomplete", 0.05, 40.0, 1024)
+    assert utterance.ticket == paused.ticket  # its eager recognition may stand for it
 
 
 def test_stop_during_a_press_ends_it_there_and_a_later_talk_end_is_refused() -> None:
@@ -349,3 +350,57 @@ def test_stop_hands_free_says_where_the_audio_stood(request_pcm: bytes) -> None:
     fed(listener, (silence(300) + request_pcm)[:32000])  # 1 s in, mid-speech
     assert listener.stop() == [SpeechEnd(1000.0, 0.0, "listen.stop")]
     assert listener.stop() == []  # nothing in progress now
+
+
+def test_a_first_frame_already_too_fast_is_refused_and_said() -> None:
+    listener = Listener(ListeningConfig(burst_s=0.01), "push_to_talk", Clock())
+    assert listener.feed(silence(20), False) == [
+        Refused("audio_too_fast", "audio came over 0.01 s ahead of real time; dropped", "audio")
+    ]
+
+
+def test_one_frame_that_holds_a_whole_utterance_says_all_of_it_in_order(
+    request_pcm: bytes,
+) -> None:
+    stream = silence(300) + request_pcm + silence(700)
+    heard = Listener(UNPACED, "hands_free", Clock()).feed(stream, False)
+    assert [type(h) for h in heard] == [SpeechStart, SpeechEnd, Utterance]
+    asking = Listener(UNPACED, "hands_free", Clock(), turn_model=True)
+    assert [type(h) for h in asking.feed(stream, False)] == [SpeechStart, Paused]
+
+
+def test_speech_after_a_pause_the_model_was_asked_about_says_resumed(request_pcm: bytes) -> None:
+    listener = Listener(
+        ListeningConfig(burst_s=1e6, turn_recheck_ms=0), "hands_free", Clock(), True
+    )
+    heard = fed(listener, silence(300) + request_pcm + silence(96 + 64))
+    paused = next(h for h in heard if isinstance(h, Paused))
+    assert listener.judged(paused.ticket, TurnScore(0.05, 40.0), False) == []
+    assert Resumed(paused.ticket) in fed(listener, request_pcm[:16000])
+
+
+def test_a_cough_over_the_reply_is_too_short_even_when_its_silence_rule_ends_it_at_the_pause(
+    request_pcm: bytes,
+) -> None:
+    """The model is not asked over the reply: the silence rule (here shorter than the pause)
+    decides, and the cough, under the barge-in threshold, is still nobody's prompt."""
+    config = ListeningConfig(burst_s=1e6, silence_ms=64)
+    listener = Listener(config, "hands_free", Clock(), turn_model=True)
+    heard = fed(listener, silence(300) + request_pcm[16000:22400] + silence(700), True)
+    assert [type(h) for h in heard] == [SpeechStart, SpeechEnd]
+    assert heard[1].reason == "too_short"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("barge_in_ms", "windows"), [(192, 4), (200, 5), (224, 5)])
+def test_a_barge_in_comes_in_the_window_whose_speech_reaches_the_threshold(
+    request_pcm: bytes, barge_in_ms: int, windows: int
+) -> None:
+    """Speech is counted in 32 ms windows: 192 ms is reached in the sixth (the onset's two and
+    four more), 200 and 224 ms in the seventh."""
+    config = ListeningConfig(burst_s=1e6, barge_in_ms=barge_in_ms)
+    listener = Listener(config, "hands_free", Clock())
+    stream = silence(300) + request_pcm
+    said = [listener.feed(stream[i : i + 1024], True) for i in range(0, 40 * 1024, 1024)]
+    started = next(i for i, out in enumerate(said) if SpeechStart in map(type, out))
+    barged = next(i for i, out in enumerate(said) if BargeIn() in out)
+    assert barged - started == windows

@@ -66,15 +66,28 @@ def test_speech_with_a_short_pause_is_one_utterance_and_a_long_pause_two(
     assert 300 <= start.at_ms <= 500 and end.at_ms == pytest.approx(400 + spoken_ms, abs=200)
 
 
+@pytest.mark.parametrize("frame_bytes", [640, 3 * WINDOW_BYTES + 640])  # 20 ms; 3 windows and more
 def test_the_probabilities_do_not_depend_on_how_the_stream_is_cut(
-    sentences: tuple[bytes, bytes],
+    sentences: tuple[bytes, bytes], frame_bytes: int
 ) -> None:
     pcm = silence(300) + sentences[0] + silence(300)
     whole = [p for _, p in VoiceActivity().windows(pcm)]
     vad = VoiceActivity()
-    cut = [p for start in range(0, len(pcm), 640) for _, p in vad.windows(pcm[start : start + 640])]
+    cut = [
+        p
+        for start in range(0, len(pcm), frame_bytes)
+        for _, p in vad.windows(pcm[start : start + frame_bytes])
+    ]
     assert len(cut) == len(whole) == len(pcm) // WINDOW_BYTES
     assert max(abs(a - b) for a, b in zip(cut, whole, strict=True)) < 1e-3
     assert max(whole) > 0.9 and min(whole) < 0.1  # speech and silence, not a constant
     vad.reset()
     assert [p for _, p in vad.windows(pcm)] == pytest.approx(whole, abs=1e-3)
+
+
+def test_reset_drops_a_partial_window_and_the_next_stream_starts_clean() -> None:
+    vad = VoiceActivity()
+    assert vad.windows(noise(10)) == []  # 160 samples held for the next window
+    vad.reset()
+    pcm = silence(64)  # two whole windows of a new stream
+    assert [window for window, _ in vad.windows(pcm)] == [pcm[:WINDOW_BYTES], pcm[WINDOW_BYTES:]]
