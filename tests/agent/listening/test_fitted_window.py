@@ -12,6 +12,7 @@ from faster_whisper import WhisperModel
 
 from agent.browser_leg import MIC_SAMPLE_RATE
 from agent.config import ListeningConfig
+from agent.listening import fitted_window
 from agent.listening.fitted_window import (
     MAX_COMPRESSION,
     MIN_TOKENS,
@@ -58,6 +59,7 @@ class Scripted:
         self.error: Exception | None = None
         self.frames: list[int] = []
         self.limits: list[int] = []
+        self.options: list[dict[str, Any]] = []  # what each decoding was asked with
         self.model = SimpleNamespace(is_multilingual=False, generate=self._generate)
 
     def encode(self, features: np.ndarray) -> Any:
@@ -68,6 +70,7 @@ class Scripted:
         if self.error is not None:
             raise self.error
         self.limits.append(options["max_length"] - len(prompts[0]))
+        self.options.append(options)
         tokens = self.tokens[: self.limits[-1]]
         return [SimpleNamespace(sequences_ids=[tokens], scores=[self.score])]
 
@@ -188,3 +191,55 @@ def test_the_default_context_is_eight_seconds_and_reaches_the_shared_recognizer(
     from agent.listening.whisper import shared_whisper
 
     assert shared_whisper(ListeningConfig(asr_context_s=3.0))._context_s == 3.0
+
+
+def test_the_decoder_is_greedy_english_without_timestamps_and_whispers_suppressions(
+    whisper: WhisperModel, utterance: np.ndarray
+) -> None:
+    model = Scripted(whisper, SENTENCE)
+    fitted(model, utterance, RATE, 8.0)  # type: ignore[arg-type]
+    tokenizer, prompt, suppressed = english_decoding(whisper)
+    assert prompt == [*tokenizer.sot_sequence, tokenizer.no_timestamps]
+    [options] = model.options
+    assert options == {
+        "beam_size": 1,
+        "max_length": len(prompt) + model.limits[0],
+        "return_scores": True,
+        "suppress_blank": True,
+        "suppress_tokens": suppressed,
+    }
+
+
+WORDS = (  # varied: nothing to compress
+    "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november "
+    "oscar papa quebec romeo sierra tango uniform victor whiskey xray yankee zulu apple banana "
+    "cherry dragon"
+)
+
+
+@pytest.mark.parametrize(("short_by", "kept"), [(1, True), (0, False)])
+def test_a_decoding_that_reaches_the_token_limit_is_doubted_and_one_under_it_is_not(
+    whisper: WhisperModel, utterance: np.ndarray, short_by: int, kept: bool
+) -> None:
+    """Varied words, so the compression rule says nothing: only the count decides."""
+    model = Scripted(whisper, WORDS)
+    limit = max(MIN_TOKENS, int(np.ceil(utterance.size / RATE * TOKENS_PER_S)))
+    model.tokens = model.tokens[: limit - short_by]
+    text = english_decoding(whisper)[0].decode(model.tokens).strip()
+    assert compression_ratio(text) < MAX_COMPRESSION
+    assert (fitted(model, utterance, RATE, 8.0) == text) is kept  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("ratio", "kept"), [(MAX_COMPRESSION, True), (MAX_COMPRESSION + 0.01, False)]
+)
+def test_a_reading_at_the_compression_limit_is_kept_and_one_over_it_is_not(
+    whisper: WhisperModel,
+    utterance: np.ndarray,
+    monkeypatch: pytest.MonkeyPatch,
+    ratio: float,
+    kept: bool,
+) -> None:
+    monkeypatch.setattr(fitted_window, "compression_ratio", lambda _text: ratio)
+    reading = fitted(Scripted(whisper, SENTENCE), utterance, RATE, 8.0)  # type: ignore[arg-type]
+    assert (reading == SENTENCE) is kept

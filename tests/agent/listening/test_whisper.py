@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +47,8 @@ class FakeWhisper:
         self.error = error
         self.segments: list[Segment] = []  # what each transcription hears
         self.threads: list[str] = []  # the thread each ran on
+        self.options: list[dict[str, object]] = []  # what each was asked with
+        self.takes_s = 0.0  # how long each takes
         self.go = threading.Event()
         self.go.set()
         self.entered = threading.Event()  # a transcription began
@@ -61,8 +64,10 @@ class FakeWhisper:
                 self.overlapped.set()
         self.entered.set()
         self.threads.append(threading.current_thread().name)
+        self.options.append(options)
         try:
             self.go.wait()
+            time.sleep(self.takes_s)
             if self.error is not None:
                 raise self.error
             return iter(self.segments), None
@@ -166,6 +171,7 @@ async def test_recognitions_past_the_queue_bound_are_refused_not_queued(
     with pytest.raises(RecognizerBusy) as refused:
         await recognizer.recognize(silence(100))
     assert refused.value.code == "asr_busy"
+    assert str(refused.value) == "1 recognitions are waiting already"
     fake_whisper.go.set()
     assert (await first).text == ""
     assert recognizer.queue_depth == 0
@@ -233,3 +239,35 @@ async def test_a_segment_is_dropped_only_when_whisper_thinks_it_silent_and_is_un
     ]
     recognition = await WhisperRecognizer(context_s=0).recognize(silence(100))
     assert recognition.text == ("Hello there. maybe" if kept else "Hello there.")
+
+
+async def test_the_whole_window_is_greedy_english_without_timestamps_or_its_own_vad(
+    fake_whisper: FakeWhisper,
+) -> None:
+    await WhisperRecognizer(context_s=0).recognize(silence(100))
+    assert fake_whisper.options == [
+        {
+            "language": "en",
+            "beam_size": 1,
+            "without_timestamps": True,
+            "condition_on_previous_text": False,
+            "vad_filter": False,  # the endpointer cut the utterance already
+        }
+    ]
+
+
+async def test_a_recognition_says_how_long_it_took(fake_whisper: FakeWhisper) -> None:
+    fake_whisper.takes_s = 0.05
+    started = time.perf_counter()
+    recognition = await WhisperRecognizer(context_s=0).recognize(silence(100))
+    wall_ms = (time.perf_counter() - started) * 1000
+    assert 50 <= recognition.asr_ms <= wall_ms
+    assert recognition.asr_ms == round(recognition.asr_ms, 1)  # to a tenth of a ms
+
+
+async def test_the_shared_recognizer_loads_the_model_the_settings_name(tmp_path: object) -> None:
+    folder = f"{tmp_path}/whisper-base"
+    recognizer = shared_whisper(ListeningConfig(asr_model=folder))
+    with pytest.raises(RecognizerUnavailable) as failed:
+        await recognizer.load()
+    assert folder in str(failed.value)
