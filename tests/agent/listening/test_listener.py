@@ -5,10 +5,18 @@ from __future__ import annotations
 import pytest
 
 from agent.config import ListeningConfig
-from agent.events import ErrorEvent, Refused, SpeechEnd, SpeechStart
+from agent.events import ErrorEvent, Listening, Refused, SpeechEnd, SpeechStart
 from agent.listening.endpointer import Paused, Resumed
-from agent.listening.listener import BargeIn, Listener, Utterance
-from agent.listening.turn_model import SmartTurn, TurnScore
+from agent.listening.listener import (
+    BargeIn,
+    Listener,
+    ListeningService,
+    Utterance,
+    listening_service,
+)
+from agent.listening.recognizer import Recognition
+from agent.listening.turn_model import SmartTurn, TurnScore, shared_smart_turn
+from agent.listening.whisper import shared_whisper
 from agent.requests import BadRequest
 from tests.agent.listening.speech import silence, spoken
 from tts_server.engines import Engine
@@ -404,3 +412,34 @@ def test_a_barge_in_comes_in_the_window_whose_speech_reaches_the_threshold(
     started = next(i for i, out in enumerate(said) if SpeechStart in map(type, out))
     barged = next(i for i, out in enumerate(said) if BargeIn() in out)
     assert barged - started == windows
+
+
+class Hears:
+    """A recognizer that is never asked (the service only holds it)."""
+
+    queue_depth = 0
+
+    async def load(self) -> None: ...
+
+    async def recognize(self, pcm: bytes) -> Recognition:
+        raise AssertionError("not asked")
+
+
+@pytest.mark.parametrize("mode", ["hands_free", "push_to_talk", None])
+def test_the_listening_answer_says_the_mode_the_format_and_the_bounds(mode: str | None) -> None:
+    config = ListeningConfig(silence_ms=700, barge_in_ms=300, max_utterance_s=12.5)
+    assert ListeningService(config, Hears()).state(mode) == Listening(  # type: ignore[arg-type]
+        mode, 16000, "s16le", 700, 300, 12500, config.max_frame_bytes
+    )
+    assert config.max_frame_bytes == 3200  # 100 ms of 16 kHz s16le
+
+
+def test_a_front_door_listens_with_the_shared_models_its_settings_name() -> None:
+    silence_rule = ListeningConfig(endpointing="silence")
+    mine = Hears()
+    service = listening_service(silence_rule, mine)  # type: ignore[arg-type]
+    assert (service.config, service.recognizer, service.turn_judge) == (silence_rule, mine, None)
+    turn_model = ListeningConfig()
+    shared = listening_service(turn_model)
+    assert shared.recognizer is shared_whisper(turn_model)
+    assert shared.turn_judge is shared_smart_turn() is not None
