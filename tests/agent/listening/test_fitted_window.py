@@ -81,6 +81,7 @@ class Scripted:
         (2.0, 8.0, 1000),
         (2.01, 8.0, 1100),  # whole seconds, rounded up: never shorter than clip + context
         (3.5, 2.5, 600),
+        (2.0, 0.5, 300),  # under a second of context is still a fitted window
         (21.0, 8.0, 2900),
         (21.01, 8.0, None),  # 30 s is Whisper's own window: nothing to gain
         (29.0, 8.0, None),

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import faster_whisper
 import pytest
 
 from agent.config import ListeningConfig
+from agent.listening import whisper
 from agent.listening.fitted_window import LOW_LOGPROB
 from agent.listening.recognizer import (
     RecognitionError,
@@ -48,7 +49,6 @@ class FakeWhisper:
         self.segments: list[Segment] = []  # what each transcription hears
         self.threads: list[str] = []  # the thread each ran on
         self.options: list[dict[str, object]] = []  # what each was asked with
-        self.takes_s = 0.0  # how long each takes
         self.go = threading.Event()
         self.go.set()
         self.entered = threading.Event()  # a transcription began
@@ -67,7 +67,6 @@ class FakeWhisper:
         self.options.append(options)
         try:
             self.go.wait()
-            time.sleep(self.takes_s)
             if self.error is not None:
                 raise self.error
             return iter(self.segments), None
@@ -256,13 +255,13 @@ async def test_the_whole_window_is_greedy_english_without_timestamps_or_its_own_
     ]
 
 
-async def test_a_recognition_says_how_long_it_took(fake_whisper: FakeWhisper) -> None:
-    fake_whisper.takes_s = 0.05
-    started = time.perf_counter()
+async def test_a_recognition_says_how_long_it_took_to_a_tenth_of_a_millisecond(
+    fake_whisper: FakeWhisper, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = iter([10.0, 10.12345])  # when it started, when it ended
+    monkeypatch.setattr(whisper, "time", SimpleNamespace(perf_counter=lambda: next(clock)))
     recognition = await WhisperRecognizer(context_s=0).recognize(silence(100))
-    wall_ms = (time.perf_counter() - started) * 1000
-    assert 50 <= recognition.asr_ms <= wall_ms
-    assert recognition.asr_ms == round(recognition.asr_ms, 1)  # to a tenth of a ms
+    assert recognition.asr_ms == 123.5
 
 
 async def test_the_shared_recognizer_loads_the_model_the_settings_name(tmp_path: object) -> None:
