@@ -1,6 +1,7 @@
 """Kill rates per module from a mutmut run (``make mutate``), one report per tier.
 
     python -m devtools.mutation_report --tier io [--mutants mutants] [--out docs/benchmarks]
+    python -m devtools.mutation_report --tier edges --merge  # keep the rows no copy has now
     python -m devtools.mutation_report --patterns io   # the mutmut names of a tier's mutants
 
 The modules come in four tiers (``TIERS``): ``contract``, the pure modules (wire messages,
@@ -134,6 +135,11 @@ def main(argv: list[str] | None = None) -> None:
     chosen.add_argument("--patterns", choices=sorted(TIERS), help="print its mutmut patterns")
     parser.add_argument("--mutants", type=Path, default=WORK)
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument(
+        "--merge",
+        action="store_true",
+        help="keep the report's rows for modules whose group's copy is gone (run on another day)",
+    )
     args = parser.parse_args(argv)
     if args.patterns:
         print(" ".join(patterns(args.patterns)))
@@ -141,6 +147,8 @@ def main(argv: list[str] | None = None) -> None:
     modules = tally(args.mutants, args.tier)
     args.out.mkdir(parents=True, exist_ok=True)
     stem = args.out / f"mutation_{args.tier}"
+    if args.merge and stem.with_suffix(".json").is_file():
+        modules = json.loads(stem.with_suffix(".json").read_text()) | modules
     stem.with_suffix(".json").write_text(json.dumps(modules, indent=2) + "\n")
     report = markdown(modules, args.tier)
     stem.with_suffix(".md").write_text(report)

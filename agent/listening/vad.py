@@ -63,7 +63,8 @@ class VoiceActivity:
         if not whole:
             return []
         samples = pcm16_to_float(data[:whole])
-        windows = samples.reshape(-1, WINDOW_SAMPLES)
+        count = whole // WINDOW_BYTES
+        windows = samples.reshape(count, WINDOW_SAMPLES)
         # Each row is a window after its context; the model runs the rows in order, as time.
         contexts = np.vstack([self._context, windows[:-1, -CONTEXT_SAMPLES:]])
         probabilities, self._h, self._c = self._session.run(
@@ -71,10 +72,8 @@ class VoiceActivity:
         )
         self._context = windows[-1:, -CONTEXT_SAMPLES:]
         return [
-            (data[start : start + WINDOW_BYTES], float(probability))
-            for start, probability in zip(
-                range(0, whole, WINDOW_BYTES), probabilities.ravel(), strict=True
-            )
+            (data[index * WINDOW_BYTES : (index + 1) * WINDOW_BYTES], float(probability))
+            for index, probability in enumerate(probabilities.ravel())
         ]
 
     def reset(self) -> None:

@@ -61,6 +61,21 @@ def test_main_writes_both_files(mutants: Path, tmp_path: Path) -> None:
     assert (out / "mutation_io.md").read_text().startswith("# Mutation testing")
 
 
+def test_merge_keeps_the_rows_of_groups_run_another_day(mutants: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    row = {"mutants": 9, "killed": 9, "survived": 0, "not_covered": 0, "not_checked": 0}
+    row |= {"kill_rate": 1.0, "survivors": []}
+    earlier = {"tts_server/segment.py": row, "tts_server/health.py": row}
+    (out / "mutation_io.json").write_text(json.dumps(earlier))
+    main(["--tier", "io", "--mutants", str(mutants), "--out", str(out), "--merge"])
+    merged = json.loads((out / "mutation_io.json").read_text())
+    assert merged["tts_server/segment.py"] == row  # no copy of it now: kept
+    assert merged["tts_server/health.py"]["mutants"] == 3  # this run's verdicts
+    main(["--tier", "io", "--mutants", str(mutants), "--out", str(out)])  # no merge: this run
+    assert "tts_server/segment.py" not in json.loads((out / "mutation_io.json").read_text())
+
+
 def test_patterns_name_every_mutant_of_a_tier(capsys: pytest.CaptureFixture[str]) -> None:
     assert "tts_client.session.*" in patterns("io")
     assert len(patterns("contract")) == len(TIERS["contract"])
