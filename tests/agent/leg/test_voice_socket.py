@@ -804,18 +804,23 @@ async def test_a_reply_started_at_an_unfinished_pause_is_withdrawn_unheard_when_
     assert len(recognizer.heard) == 2  # the eager one at the unfinished pause, dropped; the end's
 
 
+async def one_hands_free_turn(socket: Socket, pcm: bytes) -> dict[str, Any]:
+    """``pcm`` said hands-free into ``socket``, to its turn's end: its ``speech.end``."""
+    async with socket:
+        client = socket.client
+        client.say({"type": "listen", "mode": "hands_free"})
+        for frame in mic_frames(silence(300) + pcm + silence(600)):
+            client.say(frame)
+        await client.wait_for("turn.end")
+    return client.of_type("speech.end")[0]
+
+
 async def test_a_pause_called_complete_is_recognized_after_the_model_decides(paused: bytes) -> None:
     """Nothing competes with the model for the cores: recognition begins once it has said
     complete (eager recognition only fills a wait)."""
     script, recognizer = Script(segments=1), Recognizes()
     judge = Judges(0.9, recognizer=recognizer)
-    async with Socket(script, recognizer=recognizer, judge=judge) as socket:
-        client = socket.client
-        client.say({"type": "listen", "mode": "hands_free"})
-        for frame in mic_frames(silence(300) + paused + silence(600)):
-            client.say(frame)
-        await client.wait_for("turn.end")
-    end = client.of_type("speech.end")[0]
+    end = await one_hands_free_turn(Socket(script, recognizer=recognizer, judge=judge), paused)
     assert (end["turn"], end["wait_ms"]) == ("complete", 96)
     assert judge.heard_before == [0] and len(recognizer.heard) == 1
 
@@ -825,13 +830,8 @@ async def test_a_pause_the_second_ask_calls_complete_ends_there_with_nothing_beg
 ) -> None:
     script, recognizer = Script(segments=1), Recognizes()
     judge = Judges(0.1, 0.8, recognizer=recognizer)  # unfinished at 96 ms, sure at 160 ms
-    async with Socket(script, recognizer=recognizer, judge=judge) as socket:
-        client = socket.client
-        client.say({"type": "listen", "mode": "hands_free"})
-        for frame in mic_frames(silence(300) + paused + silence(600)):
-            client.say(frame)
-        await client.wait_for("turn.end")
-    end = client.of_type("speech.end")[0]
+    socket = Socket(script, recognizer=recognizer, judge=judge)
+    end = await one_hands_free_turn(socket, paused)
     assert (end["turn"], end["turn_score"], end["wait_ms"]) == ("complete", 0.8, 160)
     assert judge.heard_before == [0, 0] and len(recognizer.heard) == 1
     assert socket.withdrawn == [] and len(script.requests) == 1
