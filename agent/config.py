@@ -46,8 +46,12 @@ def _number(text: str, name: str) -> float:
 
 
 def _off_or_number(text: str, name: str) -> float:
-    """0 (off) or a positive finite number."""
-    return 0.0 if text.strip() in {"0", "0.0"} else _number(text, name)
+    """0 (off) or a positive finite number (any spelling of zero: "0", "0.0", "00")."""
+    try:
+        off = float(text) == 0
+    except ValueError:
+        off = False
+    return 0.0 if off else _number(text, name)
 
 
 def _off_or_count(text: str, name: str) -> int:

@@ -83,7 +83,7 @@ def test_listening_defaults_and_the_environment_that_changes_them() -> None:
         "VOICE_AGENT_TURN_THRESHOLD": "0.7",
         "VOICE_AGENT_TURN_RECHECK_MS": "0",
         "VOICE_AGENT_TURN_RECHECK_THRESHOLD": "0.9",
-        "VOICE_AGENT_ASR_CONTEXT_S": "0",
+        "VOICE_AGENT_ASR_CONTEXT_S": "0.0",
         "VOICE_AGENT_EAGER_ASR": "off",
         "VOICE_AGENT_EAGER_START": "off",
     }
