@@ -1,7 +1,7 @@
 """Agent and listening settings, each declared once: its default, its variable, its help and
 how its text is read (the dev server's flags override them).
 
-A field's metadata (``_env``) names its environment variable and its reader; ``from_env`` is
+Each field is one ``env_field``: its variable, default, reader and help; ``from_env`` is
 derived from the fields, so a knob is written in one place. A bad value fails at start with
 its variable's name. The ground floor: ``agent.browser_leg``, ``tts_client`` and
 ``tts_protocol`` only.
@@ -25,6 +25,7 @@ from tts_protocol import BYTES_PER_SAMPLE, STREAM_PATH
 DEFAULT_TTS_URL = f"ws://127.0.0.1:8080{STREAM_PATH}"
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")  # the names a local server answers to
 C = TypeVar("C")
+T = TypeVar("T")
 FACTORY_SPEC = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")  # package.module:function
 ENDPOINTING = ("silence", "turn_model")  # how a turn's end is found (docs/listening.md)
 
@@ -107,12 +108,13 @@ def _factory_spec(text: str, name: str) -> str:
     return text.strip()
 
 
-def _env(
-    names: str | tuple[str, ...], read: Callable[[str, str], Any], help_text: str
-) -> dict[str, object]:
-    """A field's metadata: the variables that set it (the first set wins), its reader, and
-    what it does (docs/agent.md, docs/listening.md)."""
-    return {"env": (names,) if isinstance(names, str) else names, "read": read, "help": help_text}
+def env_field(
+    names: str | tuple[str, ...], default: T, read: Callable[[str, str], Any], help_text: str
+) -> T:
+    """A setting's one declaration: its default, the variables that set it (the first set wins),
+    its reader and what it does (docs/agent.md, docs/listening.md); ``from_env`` reads them."""
+    env = (names,) if isinstance(names, str) else names
+    return field(default=default, metadata={"env": env, "read": read, "help": help_text})
 
 
 def from_env(cls: type[C], env: Mapping[str, str]) -> C:
@@ -133,117 +135,85 @@ def from_env(cls: type[C], env: Mapping[str, str]) -> C:
 class ListeningConfig:
     """How a socket listens (docs/listening.md)."""
 
-    vad_threshold: float = field(
-        default=0.5,
-        metadata=_env("VOICE_AGENT_VAD_THRESHOLD", _fraction, "Silero's speech probability"),
+    vad_threshold: float = env_field(
+        "VOICE_AGENT_VAD_THRESHOLD", 0.5, _fraction, "Silero's speech probability"
     )
-    onset_ms: int = field(
-        default=64,
-        metadata=_env("VOICE_AGENT_LISTEN_ONSET_MS", _count, "speech this long starts a turn"),
+    onset_ms: int = env_field(
+        "VOICE_AGENT_LISTEN_ONSET_MS", 64, _count, "speech this long starts a turn"
     )
-    silence_ms: int = field(
-        default=500,
-        metadata=_env("VOICE_AGENT_LISTEN_SILENCE_MS", _count, "silence this long ends the turn"),
+    silence_ms: int = env_field(
+        "VOICE_AGENT_LISTEN_SILENCE_MS", 500, _count, "silence this long ends the turn"
     )
-    endpointing: str = field(
-        default="turn_model",
-        metadata=_env(
-            "VOICE_AGENT_ENDPOINTING", _endpointing, "silence | turn_model (Smart Turn v3.2)"
-        ),
+    endpointing: str = env_field(
+        "VOICE_AGENT_ENDPOINTING",
+        "turn_model",
+        _endpointing,
+        "silence | turn_model (Smart Turn v3.2)",
     )
-    pause_ms: int = field(
-        default=96,
-        metadata=_env("VOICE_AGENT_TURN_PAUSE_MS", _count, "a pause this long asks the turn model"),
+    pause_ms: int = env_field(
+        "VOICE_AGENT_TURN_PAUSE_MS", 96, _count, "a pause this long asks the turn model"
     )
-    turn_wait_ms: int = field(
-        default=1000,
-        metadata=_env(
-            "VOICE_AGENT_TURN_WAIT_MS",
-            _count,
-            "silence that ends a turn the model called unfinished",
-        ),
+    turn_wait_ms: int = env_field(
+        "VOICE_AGENT_TURN_WAIT_MS",
+        1000,
+        _count,
+        "silence that ends a turn the model called unfinished",
     )
-    eager_asr: bool = field(
-        default=True,
-        metadata=_env(
-            "VOICE_AGENT_EAGER_ASR", _switch, "on: recognize at the turn model's pause, not after"
-        ),
+    eager_asr: bool = env_field(
+        "VOICE_AGENT_EAGER_ASR", True, _switch, "on: recognize at the turn model's pause, not after"
     )
-    eager_start: bool = field(
-        default=True,
-        metadata=_env(
-            "VOICE_AGENT_EAGER_START",
-            _switch,
-            "on: start the reply on the eager transcript while an unfinished turn waits, "
-            "its audio held",
-        ),
+    eager_start: bool = env_field(
+        "VOICE_AGENT_EAGER_START",
+        True,
+        _switch,
+        "on: start the reply on the eager transcript while an unfinished turn waits, "
+        "its audio held",
     )
-    turn_threshold: float = field(
-        default=0.3,
-        metadata=_env(
-            "VOICE_AGENT_TURN_THRESHOLD", _fraction, "the model's score that ends a turn"
-        ),
+    turn_threshold: float = env_field(
+        "VOICE_AGENT_TURN_THRESHOLD", 0.3, _fraction, "the model's score that ends a turn"
     )
-    turn_recheck_ms: int = field(
-        default=160,
-        metadata=_env(
-            "VOICE_AGENT_TURN_RECHECK_MS",
-            _off_or_count,
-            "silence at which the model is asked once more (0: asked once per pause)",
-        ),
+    turn_recheck_ms: int = env_field(
+        "VOICE_AGENT_TURN_RECHECK_MS",
+        160,
+        _off_or_count,
+        "silence at which the model is asked once more (0: asked once per pause)",
     )
-    turn_recheck_threshold: float = field(
-        default=0.7,
-        metadata=_env(
-            "VOICE_AGENT_TURN_RECHECK_THRESHOLD",
-            _fraction,
-            "the score that ends a turn when the model is asked once more",
-        ),
+    turn_recheck_threshold: float = env_field(
+        "VOICE_AGENT_TURN_RECHECK_THRESHOLD",
+        0.7,
+        _fraction,
+        "the score that ends a turn when the model is asked once more",
     )
-    barge_in_ms: int = field(
-        default=200,
-        metadata=_env("VOICE_AGENT_BARGE_IN_MS", _count, "speech this long cuts a running turn"),
+    barge_in_ms: int = env_field(
+        "VOICE_AGENT_BARGE_IN_MS", 200, _count, "speech this long cuts a running turn"
     )
-    preroll_ms: int = field(
-        default=192,
-        metadata=_env("VOICE_AGENT_LISTEN_PREROLL_MS", _count, "audio kept from before the onset"),
+    preroll_ms: int = env_field(
+        "VOICE_AGENT_LISTEN_PREROLL_MS", 192, _count, "audio kept from before the onset"
     )
-    max_utterance_s: float = field(
-        default=20.0,
-        metadata=_env("VOICE_AGENT_LISTEN_MAX_S", _number, "an utterance is cut here"),
+    max_utterance_s: float = env_field(
+        "VOICE_AGENT_LISTEN_MAX_S", 20.0, _number, "an utterance is cut here"
     )
-    burst_s: float = field(
-        default=2.0,
-        metadata=_env(
-            "VOICE_AGENT_LISTEN_BURST_S",
-            _number,
-            "how far ahead of real time audio may run",
-        ),
+    burst_s: float = env_field(
+        "VOICE_AGENT_LISTEN_BURST_S", 2.0, _number, "how far ahead of real time audio may run"
     )
     max_frame_ms: int = 100  # a MIC frame holds at most this much audio (20-32 ms is usual)
-    asr_model: str | None = field(
-        default=None,
-        metadata=_env("VOICE_AGENT_ASR_MODEL", _text, "a CTranslate2 Whisper folder"),
+    asr_model: str | None = env_field(
+        "VOICE_AGENT_ASR_MODEL", None, _text, "a CTranslate2 Whisper folder"
     )
-    asr_context_s: float = field(
-        default=8.0,
-        metadata=_env(
-            "VOICE_AGENT_ASR_CONTEXT_S",
-            _off_or_number,
-            "silence after the utterance Whisper's encoder reads (0: its whole 30 s window)",
-        ),
+    asr_context_s: float = env_field(
+        "VOICE_AGENT_ASR_CONTEXT_S",
+        8.0,
+        _off_or_number,
+        "silence after the utterance Whisper's encoder reads (0: its whole 30 s window)",
     )
-    asr_threads: int = field(
-        default=2,
-        metadata=_env("VOICE_AGENT_ASR_THREADS", _count, "CPU threads per recognition"),
+    asr_threads: int = env_field(
+        "VOICE_AGENT_ASR_THREADS", 2, _count, "CPU threads per recognition"
     )
-    asr_concurrency: int = field(
-        default=1,
-        metadata=_env("VOICE_AGENT_ASR_CONCURRENCY", _count, "recognitions at once, per process"),
+    asr_concurrency: int = env_field(
+        "VOICE_AGENT_ASR_CONCURRENCY", 1, _count, "recognitions at once, per process"
     )
-    asr_max_queue: int = field(
-        default=8,
-        metadata=_env("VOICE_AGENT_ASR_MAX_QUEUE", _count, "more waiting is refused (asr_busy)"),
+    asr_max_queue: int = env_field(
+        "VOICE_AGENT_ASR_MAX_QUEUE", 8, _count, "more waiting is refused (asr_busy)"
     )
 
     @property
@@ -260,61 +230,45 @@ class AgentConfig:
     """Which agent and LLM, which speech endpoint; which origins and host names, how long /ws
     may idle."""
 
-    model: str = field(
-        default="demo",
-        metadata=_env(
-            "VOICE_AGENT_MODEL", _text, "demo | bedrock:<model-id> | openai:<base-url>#<model>"
-        ),
+    model: str = env_field(
+        "VOICE_AGENT_MODEL", "demo", _text, "demo | bedrock:<model-id> | openai:<base-url>#<model>"
     )
-    tts_url: str = field(
-        default=DEFAULT_TTS_URL, metadata=_env("TTS_URL", _text, "a local or remote WebSocket")
+    tts_url: str = env_field("TTS_URL", DEFAULT_TTS_URL, _text, "a local or remote WebSocket")
+    sagemaker_endpoint: str | None = env_field(
+        "TTS_SAGEMAKER_ENDPOINT", None, _text, "wins over TTS_URL"
     )
-    sagemaker_endpoint: str | None = field(
-        default=None, metadata=_env("TTS_SAGEMAKER_ENDPOINT", _text, "wins over TTS_URL")
+    region: str | None = env_field(
+        ("AWS_REGION", "AWS_DEFAULT_REGION"), None, _text, "the AWS region"
     )
-    region: str | None = field(
-        default=None, metadata=_env(("AWS_REGION", "AWS_DEFAULT_REGION"), _text, "the AWS region")
+    allow_origins: tuple[str, ...] = env_field(
+        "VOICE_AGENT_ALLOW_ORIGINS",
+        (),
+        _listed,
+        "foreign origins the dev server lets in, besides its own (agent/doors/origins.py);"
+        ' "*" lets in any',
     )
-    allow_origins: tuple[str, ...] = field(
-        default=(),
-        metadata=_env(
-            "VOICE_AGENT_ALLOW_ORIGINS",
-            _listed,
-            "foreign origins the dev server lets in, besides its own (agent/doors/origins.py);"
-            ' "*" lets in any',
-        ),
+    allow_hosts: tuple[str, ...] = env_field(
+        "VOICE_AGENT_ALLOW_HOSTS",
+        LOOPBACK_HOSTS,
+        _listed,
+        "the names the dev server answers to (its Host header), against DNS rebinding;"
+        ' "*" answers to any; `voice-agent dev --host` adds its own',
     )
-    allow_hosts: tuple[str, ...] = field(
-        default=LOOPBACK_HOSTS,
-        metadata=_env(
-            "VOICE_AGENT_ALLOW_HOSTS",
-            _listed,
-            "the names the dev server answers to (its Host header), against DNS rebinding;"
-            ' "*" answers to any; `voice-agent dev --host` adds its own',
-        ),
+    agent_factory: str | Callable[..., Any] | None = env_field(  # noqa: RUF009 (a field())
+        "VOICE_AGENT_FACTORY",
+        None,
+        _factory_spec,
+        "package.module:function that builds your strands Agent (docs/your_agent.md); "
+        "in code, the function itself",
     )
-    agent_factory: str | Callable[..., Any] | None = field(
-        default=None,
-        metadata=_env(
-            "VOICE_AGENT_FACTORY",
-            _factory_spec,
-            "package.module:function that builds your strands Agent (docs/your_agent.md); "
-            "in code, the function itself",
-        ),
+    tool_filler: str = env_field(
+        "VOICE_AGENT_TOOL_FILLER", "", _text, 'said once a tool has run long, e.g. "One moment."'
     )
-    tool_filler: str = field(
-        default="",
-        metadata=_env(
-            "VOICE_AGENT_TOOL_FILLER", _text, 'said once a tool has run long, e.g. "One moment."'
-        ),
+    tool_filler_s: float = env_field(
+        "VOICE_AGENT_TOOL_FILLER_S", 1.5, _seconds, "how long is long, for the filler"
     )
-    tool_filler_s: float = field(
-        default=1.5,
-        metadata=_env("VOICE_AGENT_TOOL_FILLER_S", _seconds, "how long is long, for the filler"),
-    )
-    ws_idle_s: float = field(
-        default=300.0,
-        metadata=_env("VOICE_AGENT_WS_IDLE_S", _seconds, "/ws closes after this long unused"),
+    ws_idle_s: float = env_field(
+        "VOICE_AGENT_WS_IDLE_S", 300.0, _seconds, "/ws closes after this long unused"
     )
     listening: ListeningConfig = field(default_factory=ListeningConfig)
 
