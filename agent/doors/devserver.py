@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
 from fastapi import FastAPI, Request, WebSocket
@@ -24,7 +25,7 @@ from starlette.middleware.cors import CORSMiddleware
 
 from agent.browser_leg import SESSION_HEADER, page_module
 from agent.config import AgentConfig
-from agent.core.service import DEFAULT_CONVERSATION
+from agent.core.service import DEFAULT_CONVERSATION, VoiceAgent
 from agent.doors.origins import OriginGuard, check_host, check_origin
 from agent.doors.wiring import FrontDoor
 from agent.leg.hooks import conversation_of
@@ -51,22 +52,36 @@ def create_app(config: AgentConfig | None = None, recognizer: Recognizer | None 
     """The dev server around one ``VoiceAgent``; ``/ws`` listens with ``recognizer``
     (default: the process's shared Whisper, ``agent.listening.whisper``)."""
     door = FrontDoor(config, recognizer)
-    voice_agent = door.voice_agent
+    app = FastAPI(
+        title="kokoro-voice-agent (dev)",
+        lifespan=_lifespan(door.voice_agent),
+        exception_handlers={HTTPException: http_error, RequestValidationError: invalid_request},
+    )
+    app.state.voice_agent = door.voice_agent
+    app.add_route(METRICS_PATH, exposition(door.metrics.registry), include_in_schema=False)
+    _add_turn_routes(app, door)
+    _add_status_routes(app, door)
+    _add_page_routes(app)
+    _add_guards(app, door)
+    return app
+
+
+def _lifespan(voice_agent: VoiceAgent) -> Callable[[FastAPI], AbstractAsyncContextManager[None]]:
+    """Open a speech session at start, close the agent at exit."""
 
     @contextlib.asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         with contextlib.suppress(Exception):  # speech may come up later
             await voice_agent.conversations.preconnect()
         yield
         await voice_agent.aclose()
 
-    app = FastAPI(
-        title="kokoro-voice-agent (dev)",
-        lifespan=lifespan,
-        exception_handlers={HTTPException: http_error, RequestValidationError: invalid_request},
-    )
-    app.state.voice_agent = voice_agent
-    app.add_route(METRICS_PATH, exposition(door.metrics.registry), include_in_schema=False)
+    return lifespan
+
+
+def _add_turn_routes(app: FastAPI, door: FrontDoor) -> None:
+    """The turns: ``POST /invocations`` (SSE) and ``/ws``; a socket on any other path, 404."""
+    voice_agent = door.voice_agent
 
     @app.post("/invocations")
     async def invocations(request: Request) -> Response:
@@ -93,6 +108,11 @@ def create_app(config: AgentConfig | None = None, recognizer: Recognizer | None 
         lambda path: BadRequest("not_found", f"no WebSocket at {path}; use /ws").to_json(),
     )
 
+
+def _add_status_routes(app: FastAPI, door: FrontDoor) -> None:
+    """``GET /ping`` (busy while a turn runs) and ``GET /config`` (what the voice chat offers)."""
+    voice_agent = door.voice_agent
+
     @app.get("/ping")
     async def ping() -> dict[str, str]:
         return {"status": "HealthyBusy" if door.busy else "Healthy"}
@@ -106,15 +126,24 @@ def create_app(config: AgentConfig | None = None, recognizer: Recognizer | None 
         with contextlib.suppress(Exception):
             ready = await asyncio.wait_for(voice_agent.conversations.pool.ready(), 3)
             voices, default_voice = list(ready.voices), ready.default_voice
-        model = voice_agent.factory.name  # the model spec, or your agent factory's name
-        if model.startswith("openai:"):  # do not show the server's address
-            model = "openai:" + model.rpartition("#")[2]
         return {
-            "model": model,
+            "model": _shown_model(voice_agent.factory.name),
             "voices": voices,
             "default_voice": default_voice,
             "transports": list(TRANSPORTS),
         }
+
+
+def _shown_model(name: str) -> str:
+    """The model spec (or the agent factory's name) as the page sees it: an ``openai:`` spec
+    without the server's address."""
+    if name.startswith("openai:"):
+        return "openai:" + name.rpartition("#")[2]
+    return name
+
+
+def _add_page_routes(app: FastAPI) -> None:
+    """The voice chat: ``/``, the generated browser-leg module and ``agent/web/``'s files."""
 
     @app.get("/", include_in_schema=False)
     async def index() -> FileResponse:
@@ -125,7 +154,13 @@ def create_app(config: AgentConfig | None = None, recognizer: Recognizer | None 
         return Response(page_module(), media_type="text/javascript")
 
     app.mount("/web", StaticFiles(directory=WEB), name="web")
-    allow = [check_origin(origin) for origin in voice_agent.config.allow_origins]
+
+
+def _add_guards(app: FastAPI, door: FrontDoor) -> None:
+    """Who may use the server: CORS for the allowed origins, the Host/Origin guard, and the
+    refusals counted (the last added runs first)."""
+    config = door.voice_agent.config
+    allow = [check_origin(origin) for origin in config.allow_origins]
     if allow:  # the headers an allowed page of another origin needs to read the answers
         app.add_middleware(
             CORSMiddleware,
@@ -133,7 +168,6 @@ def create_app(config: AgentConfig | None = None, recognizer: Recognizer | None 
             allow_methods=["GET", "POST"],
             allow_headers=["Content-Type", SESSION_HEADER],
         )
-    hosts = [check_host(host) for host in voice_agent.config.allow_hosts]  # fails at start
+    hosts = [check_host(host) for host in config.allow_hosts]  # fails at start
     app.add_middleware(OriginGuard, allow=allow, hosts=hosts)  # after CORS: runs before it
     app.add_middleware(HttpErrors, count=door.metrics.error)  # outside it: counts its refusals too
-    return app
