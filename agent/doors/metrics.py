@@ -33,7 +33,14 @@ class AgentMetrics:
 
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
-        r = self.registry
+        self._turn_series(self.registry)
+        self._client_series(self.registry)
+        self._listening_series(self.registry)
+        for transport in TRANSPORTS:  # every series exists from the first scrape
+            self.in_progress.labels(transport)
+
+    def _turn_series(self, r: CollectorRegistry) -> None:
+        """Turns by outcome, those streaming now, their latencies and their tool calls."""
         self.turns = Counter(
             "agent_turns", "Turns that ended, by outcome.", ["transport", "outcome"], registry=r
         )
@@ -61,6 +68,16 @@ class AgentMetrics:
             buckets=DURATION_BUCKETS,
             registry=r,
         )
+        self.tools = Histogram(
+            "agent_tool_seconds",
+            "Tool calls in turns, by tool and status (ok, error, cancelled).",
+            ["tool", "status"],
+            buckets=TOOL_BUCKETS,
+            registry=r,
+        )
+
+    def _client_series(self, r: CollectorRegistry) -> None:
+        """The errors clients were sent, and the clients connected."""
         self.errors = Counter(
             "agent_errors",
             "Errors sent to clients (turn errors, refused requests and messages), by code.",
@@ -71,6 +88,9 @@ class AgentMetrics:
             "agent_sse_clients", "Clients connected to an SSE turn stream.", registry=r
         )
         self.ws_clients = Gauge("agent_ws_clients", "WebSocket clients connected.", registry=r)
+
+    def _listening_series(self, r: CollectorRegistry) -> None:
+        """Utterances heard, recognition and its queue, the end of the turn and eager replies."""
         self.utterances = Counter(
             "agent_utterances",
             "Utterances heard on /ws, by how they ended.",
@@ -79,6 +99,11 @@ class AgentMetrics:
         )
         self.recognition = Histogram(
             "agent_asr_seconds", "Recognition time per utterance.", buckets=ASR_BUCKETS, registry=r
+        )
+        self.asr_queue = Gauge(
+            "agent_asr_queue_depth",
+            "Recognitions waiting or running now, in this process.",
+            registry=r,
         )
         self.end_of_turn = Histogram(
             "agent_end_of_turn_seconds",
@@ -100,20 +125,6 @@ class AgentMetrics:
             " because the user spoke on (each also ends as a cancelled or completed turn).",
             registry=r,
         )
-        self.tools = Histogram(
-            "agent_tool_seconds",
-            "Tool calls in turns, by tool and status (ok, error, cancelled).",
-            ["tool", "status"],
-            buckets=TOOL_BUCKETS,
-            registry=r,
-        )
-        self.asr_queue = Gauge(
-            "agent_asr_queue_depth",
-            "Recognitions waiting or running now, in this process.",
-            registry=r,
-        )
-        for transport in TRANSPORTS:  # every series exists from the first scrape
-            self.in_progress.labels(transport)
 
     def watch(self, recognizer: Recognizer) -> None:
         """Export ``recognizer``'s queue depth as ``agent_asr_queue_depth``."""
