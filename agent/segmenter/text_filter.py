@@ -132,66 +132,88 @@ class TextFilter:
 
     def _line_start(self, text: str, pos: int, out: list[str]) -> int | None:
         """Classify a line by its start; return where its content begins, None to wait."""
-        state, size, ended = self._state, len(text), self._state.ended
+        state, size = self._state, len(text)
         start = pos
         while start < size and text[start] in " \t\r":
             start += 1
         if start == size:
-            return None if not ended else size
+            return None if not state.ended else size
         first = text[start]
         if not (state.line_broken or first.islower()):  # a line starting in lower case goes on
             state.line_broken = True
             out.append(PARA)
         if first in "\n>":  # a blank line; or a quote mark, dropped before the line is classified
             return start + 1
-        end = start  # end of the line's leading mark
         if first in "`~#":
-            while end < size and text[end] == first:
-                end += 1
-            if end == size and not ended:
-                return None
-            if first != "#" and end - start >= 3:
-                state.fence = first * (end - start)
-                state.at_line_start = False
-                out.append(BLOCK + self.code_block_phrase + BLOCK)
-                return end
-            if first == "#" and end - start <= 6 and text[end : end + 1] in LINE_GAP:
-                state.in_heading = True
-                state.at_line_start = False
-                out.append(BLOCK)
-                return end
-        elif first in "-*_+=|•":
-            marks = first + " \t\r" + (":-" if first == "|" else "")
-            while end < size and text[end] in marks:
-                end += 1
-            if end == size and not ended:
-                return None
-            if text[end : end + 1] in ("", "\n") and (
-                (first in "-*_=" and text.count(first, start, end) >= 3)
-                or (first == "|" and "-" in text[start:end])
-            ):
-                out.append(BLOCK)  # thematic break, setext underline or table separator
-                return end
-            if first in "-*+•|" and (first == "|" or text[start + 1 : start + 2] in (" ", "\t")):
-                state.in_table_row = first == "|"
-                state.at_line_start = False
-                out.append(BLOCK)
-                return start + 1
-        elif first.isdigit():
-            while end < size and text[end].isdigit():
-                end += 1
-            if end + 2 > size and not ended:
-                return None
-            if (
-                end - start <= 9
-                and text[end : end + 1] in (".", ")")
-                and text[end + 1 : end + 2] in LINE_GAP
-            ):
-                state.at_line_start = False
-                out.append(BLOCK)
-                return start  # the number is kept: "1. First step"
-        state.at_line_start = False
+            return self._fence_or_heading(text, start, out)
+        if first in "-*_+=|•":
+            return self._rule_or_item(text, start, out)
+        if first.isdigit():
+            return self._numbered_item(text, start, out)
+        return self._line_content(start)
+
+    def _line_content(self, start: int) -> int:
+        """The line's content begins at ``start``, after its mark if it had one."""
+        self._state.at_line_start = False
         return start
+
+    def _fence_or_heading(self, text: str, start: int, out: list[str]) -> int | None:
+        """Three or more backticks or tildes open a code block; one to six ``#`` and a gap, a
+        heading. Return where the line goes on, None to wait."""
+        state, size, first = self._state, len(text), text[start]
+        end = start  # end of the line's leading mark
+        while end < size and text[end] == first:
+            end += 1
+        if end == size and not state.ended:
+            return None
+        if first != "#" and end - start >= 3:
+            state.fence = first * (end - start)
+            out.append(BLOCK + self.code_block_phrase + BLOCK)
+            return self._line_content(end)
+        if first == "#" and end - start <= 6 and text[end : end + 1] in LINE_GAP:
+            state.in_heading = True
+            out.append(BLOCK)
+            return self._line_content(end)
+        return self._line_content(start)
+
+    def _rule_or_item(self, text: str, start: int, out: list[str]) -> int | None:
+        """A thematic break, setext underline or table separator (the whole line); a bullet or
+        a table row. Return where the line goes on, None to wait."""
+        state, size, first = self._state, len(text), text[start]
+        marks = first + " \t\r" + (":-" if first == "|" else "")
+        end = start  # end of the line's leading mark
+        while end < size and text[end] in marks:
+            end += 1
+        if end == size and not state.ended:
+            return None
+        if text[end : end + 1] in ("", "\n") and (
+            (first in "-*_=" and text.count(first, start, end) >= 3)
+            or (first == "|" and "-" in text[start:end])
+        ):
+            out.append(BLOCK)  # thematic break, setext underline or table separator
+            return end
+        if first in "-*+•|" and (first == "|" or text[start + 1 : start + 2] in (" ", "\t")):
+            state.in_table_row = first == "|"
+            out.append(BLOCK)
+            return self._line_content(start + 1)
+        return self._line_content(start)
+
+    def _numbered_item(self, text: str, start: int, out: list[str]) -> int | None:
+        """An ordered list item ("1." or "1)" and a gap); the number is kept: "1. First step".
+        Return where the line goes on, None to wait."""
+        size = len(text)
+        end = start  # end of the line's digits
+        while end < size and text[end].isdigit():
+            end += 1
+        if end + 2 > size and not self._state.ended:
+            return None
+        if (
+            end - start <= 9
+            and text[end : end + 1] in (".", ")")
+            and text[end + 1 : end + 2] in LINE_GAP
+        ):
+            out.append(BLOCK)
+        return self._line_content(start)
 
     def _inline(self, text: str, pos: int, out: list[str]) -> int | None:
         """Copy plain text, then handle one markup character; None to wait for more text."""
@@ -200,47 +222,69 @@ class TextFilter:
         if at == size:
             return size
         wait = at if at > pos else None  # keep the text copied so far, or wait right here
-        ended = state.ended
         char = text[at]
         if char == "\n":
-            if state.in_heading or state.in_table_row:
-                out.append(BLOCK)
-            state.in_heading = state.in_table_row = state.line_broken = False
-            state.at_line_start = True
-            out.append(" ")  # whitespace now, so that "!" / "?" before it is released at once
-            return at + 1
+            return self._line_end(at, out)
         if char in "*_~`":
-            run_end = at
-            while run_end < size and text[run_end] == char:
-                run_end += 1
-            if run_end == size and not ended:
-                return wait
-            if char == "`":
-                state.code_ticks = run_end - at
-                out.append(CODE_ON)
-            elif not _is_markup(
-                text[at - 1] if at else "\n", text[run_end] if run_end < size else "\n"
-            ) or (char == "~" and run_end - at == 1):
-                out.append(text[at:run_end])
-            return run_end
+            return self._run(text, at, wait, out)
         if char in "[!":
-            bracket = at + (char == "!")
-            if bracket == size and not ended:
-                return wait
-            if text.startswith("[", bracket):
-                link = LINK.match(text, bracket)
-                if link:
-                    state.link_text_end, state.link_end = link.end(1), link.end()
-                    return bracket + 1
-                if not ended and LINK_PREFIX.fullmatch(text, bracket):
-                    return wait
-            out.append(char)
-            return at + 1
+            return self._link_or_bracket(text, at, wait, out)
         if char == "]" and at == state.link_text_end:
             state.link_text_end = -1
             return state.link_end
+        return self._character(text, at, wait, out)
+
+    def _line_end(self, at: int, out: list[str]) -> int:
+        """A newline ends a heading or table row (``BLOCK``); the next line is classified."""
+        state = self._state
+        if state.in_heading or state.in_table_row:
+            out.append(BLOCK)
+        state.in_heading = state.in_table_row = state.line_broken = False
+        state.at_line_start = True
+        out.append(" ")  # whitespace now, so that "!" / "?" before it is released at once
+        return at + 1
+
+    def _run(self, text: str, at: int, wait: int | None, out: list[str]) -> int | None:
+        """A run of backticks opens a code span; one of ``*``, ``_`` or ``~`` is dropped where
+        it is markup (a single ``~`` is kept)."""
+        state, size, char = self._state, len(text), text[at]
+        run_end = at
+        while run_end < size and text[run_end] == char:
+            run_end += 1
+        if run_end == size and not state.ended:
+            return wait
+        if char == "`":
+            state.code_ticks = run_end - at
+            out.append(CODE_ON)
+        elif not _is_markup(
+            text[at - 1] if at else "\n", text[run_end] if run_end < size else "\n"
+        ) or (char == "~" and run_end - at == 1):
+            out.append(text[at:run_end])
+        return run_end
+
+    def _link_or_bracket(self, text: str, at: int, wait: int | None, out: list[str]) -> int | None:
+        """A link or image keeps its text and drops its target; a bracket that opens none is
+        kept."""
+        state, size, char = self._state, len(text), text[at]
+        bracket = at + (char == "!")
+        if bracket == size and not state.ended:
+            return wait
+        if text.startswith("[", bracket):
+            link = LINK.match(text, bracket)
+            if link:
+                state.link_text_end, state.link_end = link.end(1), link.end()
+                return bracket + 1
+            if not state.ended and LINK_PREFIX.fullmatch(text, bracket):
+                return wait
+        out.append(char)
+        return at + 1
+
+    def _character(self, text: str, at: int, wait: int | None, out: list[str]) -> int | None:
+        """A backslash escape, a heading's closing hashes, a table row's pipe (a space) or a
+        stray mark character (a space); any other character is copied."""
+        state, size, char = self._state, len(text), text[at]
         if char == "\\":
-            if at + 1 == size and not ended:
+            if at + 1 == size and not state.ended:
                 return wait
             if text[at + 1 : at + 2] in ESCAPABLE:
                 out.append(text[at + 1])
@@ -249,7 +293,7 @@ class TextFilter:
             run_end = at
             while run_end < size and text[run_end] in "# \t\r":
                 run_end += 1
-            if run_end == size and not ended:
+            if run_end == size and not state.ended:
                 return wait
             if run_end == size or text[run_end] == "\n":
                 return run_end  # closing hashes of a heading
