@@ -148,9 +148,37 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The ``voice-agent`` parser; of the tools, only ``command``'s module is imported."""
     parser = argparse.ArgumentParser(prog="voice-agent", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
+    _add_dev(commands)
+    for name, module_name, summary in TOOLS:
+        _add_tool(commands, name, module_name, summary, chosen=name == command)
+    return parser
+
+
+def _add_dev(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """``voice-agent dev``: where it listens, its speech, its agent, who may use it."""
     dev_parser = commands.add_parser("dev", help="run the local dev server and voice chat")
     dev_parser.add_argument("--host", default="127.0.0.1")
     dev_parser.add_argument("--port", type=int, default=8000)
+    _add_speech_arguments(dev_parser)
+    dev_parser.add_argument("--model", help="demo | bedrock:<id> | openai:<base-url>#<model>")
+    dev_parser.add_argument(
+        "--agent",
+        metavar="MODULE:FUNCTION",
+        help="your agent: a function that returns a new strands Agent (docs/your_agent.md); "
+        "replaces VOICE_AGENT_FACTORY",
+    )
+    _add_access_arguments(dev_parser)
+    dev_parser.add_argument(
+        "--tts",
+        choices=("local", "sagemaker-local"),
+        default="local",
+        help="sagemaker-local: reach the local server through the SageMaker emulator (3.12)",
+    )
+    dev_parser.set_defaults(run=dev)
+
+
+def _add_speech_arguments(dev_parser: argparse.ArgumentParser) -> None:
+    """A TTS server of one's own, or the local one's port, engine and model files."""
     dev_parser.add_argument("--tts-url", help="use this TTS WebSocket instead of a local server")
     dev_parser.add_argument("--tts-port", type=int, default=8080, help="port of the local server")
     dev_parser.add_argument(
@@ -164,13 +192,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         metavar="PATH",
         help="the local TTS server's model files (its --model-dir), e.g. Kokoro-82M's weights",
     )
-    dev_parser.add_argument("--model", help="demo | bedrock:<id> | openai:<base-url>#<model>")
-    dev_parser.add_argument(
-        "--agent",
-        metavar="MODULE:FUNCTION",
-        help="your agent: a function that returns a new strands Agent (docs/your_agent.md); "
-        "replaces VOICE_AGENT_FACTORY",
-    )
+
+
+def _add_access_arguments(dev_parser: argparse.ArgumentParser) -> None:
+    """The page origins that may use the server and the host names it answers to."""
     dev_parser.add_argument(
         "--allow-origin",
         action="append",
@@ -185,27 +210,30 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         help="a host name the server answers to (its Host header; '*' for any), against DNS "
         "rebinding; repeatable; replaces VOICE_AGENT_ALLOW_HOSTS (default: loopback names)",
     )
-    dev_parser.add_argument(
-        "--tts",
-        choices=("local", "sagemaker-local"),
-        default="local",
-        help="sagemaker-local: reach the local server through the SageMaker emulator (3.12)",
+
+
+def _add_tool(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    module_name: str,
+    summary: str,
+    *,
+    chosen: bool,
+) -> None:
+    """A tool's subcommand: its module's arguments and ``run`` when ``chosen``, else only its
+    name and help (its module stays unimported)."""
+    if not chosen:
+        commands.add_parser(name, help=summary)
+        return
+    module = importlib.import_module(module_name)
+    sub = commands.add_parser(
+        name,
+        help=summary,
+        description=module.__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    dev_parser.set_defaults(run=dev)
-    for name, module_name, summary in TOOLS:
-        if name != command:
-            commands.add_parser(name, help=summary)
-            continue
-        module = importlib.import_module(module_name)
-        sub = commands.add_parser(
-            name,
-            help=summary,
-            description=module.__doc__,
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-        module.add_arguments(sub)
-        sub.set_defaults(run=module.run)
-    return parser
+    module.add_arguments(sub)
+    sub.set_defaults(run=module.run)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
