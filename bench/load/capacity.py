@@ -63,6 +63,7 @@ def _median(values: list[float | None]) -> float | None:
 
 
 async def measure(tabs: int, at_once: int) -> dict[str, object]:
+    """The three cases on one TTS server and one dev server; their figures."""
     engine = FakeEngine(delay_s=INFER_S)
     with tts_server(engine, max_sessions=MAX_SESSIONS) as tts:
         agent, voice_agent = agent_service(tts.ws_url)
@@ -76,17 +77,7 @@ async def measure(tabs: int, at_once: int) -> dict[str, object]:
                 one_by_one = [
                     Outcome.of(await run_turn(client, f"tab-{n}", "Hello")) for n in range(tabs)
                 ]
-                async with httpx.AsyncClient(base_url=tts.http_url, timeout=60) as direct:
-                    speech = {"model": "kokoro", "input": "Hi.", "voice": "af_fake"}
-                    http = {
-                        "/v1/audio/speech": (
-                            await direct.post("/v1/audio/speech", json=speech)
-                        ).status_code,
-                        "/invocations": (
-                            await direct.post("/invocations", json={"text": "Hi."})
-                        ).status_code,
-                    }
-                    counts = (await direct.get("/ping")).json()
+                http, counts = await _http_routes(tts.http_url)
                 newcomer = Outcome.of(await run_turn(client, f"tab-{tabs}", "Hello"))
                 together = [
                     Outcome.of(record)
@@ -103,12 +94,7 @@ async def measure(tabs: int, at_once: int) -> dict[str, object]:
             "conversations_one_after_another": tabs,
             "conversations_at_once": at_once,
         },
-        "one_after_another": {
-            "spoken": sum(o.spoken for o in one_by_one),
-            "of": tabs,
-            "first_audio_ms_median": _median([o.first_audio_ms for o in one_by_one]),
-            "turns": [asdict(o) for o in one_by_one],
-        },
+        "one_after_another": _one_after_another(one_by_one),
         "after_idle_tabs": {
             "idle_conversations": tabs,
             "tts_sessions_with_work": counts["sessions"],
@@ -116,19 +102,45 @@ async def measure(tabs: int, at_once: int) -> dict[str, object]:
             "http_status": http,
             "new_conversation": asdict(newcomer),
         },
-        "at_once": {
-            "spoken": sum(o.spoken for o in together),
-            "told_busy": sum(o.first_error == "tts_busy" for o in together),
-            "told_busy_then_heard": sum(
-                o.first_error == "tts_busy" and o.first_audio_ms is not None for o in together
-            ),
-            "of": at_once,
-            "told_busy_ms_max": max(
-                (o.first_error_ms for o in together if o.first_error_ms is not None), default=None
-            ),
-            "total_ms_max": max(o.total_ms for o in together),
-            "turns": [asdict(o) for o in together],
-        },
+        "at_once": _at_once(together),
+    }
+
+
+async def _http_routes(tts_url: str) -> tuple[dict[str, int], dict[str, int]]:
+    """The TTS server's HTTP routes asked once each (their status), and its ``/ping`` counts."""
+    async with httpx.AsyncClient(base_url=tts_url, timeout=60) as direct:
+        speech = {"model": "kokoro", "input": "Hi.", "voice": "af_fake"}
+        http = {
+            "/v1/audio/speech": (await direct.post("/v1/audio/speech", json=speech)).status_code,
+            "/invocations": (await direct.post("/invocations", json={"text": "Hi."})).status_code,
+        }
+        return http, (await direct.get("/ping")).json()
+
+
+def _one_after_another(turns: list[Outcome]) -> dict[str, object]:
+    """Conversations asked one after another: how many were spoken, and how soon."""
+    return {
+        "spoken": sum(o.spoken for o in turns),
+        "of": len(turns),
+        "first_audio_ms_median": _median([o.first_audio_ms for o in turns]),
+        "turns": [asdict(o) for o in turns],
+    }
+
+
+def _at_once(turns: list[Outcome]) -> dict[str, object]:
+    """Conversations asked at the same moment: spoken, or told ``tts_busy`` (and when)."""
+    return {
+        "spoken": sum(o.spoken for o in turns),
+        "told_busy": sum(o.first_error == "tts_busy" for o in turns),
+        "told_busy_then_heard": sum(
+            o.first_error == "tts_busy" and o.first_audio_ms is not None for o in turns
+        ),
+        "of": len(turns),
+        "told_busy_ms_max": max(
+            (o.first_error_ms for o in turns if o.first_error_ms is not None), default=None
+        ),
+        "total_ms_max": max(o.total_ms for o in turns),
+        "turns": [asdict(o) for o in turns],
     }
 
 
