@@ -625,9 +625,8 @@ def _listed(text: str) -> list[str]:
     return [entry.strip() for entry in text.split(",") if entry.strip()]
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Measure and write the report."""
-    from agent.config import ListeningConfig
+def _parser() -> argparse.ArgumentParser:
+    """The command line: which sentences, voices, models, encoder contexts and noises."""
     from bench.speech.espeak_voice import VOICES
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -650,7 +649,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--snr", type=float, default=SNR_DB, help="speech over noise, dB")
     parser.add_argument("--cache", type=Path, default=CACHE, help="where split models are joined")
     parser.add_argument("--out", type=Path, default=OUT)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _checked(
+    parser: argparse.ArgumentParser, args: argparse.Namespace
+) -> tuple[dict[str, Path], dict[str, str]]:
+    """The models to measure and those left out (each said on stderr); a bad sentence count,
+    an unknown noise or no model at all is the parser's error."""
     if not 1 <= args.sentences <= len(SENTENCES):
         parser.error(f"--sentences must be 1 to {len(SENTENCES)}")
     if unknown := set(args.noises) - set(NOISES):
@@ -660,6 +666,16 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("no model to measure")
     for name, install in skipped.items():
         print(f"{name}: not installed ({install}), left out", file=sys.stderr)
+    return models, skipped
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Measure and write the report."""
+    from agent.config import ListeningConfig
+
+    parser = _parser()
+    args = parser.parse_args(argv)
+    models, skipped = _checked(parser, args)
     load_before = [round(x, 2) for x in os.getloadavg()]
     started = time.perf_counter()
     contexts = args.contexts or [ListeningConfig().asr_context_s]
