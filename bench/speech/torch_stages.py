@@ -190,7 +190,6 @@ def stage_comparison(
     styles = torch.from_numpy(style[None])
     reference = onnx(ids, style, speed)
     own, unrounded = _durations_before_rounding(batched, ids, styles, speed)
-    steps = np.abs(np.subtract(own, reference.durations))
     ours = batched.acoustics([ids], styles, [speed], frames=[reference.durations])
     theirs = replace(
         ours,
@@ -198,23 +197,10 @@ def stage_comparison(
         f0=torch.from_numpy(reference.f0),
         energy=torch.from_numpy(reference.energy),
     )
-
-    def waveform(acoustics: Any, seed: int) -> np.ndarray:
-        (wave,) = batched.decode(acoustics, [torch.Generator().manual_seed(seed)])
-        return wave.float().cpu().numpy().ravel()
-
-    decoded, whole = waveform(theirs, 0), waveform(ours, 0)
+    decoded, whole = _waveform(batched, theirs, 0), _waveform(batched, ours, 0)
     gain, snr = gain_matched_snr(decoded, reference.audio)
     row = {
-        "tokens": len(ids),
-        "frames_onnx": int(sum(reference.durations)),
-        "frames_torch": int(sum(own)),
-        "tokens_off_by_one": int((steps == 1).sum()),
-        "max_token_frame_difference": int(steps.max()),
-        # how far from a rounding edge (x.5) the tokens that rounded the other way were
-        "off_tokens_distance_from_half": (
-            round(float(np.abs(unrounded % 1 - 0.5)[steps == 1].max()), 4) if steps.any() else None
-        ),
+        **_duration_figures(ids, own, unrounded, reference.durations),
         "f0_relative_error": round(relative_error(ours.f0, reference.f0), 4),
         "energy_relative_error": round(relative_error(ours.energy, reference.energy), 4),
         "asr_relative_error": round(relative_error(ours.asr, reference.asr), 4),
@@ -223,9 +209,34 @@ def stage_comparison(
         "log_spectral_distance_db": round(log_spectral_distance(whole, reference.audio), 2),
     }
     if redraw:
-        redecoded, rewhole = waveform(theirs, 1), waveform(ours, 1)
+        redecoded, rewhole = _waveform(batched, theirs, 1), _waveform(batched, ours, 1)
         row["decoder_snr_db_two_torch_draws"] = round(gain_matched_snr(decoded, redecoded)[1], 2)
         row["log_spectral_distance_db_two_torch_draws"] = round(
             log_spectral_distance(whole, rewhole), 2
         )
     return row
+
+
+def _waveform(batched: BatchedKokoro, acoustics: Any, seed: int) -> np.ndarray:
+    """The decoder's audio for ``acoustics``, its noise drawn from ``seed``."""
+    (wave,) = batched.decode(acoustics, [torch.Generator().manual_seed(seed)])
+    return wave.float().cpu().numpy().ravel()
+
+
+def _duration_figures(
+    ids: Sequence[int], own: Sequence[int], unrounded: np.ndarray, onnx_durations: Sequence[int]
+) -> dict[str, Any]:
+    """Frames per token, torch's own against the ONNX model's: the totals, the tokens one frame
+    off, the largest difference, and how near a rounding edge the tokens one frame off were."""
+    steps = np.abs(np.subtract(own, onnx_durations))
+    return {
+        "tokens": len(ids),
+        "frames_onnx": int(sum(onnx_durations)),
+        "frames_torch": int(sum(own)),
+        "tokens_off_by_one": int((steps == 1).sum()),
+        "max_token_frame_difference": int(steps.max()),
+        # how far from a rounding edge (x.5) the tokens that rounded the other way were
+        "off_tokens_distance_from_half": (
+            round(float(np.abs(unrounded % 1 - 0.5)[steps == 1].max()), 4) if steps.any() else None
+        ),
+    }
