@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
+
 from tts_protocol import ClientEvent, ConnectionFailed, ErrorCode
+
+log = logging.getLogger("tts_client")
 
 
 class TTSError(Exception):
@@ -59,3 +64,10 @@ def raise_if_failed(event: ClientEvent) -> None:
     if isinstance(event, ConnectionFailed):
         error = TTSProtocolError if event.violation else TTSConnectionError
         raise (TTSBusy if event.busy else error)(event.reason)
+
+
+def report(error: TTSError, endpoint: str, on_error: Callable[[TTSError], None] | None) -> None:
+    """Log an error that no one segment owns and pass it to ``on_error`` (if there is one)."""
+    log.warning("%s: %s", endpoint, error)
+    if on_error is not None:
+        on_error(error)
