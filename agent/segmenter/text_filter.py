@@ -66,6 +66,12 @@ def _is_markup(before: str, after: str) -> bool:
     return not (before.isalnum() and after.isalnum())
 
 
+def _content_from(state: FilterState, start: int) -> int:
+    """The line's content begins at ``start``, after its mark if it had one."""
+    state.at_line_start = False
+    return start
+
+
 class TextFilter:
     """Turns a streamed markdown reply into plain text with break and code marks."""
 
@@ -150,12 +156,7 @@ class TextFilter:
             return self._rule_or_item(text, start, out)
         if first.isdigit():
             return self._numbered_item(text, start, out)
-        return self._line_content(start)
-
-    def _line_content(self, start: int) -> int:
-        """The line's content begins at ``start``, after its mark if it had one."""
-        self._state.at_line_start = False
-        return start
+        return _content_from(state, start)
 
     def _fence_or_heading(self, text: str, start: int, out: list[str]) -> int | None:
         """Three or more backticks or tildes open a code block; one to six ``#`` and a gap, a
@@ -169,12 +170,12 @@ class TextFilter:
         if first != "#" and end - start >= 3:
             state.fence = first * (end - start)
             out.append(BLOCK + self.code_block_phrase + BLOCK)
-            return self._line_content(end)
+            return _content_from(state, end)
         if first == "#" and end - start <= 6 and text[end : end + 1] in LINE_GAP:
             state.in_heading = True
             out.append(BLOCK)
-            return self._line_content(end)
-        return self._line_content(start)
+            return _content_from(state, end)
+        return _content_from(state, start)
 
     def _rule_or_item(self, text: str, start: int, out: list[str]) -> int | None:
         """A thematic break, setext underline or table separator (the whole line); a bullet or
@@ -195,17 +196,17 @@ class TextFilter:
         if first in "-*+•|" and (first == "|" or text[start + 1 : start + 2] in (" ", "\t")):
             state.in_table_row = first == "|"
             out.append(BLOCK)
-            return self._line_content(start + 1)
-        return self._line_content(start)
+            return _content_from(state, start + 1)
+        return _content_from(state, start)
 
     def _numbered_item(self, text: str, start: int, out: list[str]) -> int | None:
         """An ordered list item ("1." or "1)" and a gap); the number is kept: "1. First step".
         Return where the line goes on, None to wait."""
-        size = len(text)
+        state, size = self._state, len(text)
         end = start  # end of the line's digits
         while end < size and text[end].isdigit():
             end += 1
-        if end + 2 > size and not self._state.ended:
+        if end + 2 > size and not state.ended:
             return None
         if (
             end - start <= 9
@@ -213,7 +214,7 @@ class TextFilter:
             and text[end + 1 : end + 2] in LINE_GAP
         ):
             out.append(BLOCK)
-        return self._line_content(start)
+        return _content_from(state, start)
 
     def _inline(self, text: str, pos: int, out: list[str]) -> int | None:
         """Copy plain text, then handle one markup character; None to wait for more text."""
