@@ -79,7 +79,15 @@ TIERS: dict[str, tuple[Group, ...]] = {
         ),
         Group(
             "session",
-            ("tts_client/session.py",),
+            (
+                "tts_client/session.py",
+                "tts_client/segment_book.py",
+                "tts_client/segment_sender.py",
+                "tts_client/link_reader.py",
+                "tts_client/link_keeper.py",
+                "tts_client/deferred_retry.py",
+                "tts_client/background.py",
+            ),
             (
                 "tests/tts_client/test_session.py",
                 "tests/tts_client/test_session_busy.py",
@@ -189,10 +197,19 @@ TIERS: dict[str, tuple[Group, ...]] = {
         ),
         Group(
             "ws",
-            ("agent/leg/socket.py", "agent/leg/voice_input.py"),
+            (
+                "agent/leg/socket.py",
+                "agent/leg/dialogue.py",
+                "agent/leg/turns.py",
+                "agent/leg/voice_input.py",
+            ),
             # In process, scripted turns, milliseconds a test; test_ws.py and the listening
             # and memory socket tests run real servers for minutes a pass, too long per mutant.
-            ("tests/agent/leg/test_voice_input.py", "tests/agent/leg/test_voice_socket.py"),
+            (
+                "tests/agent/leg/test_voice_input.py",
+                "tests/agent/leg/test_voice_socket.py",
+                "tests/agent/leg/test_turns.py",
+            ),
         ),
     ),
 }

@@ -191,11 +191,15 @@ def create_app(
     @app.entrypoint
     async def invoke(payload: dict[str, Any], context: RequestContext) -> Response:
         try:
-            turn = await door.start(payload, context.session_id or DEFAULT_CONVERSATION)
+            worker = asyncio.get_running_loop()  # the entrypoint runs where the turns live
+            events = await door.stream(
+                payload,
+                context.session_id or DEFAULT_CONVERSATION,
+                lambda events: relay_from_loop(events, worker),
+            )
         except BadRequest as exc:
             return refusal(exc)
-        relayed = relay_from_loop(turn.run(), asyncio.get_running_loop())
-        return event_stream(door.metrics.observe(relayed, "sse"))
+        return event_stream(events)
 
     @app.websocket
     async def ws(websocket: WebSocket, context: RequestContext) -> None:

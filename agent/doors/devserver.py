@@ -88,10 +88,10 @@ def _add_turn_routes(app: FastAPI, door: FrontDoor) -> None:
         try:
             payload = decode_json(await read_body(request), "the body")
             conversation = request.headers.get(SESSION_HEADER) or DEFAULT_CONVERSATION
-            turn = await door.start(payload, conversation)
+            events = await door.stream(payload, conversation)
         except BadRequest as exc:
             return refusal(exc)
-        return event_stream(door.metrics.observe(turn.run(), "sse"), keepalive_s=KEEPALIVE_S)
+        return event_stream(events, keepalive_s=KEEPALIVE_S)
 
     @app.websocket("/ws")
     async def ws(websocket: WebSocket) -> None:

@@ -9,6 +9,7 @@ cannot drift apart, and so that observation (``agent.doors.metrics``) never impo
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from starlette.websockets import WebSocket
 
@@ -18,9 +19,18 @@ from agent.core.turn import Turn
 from agent.doors.metrics import AgentMetrics
 from agent.leg.hooks import TurnEvents, TurnStarter, TurnWithdrawal, VoiceCheck
 from agent.leg.socket import VoiceSocket
+from agent.leg.turns import TurnRunner
 from agent.listening.listener import listening_service
 from agent.listening.recognizer import Recognizer
 from agent.requests import TurnRequest, parse_request
+
+Relay = Callable[[TurnEvents], TurnEvents]
+"""How a turn's events reach the loop that streams them (none: they are there already)."""
+
+
+def in_place(events: TurnEvents) -> TurnEvents:
+    """A turn's events where they run: the dev server's loop is the response's."""
+    return events
 
 
 class FrontDoor:
@@ -38,6 +48,20 @@ class FrontDoor:
         """The turn a decoded invocation body asks for; raises ``BadRequest``."""
         received_at = time.perf_counter()
         return await self.voice_agent.start(parse_request(payload), conversation, received_at)
+
+    async def stream(
+        self, payload: object, conversation: str, relay: Relay = in_place
+    ) -> TurnEvents:
+        """``POST /invocations``: the turn a decoded body asks for, run by a ``TurnRunner`` as the
+        SSE response pulls it, observed; raises ``BadRequest`` before anything streams."""
+        received_at = time.perf_counter()
+
+        async def start(request: TurnRequest, conversation: str) -> TurnEvents:
+            turn = await self.voice_agent.start(request, conversation, received_at)
+            return relay(turn.run())
+
+        events = await TurnRunner(start, conversation).stream(parse_request(payload))
+        return self.metrics.observe(events, "sse")
 
     @property
     def busy(self) -> bool:

@@ -138,6 +138,8 @@ def test_the_newer_modules_are_in_the_edges_and_serving_tiers_with_their_tests()
         "tts_server/openai_api/routes.py",
         "tts_server/openai_api/speech_request.py",
         "agent/leg/socket.py",
+        "agent/leg/dialogue.py",
+        "agent/leg/turns.py",
         "agent/leg/voice_input.py",
     }
     root = Path(__file__).resolve().parents[2]
