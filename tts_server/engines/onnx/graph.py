@@ -1,8 +1,9 @@
-"""Reading Kokoro's ONNX graph: where its durations are, a model that outputs them, and the
-sessions' options."""
+"""Reading Kokoro's ONNX graph: where its durations are, a model that outputs them, the
+sessions' options, and nodes put in an order a graph edit can run."""
 
 from __future__ import annotations
 
+import collections
 from pathlib import Path
 from typing import Any
 
@@ -67,3 +68,27 @@ def session_options(ort: Any, threads: int | None, spinning: bool) -> Any:
         options.intra_op_num_threads = threads
     options.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
     return options
+
+
+def toposorted(nodes: list[Any], ready: set[str]) -> list[Any]:
+    """``nodes`` in an order where every input is ready before its consumer (Kahn)."""
+    waiting: dict[str, list[int]] = collections.defaultdict(list)
+    missing = []
+    for i, node in enumerate(nodes):
+        need = {name for name in node.input if name and name not in ready}
+        missing.append(len(need))
+        for name in need:
+            waiting[name].append(i)
+    queue = collections.deque(i for i, count in enumerate(missing) if count == 0)
+    order = []
+    while queue:
+        node = nodes[queue.popleft()]
+        order.append(node)
+        for name in node.output:
+            for i in waiting.pop(name, []):
+                missing[i] -= 1
+                if missing[i] == 0:
+                    queue.append(i)
+    if len(order) != len(nodes):
+        raise EngineError("the decoder graph edit left a cycle or a dangling input")
+    return order

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from tts_server.engines.base import EngineError
-from tts_server.engines.onnx.graph import duration_output, session_options
+from tts_server.engines.onnx.graph import duration_output, session_options, toposorted
 from tts_server.engines.windows import SAMPLES_PER_FRAME, Window, WindowPlan
 
 ASR = "/encoder/MatMul_1_output_0"  # aligned text features (1, 512, frames)
@@ -136,28 +136,7 @@ def _norm_sites(graph: Any) -> list[tuple[Any, Any]]:
     return sites
 
 
-def _toposorted(nodes: list[Any], ready: set[str]) -> list[Any]:
-    """``nodes`` in an order where every input is ready before its consumer (Kahn)."""
-    waiting: dict[str, list[int]] = collections.defaultdict(list)
-    missing = []
-    for i, node in enumerate(nodes):
-        need = {name for name in node.input if name and name not in ready}
-        missing.append(len(need))
-        for name in need:
-            waiting[name].append(i)
-    queue = collections.deque(i for i, count in enumerate(missing) if count == 0)
-    order = []
-    while queue:
-        node = nodes[queue.popleft()]
-        order.append(node)
-        for name in node.output:
-            for i in waiting.pop(name, []):
-                missing[i] -= 1
-                if missing[i] == 0:
-                    queue.append(i)
-    if len(order) != len(nodes):
-        raise EngineError("the decoder graph edit left a cycle or a dangling input")
-    return order
+Pooling = tuple[list[Any], list[str], list[str]]  # nodes added, prior inputs, pooled outputs
 
 
 def _pool_statistics(decoder: Any) -> tuple[str, ...]:
@@ -173,6 +152,21 @@ def _pool_statistics(decoder: Any) -> tuple[str, ...]:
     onnx = _onnx()
     helper, kind = onnx.helper, onnx.TensorProto
     graph = decoder.graph
+    norms, norm_names, norm_outputs = _pool_norms(graph, helper, kind)
+    quants, quant_names, quant_outputs = _pool_quantizers(graph, helper, kind)
+    names, outputs = norm_names + quant_names, norm_outputs + quant_outputs
+    kept = [node for node in graph.node if node.op_type != "DynamicQuantizeLinear"]
+    ready = {v.name for v in graph.input} | {t.name for t in graph.initializer} | set(names)
+    graph.input.extend(helper.make_tensor_value_info(n, kind.FLOAT, None) for n in names)
+    graph.output.extend(helper.make_tensor_value_info(n, kind.FLOAT, None) for n in outputs)
+    order = toposorted(kept + norms + quants, ready)
+    del graph.node[:]
+    graph.node.extend(order)
+    return tuple(names)
+
+
+def _pool_norms(graph: Any, helper: Any, kind: Any) -> Pooling:
+    """Each instance norm's mean and variance pooled with the prior's (``_pool_statistics``)."""
     make = helper.make_node
     added: list[Any] = []
     names: list[str] = []
@@ -201,6 +195,16 @@ def _pool_statistics(decoder: Any) -> tuple[str, ...]:
         ]
         names += [pm, pv, pn]
         outputs += [pooled_mean, pooled_var, f"{p}/n"]
+    return added, names, outputs
+
+
+def _pool_quantizers(graph: Any, helper: Any, kind: Any) -> Pooling:
+    """Each ``DynamicQuantizeLinear``'s range pooled with the prior's, as a ``QuantizeLinear``
+    after nodes that compute its scale and zero point (``_pool_statistics``)."""
+    make = helper.make_node
+    added: list[Any] = []
+    names: list[str] = []
+    outputs: list[str] = []
     graph.initializer.extend(
         [
             helper.make_tensor("quant/zero", kind.FLOAT, [], [0.0]),
@@ -227,14 +231,7 @@ def _pool_statistics(decoder: Any) -> tuple[str, ...]:
         ]
         names += [f"{p}.low", f"{p}.high"]
         outputs += [f"{p}/low", f"{p}/high"]
-    kept = [node for node in graph.node if node.op_type != "DynamicQuantizeLinear"]
-    ready = {v.name for v in graph.input} | {t.name for t in graph.initializer} | set(names)
-    graph.input.extend(helper.make_tensor_value_info(n, kind.FLOAT, None) for n in names)
-    graph.output.extend(helper.make_tensor_value_info(n, kind.FLOAT, None) for n in outputs)
-    order = _toposorted(kept + added, ready)
-    del graph.node[:]
-    graph.node.extend(order)
-    return tuple(names)
+    return added, names, outputs
 
 
 Stats = dict[str, np.ndarray]  # a decoder prior (or pooled statistics), by input name
