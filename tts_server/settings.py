@@ -26,29 +26,6 @@ DEFAULT_BATCH_WAIT_MS = 2.0  # a few ms: small beside one forward pass, enough t
 ENV_PREFIX = "TTS_"
 
 
-@dataclass(frozen=True, slots=True)
-class WindowDefaults:
-    """An engine's windows where no setting says otherwise (docs/tts_server.md, "Decoding in
-    windows"): whether it decodes in windows; frames of the first window (after the leading
-    silence), of the largest later one, of context each side; each later window ``growth``
-    times the one before."""
-
-    on: bool
-    first: int
-    size: int
-    context: int
-    growth: float
-
-
-# Measured in docs/benchmarks/streaming_synthesis.md: the ONNX engine's first audio comes at a
-# fifth to a quarter of the whole sentence's time for a few percent more in all; the torch
-# engine's windows double its total on a CPU, so they stay off.
-WINDOW_DEFAULTS: dict[EngineName, WindowDefaults] = {
-    "onnx": WindowDefaults(on=True, first=8, size=240, context=4, growth=3.0),
-    "torch": WindowDefaults(on=False, first=8, size=40, context=16, growth=5.0),
-}
-
-
 def _seconds(value: str | float) -> float:
     """A positive number of seconds."""
     seconds = float(value)
@@ -137,6 +114,8 @@ class Settings:
     fuse_styles: bool = field(
         default=True, metadata=_option("torch only: all style projections as one matrix product")
     )
+    # The windows' settings: read only by ``engines/windows.py`` (``window_plan``), which holds
+    # each engine's defaults (``WINDOW_DEFAULTS``) that these help texts quote.
     windows: bool | None = field(
         default=None,
         metadata=_option(

@@ -21,14 +21,13 @@ from tts_server.engines.torch.engine import TorchEngine
 from tts_server.engines.torch.kokoro_batch import Acoustics, BatchedKokoro
 from tts_server.engines.torch.kokoro_masked import harmonic_source
 from tts_server.engines.torch.kokoro_stream import (
-    CROSSFADE_SAMPLES,
     Sentence,
     crossfade,
     decode_windows,
     sentences,
     spectrum_frames_per_frame,
 )
-from tts_server.engines.windows import SAMPLES_PER_FRAME, Window, WindowPlan
+from tts_server.engines.windows import CROSSFADE_SAMPLES, SAMPLES_PER_FRAME, Window, WindowPlan
 from tts_server.settings import Settings
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]

@@ -1,11 +1,25 @@
-"""The window plan: every frame kept once, in order, with context clipped at the edges."""
+"""The window plan: every frame kept once, in order, with context clipped at the edges; the
+settings it is read from, and the order its windows are decoded in."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import pytest
 
-from tts_server.engines.windows import SAMPLES_PER_FRAME, Window, WindowPlan, speech_span
+from tts_server.engines.windows import (
+    CROSSFADE_SAMPLES,
+    MIN_WINDOWED_FRAMES,
+    SAMPLES_PER_FRAME,
+    WINDOW_DEFAULTS,
+    Window,
+    WindowPlan,
+    speech_span,
+    window_plan,
+    worth_windows,
+)
+from tts_server.settings import Settings, parse_settings
 
 
 @pytest.mark.parametrize("frames", [0, 1, 7, 8, 9, 15, 16, 47, 48, 49, 55, 56, 57, 200])
@@ -156,3 +170,72 @@ def test_the_smallest_plan_is_one_frame_at_a_time_without_context() -> None:
         (1, 2, 0, 0),
         (2, 3, 0, 0),
     ]
+
+
+def test_a_window_costs_its_frames_and_its_context_and_keeps_a_seam_past_its_end() -> None:
+    window = Window(start=8, stop=48, left=8, right=12)
+    assert window.decoded_frames == 8 + 40 + 12
+    kept_stop = 48 * SAMPLES_PER_FRAME
+    assert window.seam == slice(kept_stop, kept_stop + CROSSFADE_SAMPLES)
+    assert CROSSFADE_SAMPLES == 240  # 10 ms at 24 kHz
+
+
+def test_a_whole_sentence_is_one_window_without_context() -> None:
+    assert Window.whole(90) == Window(0, 90, 0, 0)
+    assert WindowPlan.whole(90).windows(90, lead=12) == [Window.whole(90)]
+    assert WindowPlan.whole(90) == WindowPlan(first=90, size=90, context=0, min_last=0)
+
+
+def test_only_a_sentence_with_enough_speech_after_its_lead_is_worth_windows() -> None:
+    assert MIN_WINDOWED_FRAMES == 64
+    assert worth_windows(12 + 64, 12)
+    assert not worth_windows(12 + 63, 12)
+    assert worth_windows(64, 0) and not worth_windows(63, 0)
+
+
+def test_each_engine_has_its_own_defaults_which_the_settings_quote() -> None:
+    assert window_plan(Settings()) == WindowPlan(8, 240, 4, growth=3.0)
+    assert window_plan(Settings(engine="torch")) is None
+    assert window_plan(Settings(engine="torch", windows=True)) == WindowPlan(8, 40, 16, growth=5.0)
+    helps = {f.name: f.metadata["option"].help for f in dataclasses.fields(Settings)}
+    for engine, default in WINDOW_DEFAULTS.items():
+        assert f"{engine} {default.size}" in helps["window_size"]
+        assert f"{engine} {default.context}" in helps["window_context"]
+        assert f"{engine} {default.growth:g}" in helps["window_growth"]
+        assert f"default: {default.first}" in helps["window_first"]
+        assert f"{'on' if default.on else 'off'} for {engine}" in helps["windows"]
+
+
+def test_a_setting_given_wins_over_the_engines_default() -> None:
+    argv = ["--window-first", "4", "--window-size", "60", "--window-context", "2"]
+    settings = parse_settings([*argv, "--window-growth", "2"], env={})
+    assert window_plan(settings) == WindowPlan(4, 60, 2, growth=2.0)
+    assert window_plan(Settings(window_first=4)) == WindowPlan(4, 240, 4, growth=3.0)
+    assert window_plan(Settings(window_size=60)) == WindowPlan(8, 60, 4, growth=3.0)
+    assert window_plan(Settings(window_context=0)) == WindowPlan(8, 240, 0, growth=3.0)
+    assert window_plan(Settings(window_growth=1.0)) == WindowPlan(8, 240, 4, growth=1.0)
+    assert window_plan(Settings(windows=False)) is None
+    assert window_plan(Settings(engine="torch", window_first=4)) is None  # still off
+
+
+async def test_the_windows_are_decoded_in_order_each_once_the_one_before_is_taken() -> None:
+    plan = WindowPlan(first=8, size=40, context=4, min_last=0, growth=2)
+    asked: list[Window] = []
+
+    async def decode(window: Window) -> int:
+        asked.append(window)
+        return window.start
+
+    steps = plan.decoded(decode, 60, lead=0, last_from=30, span=(0, 60))
+    step = await anext(steps)
+    assert step == (Window(0, 8, 0, 4), 0, False) and len(asked) == 1  # nothing decoded ahead
+    rest = [step async for step in steps]
+    assert asked == plan.windows(60, last_from=30)
+    assert [(w.start, audio, last) for w, audio, last in rest] == [(8, 8, False), (24, 24, True)]
+
+
+async def test_a_sentence_without_frames_decodes_nothing() -> None:
+    async def decode(window: Window) -> Window:
+        raise AssertionError(f"{window} decoded")
+
+    assert [step async for step in WindowPlan(8, 40, 4).decoded(decode, 0)] == []

@@ -2,23 +2,23 @@
 
 The shared machinery: ``base`` (the interface: ``prepare``, then ``synthesize``), ``g2p``
 (text to phonemes), ``scheduler`` (every connection's pieces batched onto the engine's lanes),
-``voices`` (blends), ``timings`` (word times), ``packaged`` (the Kokoro files shipped on
-PyPI). The engines, each a wing: ``onnx/`` (int8 ONNX on the CPU) and ``torch/`` (PyTorch,
-with ``torch/onnx_import/``). Heavy imports (onnxruntime, torch) happen only for the engine
-chosen.
+``voices`` (blends), ``timings`` (word times), ``windows`` (decoding a sentence in windows:
+the plan, its settings, when each window is decoded; ``window_plan``), ``packaged`` (the
+Kokoro files shipped on PyPI). The engines, each a wing: ``onnx/`` (int8 ONNX on the CPU)
+and ``torch/`` (PyTorch, with ``torch/onnx_import/``). Heavy imports (onnxruntime, torch)
+happen only for the engine chosen.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TypeVar
 
 from tts_server.engines.base import Engine, EngineError, Trim
 from tts_server.engines.g2p import BadPhonemeTable, EnglishG2P, G2PUnavailable, PhonemeTable
 from tts_server.engines.prepared import Prepared, Refusal, UnknownVoice, UnsupportedText
-from tts_server.engines.windows import WindowPlan
-from tts_server.settings import WINDOW_DEFAULTS, Settings
+from tts_server.engines.windows import window_plan
+from tts_server.settings import Settings
 
 __all__ = [
     "Engine",
@@ -33,7 +33,6 @@ __all__ = [
     "window_plan",
 ]
 log = logging.getLogger("tts_server")
-T = TypeVar("T")
 
 
 def load_g2p(settings: Settings) -> Callable[[str], str]:
@@ -81,22 +80,3 @@ def load_engine(settings: Settings) -> Engine:
         windows=window_plan(settings),
         spinning=settings.onnx_spinning,
     )
-
-
-def window_plan(settings: Settings) -> WindowPlan | None:
-    """The windows ``settings`` ask for, the engine's defaults where they say nothing; None:
-    each sentence decoded whole."""
-    default = WINDOW_DEFAULTS[settings.engine]
-    if not (default.on if settings.windows is None else settings.windows):
-        return None
-    return WindowPlan(
-        _given(settings.window_first, default.first),
-        _given(settings.window_size, default.size),
-        _given(settings.window_context, default.context),
-        growth=_given(settings.window_growth, default.growth),
-    )
-
-
-def _given(value: T | None, default: T) -> T:
-    """``value``, unless it was not given."""
-    return default if value is None else value

@@ -4,7 +4,8 @@ Two public steps, ``prepare`` (the one check: a ``Prepared``, or a ``Refusal``) 
 ``synthesize``, and one hook for an engine to provide, ``_infer_batch``. An engine that can
 decode a sentence in windows (``streams``) provides two more, ``_start_batch`` (the text side)
 and ``_window_batch`` (windows of started sentences); given a ``WindowPlan`` it then sends a
-sentence's audio window by window, each window its own scheduler job.
+sentence's audio window by window, each window its own scheduler job. Which windows, and when
+each is decoded, is the plan's to say (``WindowPlan.decoded``, in ``windows``).
 
 An engine cuts text into sentence-sized pieces (a long run at clause marks or spaces, the first
 piece short), turns each into phonemes just before it is needed (shared English G2P, on its own
@@ -21,6 +22,7 @@ import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import Any
 
@@ -314,46 +316,49 @@ class Engine(ABC):
         end = started.frames * SAMPLES_PER_FRAME
         timed = () if started.bounds is None else word_times(named, span, started.bounds, (0, end))
         last_from = timed[-1].start // SAMPLES_PER_FRAME if timed else None  # the last word's
-        windows = (started.plan or plan).windows(
-            started.frames, started.lead, last_from, started.span
+        steps = (started.plan or plan).decoded(
+            lambda window: self._scheduler.synthesize(WindowJob(started.state, window)),
+            started.frames,
+            started.lead,
+            last_from,
+            started.span,
         )
         words: list[WordTime] = []
         first: int | None = None  # the piece's first kept sample, once found
-        for k, window in enumerate(windows):
-            decoded = await self._scheduler.synthesize(WindowJob(started.state, window))
-            audio = np.asarray(decoded, dtype=np.float32).ravel()
-            begin = window.start * SAMPLES_PER_FRAME
-            last = k == len(windows) - 1
-            keep = (0, audio.size)
-            if first is None:
-                keep = self._trim.window(audio)
-                if keep == (0, 0):
-                    continue  # silence so far
-                first = begin + keep[0]
-                if started.bounds is not None:
-                    words = list(word_times(named, span, started.bounds, (first, end)))
-                keep = (keep[0], audio.size)
-            if last:
-                keep = (keep[0], max(keep[0], self._trim.window(audio)[1]))
-            out = self._trim.cut(audio, keep, fade_in=begin + keep[0] == first, fade_out=last)
-            if not out.size:
-                continue
-            at = begin + keep[0] - first  # this chunk's first sample in the piece's kept audio
-            mine = tuple(
-                WordTime(
-                    w.text,
-                    w.start - at,
-                    min(w.end - at, out.size) if last else w.end - at,
-                    w.spoken,
+        async with aclosing(steps):
+            async for window, decoded, last in steps:
+                audio = np.asarray(decoded, dtype=np.float32).ravel()
+                begin = window.start * SAMPLES_PER_FRAME
+                keep = (0, audio.size)
+                if first is None:
+                    keep = self._trim.window(audio)
+                    if keep == (0, 0):
+                        continue  # silence so far
+                    first = begin + keep[0]
+                    if started.bounds is not None:
+                        words = list(word_times(named, span, started.bounds, (first, end)))
+                    keep = (keep[0], audio.size)
+                if last:
+                    keep = (keep[0], max(keep[0], self._trim.window(audio)[1]))
+                out = self._trim.cut(audio, keep, fade_in=begin + keep[0] == first, fade_out=last)
+                if not out.size:
+                    continue
+                at = begin + keep[0] - first  # this chunk's first sample in the piece's kept audio
+                mine = tuple(
+                    WordTime(
+                        w.text,
+                        w.start - at,
+                        min(w.end - at, out.size) if last else w.end - at,
+                        w.spoken,
+                    )
+                    for w in words
+                    if at <= w.start < at + out.size
                 )
-                for w in words
-                if at <= w.start < at + out.size
-            )
-            yield Chunk(out, mine)
+                yield Chunk(out, mine)
 
 
 def _job_size(job: Any) -> int:
     """A scheduler job's length: a piece's tokens (with the boundary pads), a window's frames."""
     if isinstance(job, WindowJob):
-        return job.window.last - job.window.first
+        return job.window.decoded_frames
     return len(job.phonemes) + 2

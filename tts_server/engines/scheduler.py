@@ -11,10 +11,12 @@ running batch is cancelled the lane's inference is interrupted (where the engine
 
 A batch holds jobs of one kind: pieces, or (for an engine that decodes in windows) windows of
 sentences already started; a window job is queued like a piece and batches with the windows of
-other connections. A connection awaits one job before it submits the next, so its order is
-kept, lanes are shared fairly between connections, and a cancel between two windows stops the
-sentence there. With ``max_batch=1`` and one lane, pieces run one at a time
-in arrival order on one thread.
+other connections. The scheduler plans no window: which windows a sentence has, their size (a
+window job's ``size`` is ``Window.decoded_frames``) and when the next is submitted are the
+window plan's (``windows.WindowPlan.decoded``: once the one before is decoded and taken). A
+connection awaits one job before it submits the next, so its order is kept, lanes are shared
+fairly between connections, and a cancel between two windows stops the sentence there. With
+``max_batch=1`` and one lane, pieces run one at a time in arrival order on one thread.
 """
 
 from __future__ import annotations

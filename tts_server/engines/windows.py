@@ -1,4 +1,5 @@
-"""Where a sentence's decoder windows fall: pure arithmetic over Kokoro's frames.
+"""A sentence's decoder windows, their whole life: the settings that shape them, where they
+fall (arithmetic over Kokoro's frames), how later ones grow, and when each is decoded.
 
 Kokoro's decoder turns aligned frames (one frame = ``SAMPLES_PER_FRAME`` samples, 25 ms at
 24 kHz) into audio. Decoding a sentence in windows lets its first audio go out before the rest
@@ -9,18 +10,68 @@ The first window is short (first audio fast), later ones longer (less overhead p
 The frames before and after the sentence's speech (its leading pad, the long last phoneme and
 the closing mark, silence the trim drops) need not be decoded at all: ``speech_span`` finds
 them in the text side's predicted energy.
+
+This module is the one owner of a window's life; nothing else sizes a window or reads a window
+setting. ``window_plan`` reads the settings (``--windows``, ``--window-first``, ``-size``,
+``-context``, ``-growth``; each engine's ``WINDOW_DEFAULTS`` where they say nothing) into a
+``WindowPlan``, the schedule: the first window's size, how later ones grow, their context, and
+when each is decoded. The engine base decodes a started sentence through
+``WindowPlan.decoded``, which plans its windows and asks for the next one only once the one
+before it is taken; the scheduler sizes a window's job by ``Window.decoded_frames``. The ONNX
+engine asks ``worth_windows`` whether a sentence is decoded in windows at all
+(``WindowPlan.whole`` plans one that is not; ``Window.whole`` is its one window), and the torch
+stream keeps each window's ``seam`` (the audio decoded past its end) to crossfade into the next.
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
+
+from tts_server.settings import EngineName, Settings
+
+T = TypeVar("T")
 
 SAMPLES_PER_FRAME = 600  # the decoder's 2x upsampling x the generator's 10 x 6 x iSTFT hop 5
 ENERGY_STEPS_PER_FRAME = 2  # Kokoro's energy (and F0) curves run at twice the frame rate
 SPEECH_ENERGY = -6.0  # predicted log energy: silence sits near -9, speech well above 0
 SPEECH_MARGIN = 4  # frames kept either side of the predicted speech (100 ms)
+CROSSFADE_SAMPLES = 240  # 10 ms at 24 kHz: each seam fades from one window into the next
+# The ONNX engine decodes a sentence with less speech (after its leading pad) whole: its windows
+# would gain little, and its statistics stray furthest from any prior (``onnx/priors.py``).
+MIN_WINDOWED_FRAMES = 64  # 1.6 s
+
+
+@dataclass(frozen=True, slots=True)
+class WindowDefaults:
+    """An engine's windows where no setting says otherwise (docs/tts_server.md, "Decoding in
+    windows"): whether it decodes in windows; frames of the first window (after the leading
+    silence), of the largest later one, of context each side; each later window ``growth``
+    times the one before."""
+
+    on: bool
+    first: int
+    size: int
+    context: int
+    growth: float
+
+
+# Measured in docs/benchmarks/streaming_synthesis.md: the ONNX engine's first audio comes at a
+# fifth to a quarter of the whole sentence's time for a few percent more in all; the torch
+# engine's windows double its total on a CPU, so they stay off.
+WINDOW_DEFAULTS: dict[EngineName, WindowDefaults] = {
+    "onnx": WindowDefaults(on=True, first=8, size=240, context=4, growth=3.0),
+    "torch": WindowDefaults(on=False, first=8, size=40, context=16, growth=5.0),
+}
+
+
+def worth_windows(frames: int, lead: int) -> bool:
+    """Whether the ONNX engine decodes a sentence of ``frames`` frames, ``lead`` of them its
+    leading pad's, in windows: its speech is at least ``MIN_WINDOWED_FRAMES`` long."""
+    return frames - lead >= MIN_WINDOWED_FRAMES
 
 
 def speech_span(energy: np.ndarray, margin: int = SPEECH_MARGIN) -> tuple[int, int] | None:
@@ -73,6 +124,23 @@ class Window:
         """Frames kept."""
         return self.stop - self.start
 
+    @property
+    def decoded_frames(self) -> int:
+        """Frames decoded, context included (the window's cost, its scheduler job's size)."""
+        return self.last - self.first
+
+    @property
+    def seam(self) -> slice:
+        """Up to ``CROSSFADE_SAMPLES`` of this window's decoded audio just past its kept part
+        (its right context): the next window fades in over them."""
+        stop = self.kept_samples.stop
+        return slice(stop, stop + CROSSFADE_SAMPLES)
+
+    @classmethod
+    def whole(cls, frames: int) -> Window:
+        """All of a sentence's ``frames`` in one window, without context."""
+        return cls(0, frames, 0, 0)
+
 
 @dataclass(frozen=True, slots=True)
 class WindowPlan:
@@ -101,6 +169,30 @@ class WindowPlan:
             raise ValueError(
                 f"context and min_last cannot be negative ({self.context}, {self.min_last})"
             )
+
+    @classmethod
+    def whole(cls, frames: int) -> WindowPlan:
+        """One window for all of a sentence's ``frames``: the sentence decoded whole."""
+        return cls(first=frames, size=frames, context=0, min_last=0)
+
+    async def decoded(
+        self,
+        decode: Callable[[Window], Awaitable[T]],
+        frames: int,
+        lead: int = 0,
+        last_from: int | None = None,
+        span: tuple[int, int] | None = None,
+    ) -> AsyncIterator[tuple[Window, T, bool]]:
+        """A sentence's windows (``windows``' arguments) in order, each with what ``decode``
+        made of it and whether it is the last.
+
+        The next window is decoded only once the caller has taken the one before it, so a
+        sentence's windows never overtake one another and a cancel between two windows stops the
+        sentence there.
+        """
+        windows = self.windows(frames, lead, last_from, span)
+        for k, window in enumerate(windows):
+            yield window, await decode(window), k == len(windows) - 1
 
     def windows(
         self,
@@ -147,3 +239,22 @@ class WindowPlan:
             out.append(Window(start, stop, left, right))
             start = stop
         return out
+
+
+def window_plan(settings: Settings) -> WindowPlan | None:
+    """The windows ``settings`` ask for, the engine's defaults where they say nothing; None:
+    each sentence decoded whole."""
+    default = WINDOW_DEFAULTS[settings.engine]
+    if not (default.on if settings.windows is None else settings.windows):
+        return None
+    return WindowPlan(
+        _given(settings.window_first, default.first),
+        _given(settings.window_size, default.size),
+        _given(settings.window_context, default.context),
+        growth=_given(settings.window_growth, default.growth),
+    )
+
+
+def _given(value: T | None, default: T) -> T:
+    """``value``, unless it was not given."""
+    return default if value is None else value

@@ -26,12 +26,12 @@ import numpy as np
 from tts_protocol.validation import VoiceMix
 from tts_server.engines.base import G2P, Engine, EngineError, Started, Trim, WindowJob
 from tts_server.engines.onnx.graph import session_options, with_durations
-from tts_server.engines.onnx.priors import CALIBRATION, MIN_WINDOWED_FRAMES, VoicePriors
+from tts_server.engines.onnx.priors import CALIBRATION, VoicePriors
 from tts_server.engines.onnx.split import Features, SplitKokoro, Stats
 from tts_server.engines.packaged import PACKAGE_HINT, load_voices, packaged_files
 from tts_server.engines.scheduler import Piece
 from tts_server.engines.timings import Timed, char_bounds
-from tts_server.engines.windows import SAMPLES_PER_FRAME, WindowPlan, speech_span
+from tts_server.engines.windows import SAMPLES_PER_FRAME, WindowPlan, speech_span, worth_windows
 
 T = TypeVar("T")
 
@@ -162,8 +162,8 @@ class OnnxEngine(Engine):
         )
         samples = frames * SAMPLES_PER_FRAME
         bounds = char_bounds(piece.phonemes, self._vocab, features.durations, samples)
-        if prior is None or frames - lead < MIN_WINDOWED_FRAMES:
-            whole = WindowPlan(first=frames, size=frames, context=0, min_last=0)
+        if prior is None or not worth_windows(frames, lead):
+            whole = WindowPlan.whole(frames)
             return Started(_Sentence(features, None), frames, lead, bounds, whole)
         span = speech_span(features.energy)  # the silence around it is not decoded
         return Started(_Sentence(features, prior), frames, lead, bounds, span=span)

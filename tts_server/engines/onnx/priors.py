@@ -8,8 +8,9 @@ the pooled statistics of three fixed calibration sentences (a statement, a quest
 sentence with clauses) spoken in that voice, decoded whole: the same for every user and every
 run. The engine calibrates its default voice when it loads; any other voice speaks its first
 sentence whole and is calibrated before its second. Sentences under ``MIN_WINDOWED_FRAMES``
-are decoded whole: their windows would gain little, and their statistics stray furthest from
-any prior. The priors of the ``voices_kept`` most recently used voices (or blends) are kept.
+(``windows.worth_windows``) are decoded whole: their windows would gain little, and their
+statistics stray furthest from any prior. The priors of the ``voices_kept`` most recently
+used voices (or blends) are kept.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ CALIBRATION = (
     "wˌʊd ju lˈIk tə hˈɪɹ mˈɔɹ əbˈWt ɪt?",  # noqa: RUF001
     "wˈɛl, ɪt dəpˈɛndz ˌɔn ðə wˈɛðəɹ, bˌʌt jˈuʒəwəli ðə fˈɛɹi lˈivz æt nˈun.",  # noqa: RUF001
 )
-MIN_WINDOWED_FRAMES = 64  # 1.6 s of speech (after the leading silence)
 
 
 class VoicePriors:

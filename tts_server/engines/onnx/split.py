@@ -366,7 +366,7 @@ class SplitKokoro:
 
     def whole(self, features: Features, options: Any = None) -> tuple[np.ndarray, Stats]:
         """The sentence decoded in one window: the whole graph's audio, and its statistics."""
-        return self.decode(features, Window(0, features.frames, 0, 0), None, options)
+        return self.decode(features, Window.whole(features.frames), None, options)
 
     def stream(
         self,

@@ -7,8 +7,10 @@ noise, with the same generator draws as a whole decode) and turned into its STFT
 window reads its slice of that spectrum, so the source's phase and noise run on unbroken from
 one window to the next. ``decode_windows`` runs the decoder over a ragged batch of windows
 (``windows.Window``: the kept frames and their context), each window as if decoded alone, and
-keeps each window's own samples; ``crossfade`` joins a window to the one before it over 10 ms
-that the earlier one decoded past its end (in its right context). The instance norms take
+keeps each window's own samples; ``crossfade`` joins a window to the one before it over the
+10 ms that the earlier one decoded past its end (``Window.seam``, in its right context). Where
+the windows fall, their context and that overlap are the plan's (``windows``), not this
+module's. The instance norms take
 their statistics over the window and its context: that is what moves the audio away from the
 whole decode's (with the whole sentence's statistics a window with 16 frames of context is
 the whole decode's, sample for sample; ``docs/tts_server.md``, "Decoding in windows", has the
@@ -41,7 +43,6 @@ from tts_server.engines.torch.kokoro_masked import (
 from tts_server.engines.windows import SAMPLES_PER_FRAME, Window
 
 F0_STEPS_PER_FRAME = 2  # the F0 and energy curves run at twice the frame rate
-CROSSFADE_SAMPLES = 240  # 10 ms at 24 kHz: each seam fades from one window into the next
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,7 @@ class Decoded:
     """A window's kept audio, and what it decoded just past it for the next window's seam."""
 
     audio: torch.Tensor  # (window.frames * SAMPLES_PER_FRAME,)
-    tail: torch.Tensor  # up to ``CROSSFADE_SAMPLES`` samples of the right context's audio
+    tail: torch.Tensor  # its ``Window.seam``: up to ``CROSSFADE_SAMPLES`` of right context
 
 
 @torch.inference_mode()
@@ -133,8 +134,7 @@ def decode_windows(
     audio = generate(decoder.generator, x, style, steps, har)
     out = []
     for wave, (_, window) in zip(audio, windows, strict=True):
-        kept = window.kept_samples
-        out.append(Decoded(wave[kept], wave[kept.stop : kept.stop + CROSSFADE_SAMPLES]))
+        out.append(Decoded(wave[window.kept_samples], wave[window.seam]))
     return out
 
 
