@@ -38,7 +38,7 @@ from starlette.websockets import WebSocket
 
 from agent.config import AgentConfig
 from agent.core.service import DEFAULT_CONVERSATION, VoiceAgent
-from agent.doors.wiring import FrontDoor
+from agent.doors.wiring import FrontDoor, Relay
 from agent.events import Event
 from agent.leg.hooks import (
     TurnEvents,
@@ -138,6 +138,13 @@ def worker_turns(voice_agent: VoiceAgent, worker: asyncio.AbstractEventLoop) -> 
     return start
 
 
+def worker_relay() -> Relay:
+    """A turn's events relayed from the running loop, the SDK's worker loop where the entrypoint
+    and its turns run, to the loop that streams the response."""
+    worker = asyncio.get_running_loop()
+    return lambda events: relay_from_loop(events, worker)
+
+
 def worker_withdrawal(voice_agent: VoiceAgent, worker: asyncio.AbstractEventLoop) -> TurnWithdrawal:
     """``VoiceAgent.withdraw`` on ``worker``, where the conversations' turns run."""
 
@@ -191,12 +198,8 @@ def create_app(
     @app.entrypoint
     async def invoke(payload: dict[str, Any], context: RequestContext) -> Response:
         try:
-            worker = asyncio.get_running_loop()  # the entrypoint runs where the turns live
-            events = await door.stream(
-                payload,
-                context.session_id or DEFAULT_CONVERSATION,
-                lambda events: relay_from_loop(events, worker),
-            )
+            conversation = context.session_id or DEFAULT_CONVERSATION
+            events = await door.stream(payload, conversation, worker_relay())
         except BadRequest as exc:
             return refusal(exc)
         return event_stream(events)

@@ -88,6 +88,24 @@ def check_frame(frame: MicFrame, config: ListeningConfig) -> bytes:
     return pcm
 
 
+def passed_on(output: ListenerOutput) -> Action:
+    """A listener's output but a barge-in, as an action: an utterance is recognized; a pause is
+    judged; a resumption and an event go on."""
+    if isinstance(output, Utterance):
+        return Recognize(output)
+    if isinstance(output, Paused):
+        return JudgeTurn(output)
+    if isinstance(output, Resumed):
+        return output
+    assert not isinstance(output, BargeIn)  # the listener's only other output
+    return Send(output)
+
+
+def stopped(listener: Listener | None) -> list[Action]:
+    """What a listener says when it is dropped: an utterance in progress ends."""
+    return [] if listener is None else [Send(event) for event in listener.stop()]
+
+
 class VoiceInput:
     """One socket's listening, playback clock and barge-in; without ``listening``, every
     listening message is refused (``listening_unavailable``)."""
@@ -102,7 +120,7 @@ class VoiceInput:
     def listen(self, mode: ListenMode) -> list[Action]:
         """Listen in ``mode`` from now on (an utterance in progress in another is dropped)."""
         listening = self.service()
-        actions = self.stop_listening()
+        actions, self._listener = stopped(self._listener), None
         try:
             turn_model = listening.turn_judge is not None
             self._listener = Listener(listening.config, mode, turn_model=turn_model)
@@ -113,7 +131,8 @@ class VoiceInput:
     def listen_stop(self) -> list[Action]:
         """Stop listening, and say so."""
         listening = self.service()
-        return [*self.stop_listening(), Send(listening.state(None))]
+        actions, self._listener = stopped(self._listener), None
+        return [*actions, Send(listening.state(None))]
 
     def talk_start(self, now: float, turn_running: bool) -> list[Action]:
         """Push-to-talk pressed: an utterance starts, and cuts the agent if it speaks."""
@@ -124,7 +143,7 @@ class VoiceInput:
     def talk_end(self) -> list[Action]:
         """Push-to-talk released: the utterance ends here (a release never barges in)."""
         self.service()
-        return [self._passed_on(output) for output in self._listening_now("talk.end").talk_end()]
+        return [passed_on(output) for output in self._listening_now("talk.end").talk_end()]
 
     def frame(self, frame: MicFrame, now: float, turn_running: bool) -> list[Action]:
         """One microphone frame."""
@@ -142,11 +161,6 @@ class VoiceInput:
             return []
         outputs = self._listener.judged(ticket, turn, self._speaking(now, turn_running))
         return self._act(outputs, now, turn_running)
-
-    def stop_listening(self) -> list[Action]:
-        """Drop the listener, if any; an utterance in progress is said to end."""
-        listener, self._listener = self._listener, None
-        return [] if listener is None else [Send(event) for event in listener.stop()]
 
     # --- the turn's audio, as the socket relays it ----------------------------------------
 
@@ -174,20 +188,8 @@ class VoiceInput:
             if isinstance(output, BargeIn):
                 actions += self._barge_in(now, turn_running)
             else:
-                actions.append(self._passed_on(output))
+                actions.append(passed_on(output))
         return actions
-
-    @staticmethod
-    def _passed_on(output: ListenerOutput) -> Action:
-        """An utterance is recognized; a pause is judged; a resumption and an event go on."""
-        if isinstance(output, Utterance):
-            return Recognize(output)
-        if isinstance(output, Paused):
-            return JudgeTurn(output)
-        if isinstance(output, Resumed):
-            return output
-        assert not isinstance(output, BargeIn)  # the listener's only other output
-        return Send(output)
 
     def _barge_in(self, now: float, turn_running: bool) -> list[Action]:
         playing = self.playback.turn_id if self.playback.playing(now) else None
