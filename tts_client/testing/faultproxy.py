@@ -12,6 +12,9 @@ and a TTS server, then, mid-turn:
 
 ``hold(after_bytes)`` places a fault exactly: live connections forward ``after_bytes`` more
 bytes toward the client, then nothing toward it until ``release()`` or a fault.
+
+``TcpProxy`` is the forwarding alone (listening, one ``_Pipe`` per connection, the flow
+settings the faults change); ``FaultProxy`` adds the faults.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import asyncio
 import contextlib
 import socket
 import struct
-from typing import Literal
+from typing import Literal, Self
 
 Side = Literal["client", "server"]
 CHUNK = 64 * 1024
@@ -41,7 +44,7 @@ class _Pipe:
 
     def __init__(
         self,
-        proxy: FaultProxy,
+        proxy: TcpProxy,
         client: tuple[asyncio.StreamReader, asyncio.StreamWriter],
         server: tuple[asyncio.StreamReader, asyncio.StreamWriter],
     ) -> None:
@@ -99,8 +102,9 @@ class _Pipe:
         self.down.cancel()
 
 
-class FaultProxy:
-    """Listen on ``host:port`` (0: a free port) and forward every connection to ``upstream``."""
+class TcpProxy:
+    """Listen on ``host:port`` (0: a free port) and forward every connection to ``upstream``,
+    as its flow settings allow: ``flowing`` (cleared: nothing moves), ``rate``, ``refusing``."""
 
     def __init__(
         self, upstream_host: str, upstream_port: int, *, host: str = "127.0.0.1", port: int = 0
@@ -111,11 +115,10 @@ class FaultProxy:
         self.flowing = asyncio.Event()  # cleared during a stall
         self.flowing.set()
         self._host, self._port = host, port
-        self._refusing = False
+        self._refusing = False  # new connections are reset as soon as they are accepted
         self._pipes: set[_Pipe] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._server: asyncio.Server | None = None
-        self._stall: asyncio.TimerHandle | None = None
 
     @property
     def port(self) -> int:
@@ -133,7 +136,7 @@ class FaultProxy:
         """Connections open now."""
         return len(self._pipes)
 
-    async def start(self) -> FaultProxy:
+    async def start(self) -> Self:
         """Start listening."""
         self._server = await asyncio.start_server(self._accept, self._host, self._port)
         return self
@@ -147,13 +150,11 @@ class FaultProxy:
         if self._server is not None:
             await self._server.wait_closed()
 
-    async def __aenter__(self) -> FaultProxy:
+    async def __aenter__(self) -> Self:
         return await self.start()
 
     async def __aexit__(self, *_: object) -> None:
         await self.aclose()
-
-    # --- faults --------------------------------------------------------------------------
 
     def drop(self) -> int:
         """Close both sides of every live connection; returns how many there were."""
@@ -163,6 +164,39 @@ class FaultProxy:
             pipe.client.close()
             pipe.server.close()
         return len(pipes)
+
+    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        if self._refusing:
+            _abort(writer)
+            return
+        try:
+            server = await asyncio.open_connection(*self.upstream)
+        except OSError:
+            _abort(writer)  # the upstream is down: so is the proxy, as the client sees it
+            return
+        pipe = _Pipe(self, (reader, writer), server)
+        self._pipes.add(pipe)
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
+        try:
+            await pipe.run()
+        finally:
+            self._pipes.discard(pipe)
+            if task is not None:
+                self._tasks.discard(task)
+
+
+class FaultProxy(TcpProxy):
+    """A ``TcpProxy`` that breaks its connections on command: ``drop`` (its own), ``reset``,
+    ``half_close``, ``stall``, ``throttle``, ``refuse``, ``hold`` and ``release``."""
+
+    def __init__(
+        self, upstream_host: str, upstream_port: int, *, host: str = "127.0.0.1", port: int = 0
+    ) -> None:
+        super().__init__(upstream_host, upstream_port, host=host, port=port)
+        self._stall: asyncio.TimerHandle | None = None
 
     def reset(self) -> int:
         """Abort both sides of every live connection with an RST; returns how many."""
@@ -213,27 +247,3 @@ class FaultProxy:
         for pipe in self._pipes:
             pipe.budget = None
             pipe.downstream.set()
-
-    # --- connections ---------------------------------------------------------------------
-
-    async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.connections += 1
-        if self._refusing:
-            _abort(writer)
-            return
-        try:
-            server = await asyncio.open_connection(*self.upstream)
-        except OSError:
-            _abort(writer)  # the upstream is down: so is the proxy, as the client sees it
-            return
-        pipe = _Pipe(self, (reader, writer), server)
-        self._pipes.add(pipe)
-        task = asyncio.current_task()
-        if task is not None:
-            self._tasks.add(task)
-        try:
-            await pipe.run()
-        finally:
-            self._pipes.discard(pipe)
-            if task is not None:
-                self._tasks.discard(task)
