@@ -88,6 +88,7 @@ class LinkKeeper:
             self._roll_over_if_idle(link)
 
     def _roll_over_if_idle(self, link: SessionLink) -> None:
+        """Replace ``link`` now if it is the live one, retiring, and has nothing outstanding."""
         if link.retiring and link is self._sender.link and not self._book.protocol.in_flight:
             self._tasks.spawn(self._replace(link, None))
 
@@ -99,12 +100,14 @@ class LinkKeeper:
         await self._sender.flush()
 
     async def _open(self) -> SessionLink:
+        """One connection attempt, ``ready`` included, within ``connect_timeout``."""
         within = self._config.connect_timeout
         link = await open_link(self._transport, self._book.protocol, within)
         self.connections += 1
         return link
 
     async def _install(self, link: SessionLink) -> None:
+        """Make ``link`` the live one: read it, and send what waits."""
         self._notice.cancel()
         self._sender.link = link
         self._tasks.spawn(self._serve(link))

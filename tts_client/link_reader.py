@@ -55,6 +55,7 @@ class LinkReader:
             return exc
 
     async def _receive(self, link: SessionLink) -> Frame:
+        """The next frame; within ``reply_timeout`` while segments are outstanding."""
         loop = asyncio.get_running_loop()
         waiting = not link.done and self._book.protocol.in_flight
         deadline = loop.time() + self._config.reply_timeout if waiting else None
@@ -72,6 +73,7 @@ class LinkReader:
     async def _dispatch(
         self, link: SessionLink, events: list[ClientEvent], progressed: Progressed
     ) -> None:
+        """Carry out one frame's events, one branch per type."""
         progress = False
         for event in events:
             if isinstance(event, Audio):

@@ -41,14 +41,14 @@ class TTSSession:
 
     def __init__(self, transport: Transport, config: SessionConfig | None = None) -> None:
         self.transport = transport
-        self.config = config = config or SessionConfig()
+        self.config = config or SessionConfig()
         self.error: TTSError | None = None  # why the session closed itself, if it did
         # told of an outage (busy, lost connection) that lasted ``retry_notice_s``, while retrying
         self.on_retry: Callable[[TTSError], None] | None = None
         self._stopping = False  # no new segments
+        config, endpoint = self.config, transport.endpoint
         self._book = SegmentBook(config.max_in_flight)
         self._tasks = BackgroundTasks()
-        endpoint = transport.endpoint
         notice = RetryNotice(endpoint, config.retry_notice_s, self._notify)
         self._sender = SegmentSender(self._book, config, endpoint, self._tasks)
         retry = DeferredRetry(self._book, self._sender, notice, self._tasks, config)
@@ -150,6 +150,7 @@ class TTSSession:
         await self._tasks.cancel()
 
     def _notify(self, error: TTSError) -> None:
+        """An outage lasted ``retry_notice_s``: tell the borrower, unless the session closed."""
         if self.on_retry is not None and not self._stopping:
             self.on_retry(error)
 
