@@ -79,7 +79,15 @@ TIERS: dict[str, tuple[Group, ...]] = {
         ),
         Group(
             "session",
-            ("tts_client/session.py",),
+            (
+                "tts_client/session.py",
+                "tts_client/segment_book.py",
+                "tts_client/segment_sender.py",
+                "tts_client/link_reader.py",
+                "tts_client/link_keeper.py",
+                "tts_client/deferred_retry.py",
+                "tts_client/background.py",
+            ),
             (
                 "tests/tts_client/test_session.py",
                 "tests/tts_client/test_session_busy.py",
