@@ -48,6 +48,7 @@ _DEMO_SENTENCES = (
     "The segmenter avoids cutting sentences at abbreviations like Dr. Smith or 3.5 percent.",
     "Every figure quoted here was measured by a script in the repository.",
 )
+DEMO_MOST_SENTENCES = len(_DEMO_SENTENCES) + 1  # what the prompt was, then every sentence
 QUOTED_WORDS = 40  # a longer prompt is quoted this far, and said to be shortened
 _TOKEN = re.compile(r"\s*\S{1,4}")  # roughly the size of an LLM sub-word token
 
@@ -82,7 +83,8 @@ def demo_tokens(text: str) -> list[str]:
     return _TOKEN.findall(text)
 
 
-def _last_user_text(messages: Messages) -> str:
+def last_user_text(messages: Messages) -> str:
+    """The text of the latest user message."""
     for message in reversed(messages):
         if message.get("role") == "user":
             return " ".join(block["text"] for block in message["content"] if "text" in block)
@@ -123,7 +125,7 @@ class DemoModel(Model):
     ) -> AsyncIterable[StreamEvent]:
         """Stream the reply as Bedrock-style events, one text delta per token."""
         config = self._demo
-        tokens = demo_tokens(demo_reply(_last_user_text(messages), config.sentences))
+        tokens = demo_tokens(demo_reply(last_user_text(messages), config.sentences))
         yield {"messageStart": {"role": "assistant"}}
         yield {"contentBlockStart": {"start": {}}}
         await asyncio.sleep(config.first_token_delay_s)

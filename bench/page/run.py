@@ -1,0 +1,368 @@
+"""``python -m bench.page``: what the voice chat page plays, measured in headless Chromium.
+
+    python -m bench.page                 # 5 runs each; writes docs/benchmarks/page.{json,md}
+    python -m bench.page --runs 1 --out /tmp/page   # a quick look
+
+The local stack as a user starts it (``voice-agent dev``: the embedded ONNX engine, the demo
+agent), the page in Chromium with ``instrument.js`` as its init script. Per run:
+
+- **typed**: a prompt typed and sent (Enter); first audio is the first sample the page plays,
+  from the moment the form was submitted (the page opens its socket on first use, as a user's).
+- **spoken**: a question said by eSpeak NG (a voice not ours) through Chromium's fake
+  microphone, the page hands-free; voice to voice runs from the end of speech in what the page
+  captured to the first sample of the reply the page plays.
+- **long**: a reply of about 45 s, alone, then with a second conversation (another tab)
+  speaking at the same time.
+
+Every reply's chunks are checked for gaps (over 5 ms: an underrun). Each figure's stages are
+printed beside it, from the socket messages' arrival times. All figures come from one run on
+one box; the load average is written beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import json
+import os
+import platform
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import wave
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bench.page.demo_agent import LONG_PROMPT
+from bench.page.figures import (
+    chunks,
+    end_of_speech,
+    first_after,
+    gaps,
+    median_of,
+    stages,
+    where_dry,
+)
+from bench.page.report import write
+
+INSTRUMENT = Path(__file__).with_name("instrument.js")
+OUT = Path(__file__).resolve().parents[2] / "docs" / "benchmarks"
+READY_S = 240.0
+REPLY_S = 120.0  # the longest a reply may take to play out on a loaded box
+TYPED = (  # questions of five to eight words, as people type them
+    "What makes a voice agent feel responsive?",
+    "Why stream audio over one connection?",
+    "How fast is the speech model here?",
+    "What happens when I interrupt you?",
+    "Can you explain time to first audio?",
+)
+SPOKEN = (  # (question, eSpeak NG voice)
+    ("What time is it in Tokyo?", "en-us"),
+    ("Tell me about sea otters.", "en-gb"),
+    ("How far away is the moon?", "en-us+f3"),
+    ("Can you recommend a good book?", "en-gb-x-rp+m3"),
+    ("Why is the sky blue?", "en-029+m1"),
+)
+LEAD_SILENCE_S = 2.0  # before the question: the page opens its microphone and listens
+TAIL_SILENCE_S = 6.0
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextlib.contextmanager
+def local_stack() -> Iterator[str]:
+    """``voice-agent dev`` with the page benchmark's demo agent; yields its URL."""
+    port, tts_port = free_port(), free_port()
+    command = [
+        shutil.which("voice-agent") or str(Path(sys.executable).with_name("voice-agent")),
+        "dev",
+        "--port",
+        str(port),
+        "--tts-port",
+        str(tts_port),
+        "--agent",
+        "bench.page.demo_agent:create_agent",
+    ]
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + READY_S
+        while time.monotonic() < deadline:
+            if child.poll() is not None:
+                raise RuntimeError(
+                    f"voice-agent dev exited: {child.stderr.read().decode()[-2000:]}"
+                )  # type: ignore[union-attr]
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{url}/ping", timeout=2).status_code == 200:
+                    break
+            time.sleep(0.5)
+        else:
+            raise RuntimeError(f"voice-agent dev was not ready in {READY_S} s")
+        yield url
+    finally:
+        child.send_signal(signal.SIGINT)
+        try:
+            child.wait(30)
+        except subprocess.TimeoutExpired:
+            child.kill()
+
+
+def open_page(context: Any, url: str) -> Any:
+    """A tab of the chat page, instrumented, its configuration loaded (its socket opens on its
+    first use, as a user's does)."""
+    page = context.new_page()
+    page.add_init_script(path=str(INSTRUMENT))
+    page.goto(f"{url}/")
+    page.wait_for_function("window.voiceChat && voiceChat.config.source !== 'loading'")
+    return page
+
+
+def wait_played(page: Any, turns: int = 1) -> dict[str, Any]:
+    """Wait until ``turns`` turns have ended and their audio has played; the page's record."""
+    page.wait_for_function(
+        f"""() => {{
+          const t = voiceChat.turns;
+          if (t.length < {turns} || t[{turns - 1}].status === 'streaming') return false;
+          const s = window.__page.sources;
+          const last = s[s.length - 1];
+          return !last || performance.now() > last.plays + last.duration * 1000 + 200;
+        }}""",
+        timeout=REPLY_S * 1000,
+    )
+    return page.evaluate("window.__page")  # type: ignore[no-any-return]
+
+
+def sent_at(record: dict[str, Any], kind: str) -> float:
+    return next(e["t"] for e in record["sent"] if e["type"] == kind)
+
+
+def reply_figures(record: dict[str, Any], since: float) -> dict[str, Any]:
+    """One reply's chunks after ``since``: when it was first heard, its gaps, its length."""
+    reply = chunks(record["sources"], since)
+    found = gaps(reply)
+    return {
+        "first_played": reply[0].start if reply else None,
+        "chunks": len(reply),
+        "audio_s": round(sum(c.duration_ms for c in reply) / 1000, 2),
+        "underruns": sum(gap > 5.0 for gap in found),
+        "max_gap_ms": round(max(found, default=0.0), 2),
+        "overlap_ms": round(max(0.0, -min(found, default=0.0)), 2),
+        "dry": where_dry(reply),
+    }
+
+
+def marks_after(record: dict[str, Any], start: float, first_played: float | None) -> dict[str, Any]:
+    received = record["received"]
+    return {
+        "turn.start": first_after(received, "turn.start", start),
+        "segment": first_after(received, "segment", start),
+        "audio": first_after(received, "binary", start),
+        "played": first_played,
+    }
+
+
+def typed_run(browser: Any, url: str, prompt: str) -> dict[str, Any]:
+    context = browser.new_context()
+    try:
+        page = open_page(context, url)
+        page.fill("#prompt", prompt)
+        page.press("#prompt", "Enter")
+        record = wait_played(page)
+    finally:
+        context.close()
+    submitted, sent = record["submitted"][0], sent_at(record, "prompt")
+    reply = reply_figures(record, submitted)
+    marks = {
+        "submitted": submitted,
+        "sent": sent,
+        **marks_after(record, sent, reply["first_played"]),
+    }
+    first = None if reply["first_played"] is None else reply["first_played"] - submitted
+    return {"prompt": prompt, "first_audio_ms": first, "stages": stages(marks), **reply}
+
+
+def write_wav(path: Path, pcm: bytes, rate: int = 16_000) -> None:
+    with wave.open(str(path), "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(rate)
+        out.writeframes(pcm)
+
+
+def question_wav(folder: Path, index: int, text: str, voice: str) -> Path:
+    """The question said by eSpeak NG, between silences, as the fake microphone plays it."""
+    from bench.speech.espeak_voice import say
+
+    silence = bytes(int(16_000 * LEAD_SILENCE_S) * 2)
+    path = folder / f"question{index}.wav"
+    write_wav(path, silence + say(text, voice) + bytes(int(16_000 * TAIL_SILENCE_S) * 2))
+    return path
+
+
+def spoken_run(playwright: Any, chromium: str, url: str, wav: Path, text: str) -> dict[str, Any]:
+    args = [
+        *CHROMIUM_ARGS,
+        "--use-fake-device-for-media-stream",
+        f"--use-file-for-fake-audio-capture={wav}%noloop",
+    ]
+    browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=args)
+    try:
+        context = browser.new_context(permissions=["microphone"])
+        page = open_page(context, url)
+        page.click("label[for=mic-free]")
+        record = wait_played(page)
+    finally:
+        browser.close()
+    ended = end_of_speech(record["mic"])
+    if ended is None:
+        return {"question": text, "voice_to_voice_ms": None, "error": "no speech captured"}
+    reply = reply_figures(record, ended)
+    received = record["received"]
+    marks = {
+        "speech ended": ended,
+        "speech.end": first_after(received, "speech.end", ended),
+        "transcript": first_after(received, "transcript", ended),
+        **marks_after(record, ended, reply["first_played"]),
+    }
+    transcript = next(
+        (json.loads(e["text"]).get("text") for e in received if e["type"] == "transcript"), None
+    )
+    heard = None if reply["first_played"] is None else reply["first_played"] - ended
+    return {
+        "question": text,
+        "transcript": transcript,
+        "voice_to_voice_ms": heard,
+        "stages": stages(marks),
+        **reply,
+    }
+
+
+def long_run(browser: Any, url: str, together: bool) -> list[dict[str, Any]]:
+    """A long reply, alone or with a second tab's at the same time: each tab's figures."""
+    contexts = [browser.new_context() for _ in range(2 if together else 1)]
+    try:
+        pages = [open_page(context, url) for context in contexts]
+        for n, page in enumerate(pages):
+            page.fill("#prompt", f"{LONG_PROMPT} about streaming speech, part {n + 1}.")
+        for page in pages:
+            page.press("#prompt", "Enter")
+        records = [wait_played(page) for page in pages]
+    finally:
+        for context in contexts:
+            context.close()
+    return [reply_figures(record, sent_at(record, "prompt")) for record in records]
+
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--autoplay-policy=no-user-gesture-required",
+]
+
+
+def chromium_path() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    raise RuntimeError("no Chromium: apt-get install chromium (scripts/test.sh does)")
+
+
+def summarize(
+    typed: list[dict[str, Any]], spoken: list[dict[str, Any]], long: dict[str, list[Any]]
+) -> dict[str, Any]:
+    """The figures the issue asks for, and each figure's stages (medians)."""
+    replies = [*typed, *spoken, *(r for runs in long.values() for r in runs)]
+
+    def stage_medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
+        names = runs[0]["stages"] if runs else {}
+        return {n: median_of(r["stages"].get(n) for r in runs)["median"] for n in names}
+
+    return {
+        "typed_first_audio_ms": median_of(r["first_audio_ms"] for r in typed),
+        "typed_stages_ms": stage_medians(typed),
+        "spoken_voice_to_voice_ms": median_of(r["voice_to_voice_ms"] for r in spoken),
+        "spoken_stages_ms": stage_medians([r for r in spoken if "stages" in r]),
+        "underruns": {
+            "count": sum(r.get("underruns", 0) for r in replies),
+            "max_gap_ms": max((r.get("max_gap_ms", 0.0) for r in replies), default=0.0),
+            "replies": len(replies),
+        },
+        "long_reply": {
+            name: {
+                "audio_s": median_of(r["audio_s"] for r in runs),
+                "underruns": sum(r["underruns"] for r in runs),
+                "max_gap_ms": max((r["max_gap_ms"] for r in runs), default=0.0),
+            }
+            for name, runs in long.items()
+        },
+    }
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    from playwright.sync_api import sync_playwright
+
+    chromium = chromium_path()
+    load_before = os.getloadavg()
+    with tempfile.TemporaryDirectory() as folder, local_stack() as url:
+        wavs = [question_wav(Path(folder), i, t, v) for i, (t, v) in enumerate(SPOKEN[: args.runs])]
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path=chromium, headless=True, args=CHROMIUM_ARGS
+            )
+            open_page(browser.new_context(), url).close()  # warm: models loaded, voices known
+            typed = [typed_run(browser, url, TYPED[i % len(TYPED)]) for i in range(args.runs)]
+            long = {
+                "alone": [r for _ in range(args.long_runs) for r in long_run(browser, url, False)],
+                "with_second_conversation": [
+                    r for _ in range(args.long_runs) for r in long_run(browser, url, True)
+                ],
+            }
+            browser.close()
+            spoken = [
+                spoken_run(playwright, chromium, url, wav, SPOKEN[i][0])
+                for i, wav in enumerate(wavs)
+            ]
+    figures = summarize(typed, spoken, long)
+    return {
+        **figures,
+        "runs": args.runs,
+        "load": {
+            "before": [round(x, 2) for x in load_before],
+            "after": [round(x, 2) for x in os.getloadavg()],
+        },
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "typed": typed,
+        "spoken": spoken,
+        "long": long,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.page", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--runs", type=int, default=5, help="typed and spoken runs (default 5)")
+    parser.add_argument("--long-runs", type=int, default=1, help="long replies of each kind")
+    parser.add_argument("--out", type=Path, default=OUT, help="where page.json and page.md go")
+    args = parser.parse_args(argv)
+    figures = run(args)
+    write(figures, args.out)
+    print(json.dumps({k: figures[k] for k in list(figures)[:6]}, indent=1))
+    return 0
