@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import struct
 
-from tts_protocol import SAMPLE_RATE
+from tts_protocol import PLAYER_LEAD_S, SAMPLE_RATE
 
 SESSION_HEADER = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id"  # a header, or a query parameter
 MAX_MESSAGE_BYTES = 32 * 1024  # a /ws message: AgentCore Runtime's WebSocket frame limit
@@ -24,6 +24,7 @@ MIC_SAMPLE_RATE = 16_000
 PAGE_CONSTANTS = {
     "SESSION_HEADER": SESSION_HEADER,
     "SAMPLE_RATE": SAMPLE_RATE,
+    "PLAYER_LEAD_S": PLAYER_LEAD_S,
     "MIC_MAGIC": list(MIC_MAGIC),
     "MIC_SAMPLE_RATE": MIC_SAMPLE_RATE,
 }

@@ -10,6 +10,11 @@ AUDIO_FORMAT = "pcm_s16le"
 CHANNELS = 1
 BYTES_PER_SAMPLE = 2
 MAX_AUDIO_FRAME_BYTES = 32 * 1024
+# How far ahead of its audio clock a listener's player starts a reply's first chunk (then plays
+# the rest back to back). The server sizes each decoder window to be ready before what it has
+# sent, this lead included, has played (tts_server/engines/windows.py); the page's player starts
+# with it (agent/web/player.js).
+PLAYER_LEAD_S = 0.1
 
 # Limits of a `speak`.
 MIN_SPEED = 0.5

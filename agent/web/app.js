@@ -12,16 +12,18 @@ import { VoiceSocket } from "./socket.js";
 import { createChatState } from "./state.js";
 import { Transcript } from "./transcript.js";
 import { Turns } from "./turn.js";
+import { PLAYER_LEAD_S } from "./browser-leg.js";
 
 const $ = (id) => document.getElementById(id);
 const form = $("composer");
 const promptInput = $("prompt");
 const stopButton = $("stop");
 
-// The jitter buffer: how far ahead of the audio clock a turn's first chunk is scheduled.
+// The jitter buffer: how far ahead of the audio clock a turn's first chunk is scheduled: the
+// lead the server's window schedule counts on (PLAYER_LEAD_S); it grows after an underrun.
 // ?lead=0.3 in the page's URL overrides it (seconds, 0.02 to 1).
 const leadParam = Number.parseFloat(new URLSearchParams(location.search).get("lead"));
-const LEAD_S = Number.isFinite(leadParam) ? Math.min(1, Math.max(0.02, leadParam)) : 0.15;
+const LEAD_S = Number.isFinite(leadParam) ? Math.min(1, Math.max(0.02, leadParam)) : PLAYER_LEAD_S;
 
 // `turns` is made last; these callbacks only run once it exists.
 const player = new PcmPlayer({

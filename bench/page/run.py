@@ -71,6 +71,7 @@ SPOKEN = (  # (question, eSpeak NG voice)
     ("Can you recommend a good book?", "en-gb-x-rp+m3"),
     ("Why is the sky blue?", "en-029+m1"),
 )
+SAID = ("speech.end", "transcript")  # a spoken run's listening events, kept whole
 LEAD_SILENCE_S = 2.0  # before the question: the page opens its microphone and listens
 TAIL_SILENCE_S = 6.0
 
@@ -236,13 +237,12 @@ def spoken_run(playwright: Any, chromium: str, url: str, wav: Path, text: str) -
         "transcript": first_after(received, "transcript", ended),
         **marks_after(record, ended, reply["first_played"]),
     }
-    transcript = next(
-        (json.loads(e["text"]).get("text") for e in received if e["type"] == "transcript"), None
-    )
+    said = {e["type"]: json.loads(e["text"]) for e in received if e["type"] in SAID}
     heard = None if reply["first_played"] is None else reply["first_played"] - ended
     return {
         "question": text,
-        "transcript": transcript,
+        "transcript": said.get("transcript", {}).get("text"),
+        "speech_end": said.get("speech.end"),
         "voice_to_voice_ms": heard,
         "stages": stages(marks),
         **reply,
