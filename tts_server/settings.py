@@ -150,6 +150,14 @@ class Settings:
             float,
         ),
     )
+    window_listener_lead: float | None = field(
+        default=None,
+        metadata=_option(
+            "seconds a listener's player waits before a reply's first chunk, as the windows' "
+            "pace models it: later windows grow with the audio buffered (default: 0.1)",
+            float,
+        ),
+    )
     max_sessions: int | None = field(
         default=None,
         metadata=_option(

@@ -1,30 +1,29 @@
 """A sentence's decoder windows, their whole life: the settings that shape them, where they
 fall (arithmetic over Kokoro's frames), how later ones grow, and when each is decoded.
 
-Kokoro's decoder turns aligned frames (one frame = ``SAMPLES_PER_FRAME`` samples, 25 ms at
-24 kHz) into audio. Decoding a sentence in windows lets its first audio go out before the rest
-is decoded. Each ``Window`` keeps the frames ``[start, stop)`` and is decoded with up to
-``context`` frames either side (``left``, ``right``: fewer at the sentence's edges), so that the
-kept part sees nearly what it would see in the whole sentence; the context's audio is dropped.
-The first window is short (first audio fast), later ones longer (less overhead per frame).
-The frames before and after the sentence's speech (its leading pad, the long last phoneme and
-the closing mark, silence the trim drops) need not be decoded at all: ``speech_span`` finds
-them in the text side's predicted energy.
+Kokoro's decoder turns aligned frames (``SAMPLES_PER_FRAME`` samples, 25 ms) into audio; in
+windows, a sentence's first audio goes out before the rest is decoded. Each ``Window`` keeps
+frames ``[start, stop)``, decoded with up to ``context`` frames either side (their audio
+dropped), so that it sees nearly what it would in the whole sentence. The silence around the
+sentence's speech need not be decoded: ``speech_span`` finds it in the predicted energy.
 
 This module is the one owner of a window's life; nothing else sizes a window or reads a window
 setting. ``window_plan`` reads the settings (``--windows``, ``--window-first``, ``-size``,
-``-context``, ``-growth``; each engine's ``WINDOW_DEFAULTS`` where they say nothing) into a
-``WindowPlan``, the schedule: the first window's size, how later ones grow, their context, and
-when each is decoded. The engine base decodes a started sentence through
-``WindowPlan.decoded``, which plans its windows and asks for the next one only once the one
-before it is taken; the scheduler sizes a window's job by ``Window.decoded_frames``. The ONNX
-engine asks ``worth_windows`` whether a sentence is decoded in windows at all
-(``WindowPlan.whole`` plans one that is not; ``Window.whole`` is its one window), and the torch
-stream keeps each window's ``seam`` (the audio decoded past its end) to crossfade into the next.
+``-context``, ``-growth``, ``-listener-lead``; each engine's ``WINDOW_DEFAULTS`` where they say
+nothing) into a ``WindowPlan``. The engine base decodes a started sentence through
+``WindowPlan.decoded``, the schedule: it cuts the next window only once the one before is
+taken, as large as the audio buffered at the listener allows (``PlaybackClock``, one per
+connection) at the engine's measured pace (``DecodeRate``, one per engine), and decodes it at
+once. The scheduler sizes a window's job by ``Window.decoded_frames``; the ONNX engine asks
+``worth_windows`` whether a sentence is decoded in windows at all (``WindowPlan.whole`` plans
+one that is not), and the torch stream crossfades each window's ``seam`` into the next.
 """
 
 from __future__ import annotations
 
+import math
+import threading
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -43,14 +42,21 @@ CROSSFADE_SAMPLES = 240  # 10 ms at 24 kHz: each seam fades from one window into
 # The ONNX engine decodes a sentence with less speech (after its leading pad) whole: its windows
 # would gain little, and its statistics stray furthest from any prior (``onnx/priors.py``).
 MIN_WINDOWED_FRAMES = 64  # 1.6 s
+FRAME_SECONDS = SAMPLES_PER_FRAME / 24_000  # 25 ms of audio a frame
+# The pace (docs/tts_server.md, "Decoding in windows"): a window's predicted decode x 1.3 + 50 ms
+PACE_MARGIN = 1.3  # a window's time strays ~20 % from the average rate on a shared box
+PACE_MARGIN_S = 0.05  # the send, the event loop, a decoder call's cost beyond its frames
+LISTENER_LEAD_S = 0.1  # a player's wait before a reply's first chunk (the page's: 0.15)
+DEFAULT_SECONDS_PER_FRAME = 0.0125  # before any measurement: a real-time factor of 0.5
+MIN_SECONDS_PER_FRAME = 1e-6
+RATE_HALF_LIFE_FRAMES = 64  # decoded frames after which an old rate counts half
 
 
 @dataclass(frozen=True, slots=True)
 class WindowDefaults:
-    """An engine's windows where no setting says otherwise (docs/tts_server.md, "Decoding in
-    windows"): whether it decodes in windows; frames of the first window (after the leading
-    silence), of the largest later one, of context each side; each later window ``growth``
-    times the one before."""
+    """An engine's windows where no setting says otherwise: whether it decodes in windows;
+    frames of the first (after the leading silence), of the largest, of context each side; each
+    later window ``growth`` times the one before (unpaced)."""
 
     on: bool
     first: int
@@ -77,11 +83,8 @@ def worth_windows(frames: int, lead: int) -> bool:
 def speech_span(energy: np.ndarray, margin: int = SPEECH_MARGIN) -> tuple[int, int] | None:
     """The frames ``[start, stop)`` of a sentence that may sound: those whose predicted energy
     (``energy``: the text side's curve, two steps a frame) passes ``SPEECH_ENERGY``, with
-    ``margin`` frames either side; None if none does.
-
-    Measured on 5 voices x 3 speeds x 61 sentences (docs/tts_server.md, "Silence not
-    decoded"): the first and last loud samples (and the trim's 25 ms pad) always lie within a
-    frame of the frames that pass, so a margin of 4 keeps every loud sample with room to spare.
+    ``margin`` frames either side; None if none does. On 5 voices x 3 speeds x 61 sentences
+    every loud sample lay within a frame of those (docs/tts_server.md, "Silence not decoded").
     """
     if margin < 0:
         raise ValueError(f"the margin cannot be negative ({margin})")
@@ -142,14 +145,90 @@ class Window:
         return cls(0, frames, 0, 0)
 
 
+class DecodeRate:
+    """An engine's measured decode rate: seconds per decoded frame (context included), shared
+    by every connection, so that it says what a window costs under the load of the moment.
+
+    Each window job is timed from submission to result (queueing behind other connections'
+    counts), pooled into an average weighing each job by its frames (an old rate counts half
+    after ``RATE_HALF_LIFE_FRAMES`` new ones). The first measurement (the engine's calibration,
+    if any) replaces ``seconds_per_frame``, a conservative guess. Thread-safe.
+    """
+
+    def __init__(
+        self,
+        seconds_per_frame: float = DEFAULT_SECONDS_PER_FRAME,
+        now: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        if not seconds_per_frame > 0:
+            raise ValueError(f"a decode rate must be positive ({seconds_per_frame})")
+        self.now = now
+        self._rate = seconds_per_frame
+        self._measured = False
+        self._lock = threading.Lock()
+
+    @property
+    def seconds_per_frame(self) -> float:
+        """The current estimate."""
+        with self._lock:
+            return self._rate
+
+    def learn(self, seconds: float, frames: int) -> None:
+        """Pool one job that decoded ``frames`` frames in ``seconds``."""
+        if frames <= 0 or seconds < 0:
+            return
+        observed = max(seconds / frames, MIN_SECONDS_PER_FRAME)
+        weight = 1 - 0.5 ** (frames / RATE_HALF_LIFE_FRAMES)
+        with self._lock:
+            self._rate = observed if not self._measured else self._rate
+            self._rate += weight * (observed - self._rate)
+            self._measured = True
+
+    async def measured(self, job: Awaitable[T], frames: int) -> T:
+        """``job``'s result, its time (submission to result) learned for ``frames`` frames."""
+        started = self.now()
+        result = await job
+        self.learn(self.now() - started, frames)
+        return result
+
+
+class PlaybackClock:
+    """One connection's listener, as the schedule models it: each chunk sent plays back to back
+    from when it arrives, the first (or the first after the listener ran dry) ``lead_s`` later."""
+
+    def __init__(
+        self, lead_s: float = LISTENER_LEAD_S, now: Callable[[], float] = time.perf_counter
+    ) -> None:
+        if lead_s < 0:
+            raise ValueError(f"the listener's lead cannot be negative ({lead_s})")
+        self.lead_s = lead_s
+        self.now = now
+        self.ends_at: float | None = None  # when the audio sent so far ends playing
+
+    def sent(self, seconds: float) -> float:
+        """A chunk of ``seconds`` of audio sent now: how long the listener waited for it after
+        the audio before it ended (0: in time, or nothing came before it)."""
+        now, ends_at = self.now(), self.ends_at
+        self.ends_at = ends_at if ends_at is not None and ends_at > now else now + self.lead_s
+        self.ends_at += seconds
+        return 0.0 if ends_at is None else max(0.0, now - ends_at)
+
+    def ahead(self) -> float:
+        """Seconds of audio sent but not yet played."""
+        return 0.0 if self.ends_at is None else max(0.0, self.ends_at - self.now())
+
+    def reset(self) -> None:
+        """The listener dropped what it had (a cancel): nothing is buffered."""
+        self.ends_at = None
+
+
 @dataclass(frozen=True, slots=True)
 class WindowPlan:
     """How to cut a sentence: ``first`` frames, then windows ``growth`` times the one before
-    (at most ``size``; 1: ``first`` at a time), ``context`` each side.
-
-    Growing windows keep playback fed: a window is decoded while the audio before it plays, and
-    that audio grows as fast as the windows do. A last window shorter than ``min_last`` frames
-    is merged into the one before it (a tiny window costs a decoder call for little audio).
+    (at most ``size``; 1: ``first`` at a time), ``context`` each side; paced by a listener's
+    ``PlaybackClock`` (``decoded``), as large as the audio buffered allows. A last window under
+    ``min_last`` frames is merged into the one before it (a tiny window costs a decoder call
+    for little audio). ``listener_lead_s``: ``listener_clock``'s lead.
     """
 
     first: int
@@ -157,6 +236,7 @@ class WindowPlan:
     context: int
     min_last: int = 8
     growth: float = 1.0
+    listener_lead_s: float = LISTENER_LEAD_S
 
     def __post_init__(self) -> None:
         if self.first < 1 or self.size < 1:
@@ -165,9 +245,10 @@ class WindowPlan:
             )
         if not self.growth >= 1:
             raise ValueError(f"windows cannot shrink (growth={self.growth})")
-        if self.context < 0 or self.min_last < 0:
+        if self.context < 0 or self.min_last < 0 or self.listener_lead_s < 0:
             raise ValueError(
-                f"context and min_last cannot be negative ({self.context}, {self.min_last})"
+                f"context, min_last and the lead cannot be negative ({self.context}, "
+                f"{self.min_last}, {self.listener_lead_s})"
             )
 
     @classmethod
@@ -182,17 +263,47 @@ class WindowPlan:
         lead: int = 0,
         last_from: int | None = None,
         span: tuple[int, int] | None = None,
+        *,
+        clock: PlaybackClock | None = None,
+        rate: DecodeRate | None = None,
     ) -> AsyncIterator[tuple[Window, T, bool]]:
-        """A sentence's windows (``windows``' arguments) in order, each with what ``decode``
-        made of it and whether it is the last.
+        """A sentence's windows (``windows``' arguments and rules) in order, each with what
+        ``decode`` made of it and whether it is the last; ``rate`` learns each one's time.
 
-        The next window is decoded only once the caller has taken the one before it, so a
-        sentence's windows never overtake one another and a cancel between two windows stops the
-        sentence there.
-        """
-        windows = self.windows(frames, lead, last_from, span)
-        for k, window in enumerate(windows):
-            yield window, await decode(window), k == len(windows) - 1
+        Each window is cut once the one before is taken (with a ``clock`` and a ``rate``, as
+        large as ``paced`` says for the audio buffered then; else as ``windows`` cuts them) and
+        decoded at once, while that audio plays; a cancel between two windows stops there."""
+        begin, end = self._extent(frames, lead, last_from, span)
+        start, base, step = begin, max(lead, begin), self.first
+        while start < end:
+            if clock is None or rate is None:
+                stop = self._stop(base, step, end, last_from)
+            else:
+                kept = self.paced(clock.ahead(), rate.seconds_per_frame)
+                step = min(self.size, max(self.first, start + kept - base))
+                stop = self._paced_stop(base, step, end, last_from)
+            window = self._window(frames, start, stop)
+            job = decode(window)
+            result = await (job if rate is None else rate.measured(job, window.decoded_frames))
+            yield window, result, stop == end
+            start = base = stop
+            step = min(self.size, round(step * self.growth))
+
+    def paced(self, ahead: float, seconds_per_frame: float) -> int:
+        """Frames to keep in the next window with ``ahead`` seconds buffered at the listener
+        and a decode rate of ``seconds_per_frame``, within ``[first, size]``; nothing buffered:
+        ``first`` (the listener is waiting: audio soonest). Else the most whose predicted
+        decode, context included, times ``PACE_MARGIN`` plus ``PACE_MARGIN_S`` ends before that
+        audio does; if that window would not add to the buffer (a slow rate, little buffered),
+        the smallest that adds to it with the margin, as far as the buffer holds its decode
+        without the margin, and never one that falls behind its own decode."""
+        if ahead <= 0:
+            return self.first
+        rate, context = max(seconds_per_frame, MIN_SECONDS_PER_FRAME), 2 * self.context
+        fits = math.floor((ahead - PACE_MARGIN_S) / PACE_MARGIN / rate) - context
+        holds = math.floor(ahead / rate) - context  # what the buffer holds, no margin
+        grows = min(_keeping_up(context, PACE_MARGIN * rate), holds)
+        return max(self.first, min(self.size, max(fits, _keeping_up(context, rate), grows)))
 
     def windows(
         self,
@@ -202,16 +313,28 @@ class WindowPlan:
         span: tuple[int, int] | None = None,
     ) -> list[Window]:
         """The windows of a sentence of ``frames`` frames, in order, covering each frame of
-        ``span`` (``[start, stop)``; None: all of them) once. Context may come from outside it.
+        ``span`` (``[start, stop)``; None: all) once; context may come from outside it.
 
-        ``lead`` frames (the leading boundary pad's: silence) come before the first window's
-        ``first``, so that the first window holds speech: a window of silence alone is lifted
-        by the decoder's instance norms (see ``kokoro_stream``). A window takes before it the
-        context it cannot have after it (the sentence's end fades out; its statistics need the
-        frames before it). The last window starts at ``last_from`` or before (the last word's
-        first frame: its mark then goes with the last chunk, timed against the trimmed end),
-        and ends after it, whatever ``span`` says.
+        ``lead`` frames (the leading pad's silence) come before the first window's ``first``:
+        a window of silence alone is lifted by the decoder's instance norms. A window takes
+        before it the context it cannot have after it. The last window starts at ``last_from``
+        or before (the last word's first frame: its mark then goes with the last chunk) and
+        ends after it, whatever ``span`` says.
         """
+        begin, end = self._extent(frames, lead, last_from, span)
+        out: list[Window] = []
+        start, base, step = begin, max(lead, begin), self.first
+        while start < end:
+            stop = self._stop(base, step, end, last_from)
+            out.append(self._window(frames, start, stop))
+            start = base = stop
+            step = min(self.size, round(step * self.growth))
+        return out
+
+    def _extent(
+        self, frames: int, lead: int, last_from: int | None, span: tuple[int, int] | None
+    ) -> tuple[int, int]:
+        """The frames ``[begin, end)`` the windows keep: the span, to past ``last_from``."""
         if frames < 0 or lead < 0:
             raise ValueError(f"a sentence cannot have {frames} frames, {lead} of them leading")
         begin, end = span or (0, frames)
@@ -219,26 +342,41 @@ class WindowPlan:
             raise ValueError(f"the span {span} is not within the sentence's {frames} frames")
         if last_from is not None:
             end = max(end, min(frames, last_from + 1))
-        stops: list[int] = []
-        stop, step = min(max(lead, begin) + self.first, end), self.first
-        while stop < end:
-            stops.append(stop)
-            step = min(self.size, round(step * self.growth))
-            stop = min(stop + step, end)
-        if end > begin:
-            stops.append(end)
-        if len(stops) > 1 and stops[-1] - stops[-2] < self.min_last:
-            del stops[-2]
-        while last_from is not None and len(stops) > 1 and stops[-2] > last_from:
-            del stops[-2]
-        out = []
-        start = begin
-        for stop in stops:
-            right = min(self.context, frames - stop)
-            left = min(2 * self.context - right, start)
-            out.append(Window(start, stop, left, right))
-            start = stop
-        return out
+        return begin, end
+
+    def _stop(self, base: int, step: int, end: int, last_from: int | None) -> int:
+        """Where the window ``step`` frames after ``base`` stops: at ``end`` instead if the
+        rest would be a last window under ``min_last`` frames, or start past ``last_from``."""
+        stop = min(base + step, end)
+        if end - stop < self.min_last or (last_from is not None and stop > last_from):
+            return end
+        return stop
+
+    def _paced_stop(self, base: int, step: int, end: int, last_from: int | None) -> int:
+        """``_stop``, but a window merged past its pace stops where the rules let the last one
+        be smallest: at ``last_from``, or ``min_last`` frames before the end."""
+        stop = self._stop(base, step, end, last_from)
+        cut = min(base + step, end - self.min_last, end if last_from is None else last_from)
+        merged = stop == end > base + step
+        return cut if merged and cut >= base + self.first else stop
+
+    def _window(self, frames: int, start: int, stop: int) -> Window:
+        """Frames ``[start, stop)`` with their context: what the end denies, taken before."""
+        right = min(self.context, frames - stop)
+        return Window(start, stop, min(2 * self.context - right, start), right)
+
+
+def _keeping_up(context: int, rate: float) -> int:
+    """The fewest frames a window with ``context`` more, decoded at ``rate`` seconds a frame,
+    keeps to play as long as its decode takes (0: none does)."""
+    if rate >= FRAME_SECONDS:
+        return 0
+    return math.ceil(context * rate / (FRAME_SECONDS - rate) - 1e-9)  # a float's last digit
+
+
+def listener_clock(plan: WindowPlan | None) -> PlaybackClock:
+    """A connection's ``PlaybackClock``, with the lead ``plan`` models (None: the default)."""
+    return PlaybackClock(LISTENER_LEAD_S if plan is None else plan.listener_lead_s)
 
 
 def window_plan(settings: Settings) -> WindowPlan | None:
@@ -252,6 +390,7 @@ def window_plan(settings: Settings) -> WindowPlan | None:
         _given(settings.window_size, default.size),
         _given(settings.window_context, default.context),
         growth=_given(settings.window_growth, default.growth),
+        listener_lead_s=_given(settings.window_listener_lead, LISTENER_LEAD_S),
     )
 
 

@@ -1,0 +1,231 @@
+"""The windows' pace: the listener's clock, the engine's measured decode rate, and windows that
+grow with the audio buffered, simulated on a scripted clock (no sleeping)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tts_server.engines.windows import (
+    DEFAULT_SECONDS_PER_FRAME,
+    FRAME_SECONDS,
+    LISTENER_LEAD_S,
+    DecodeRate,
+    PlaybackClock,
+    Window,
+    WindowPlan,
+    listener_clock,
+    window_plan,
+)
+from tts_server.settings import Settings, parse_settings
+
+DEFAULT = WindowPlan(first=8, size=240, context=4, min_last=8, growth=3)
+
+
+class Time:
+    """A clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def test_the_clock_plays_chunks_back_to_back_after_a_lead() -> None:
+    now = Time()
+    clock = PlaybackClock(lead_s=0.1, now=now)
+    assert clock.ahead() == 0.0 and clock.ends_at is None
+    assert clock.sent(0.2) == 0.0  # the first chunk: nothing came before it
+    assert clock.ends_at == pytest.approx(0.3) and clock.ahead() == pytest.approx(0.3)
+    now.t = 0.25
+    assert clock.sent(0.5) == 0.0 and clock.ends_at == pytest.approx(0.8)  # back to back
+    now.t = 1.0
+    assert clock.ahead() == 0.0
+    assert clock.sent(0.2) == pytest.approx(0.2)  # waited 0.2 s, then the lead again
+    assert clock.ends_at == pytest.approx(1.3)
+    clock.reset()
+    assert clock.ahead() == 0.0 and clock.sent(0.1) == 0.0
+    with pytest.raises(ValueError, match="lead"):
+        PlaybackClock(-0.1)
+
+
+def test_the_lead_is_a_setting_of_the_plan() -> None:
+    assert LISTENER_LEAD_S == 0.1 and window_plan(Settings()).listener_lead_s == 0.1  # type: ignore[union-attr]
+    settings = parse_settings(["--window-listener-lead", "0.25"], env={})
+    assert listener_clock(window_plan(settings)).lead_s == 0.25
+    assert listener_clock(None).lead_s == LISTENER_LEAD_S
+    with pytest.raises(ValueError, match="negative"):
+        WindowPlan(8, 40, 4, listener_lead_s=-1)
+
+
+def test_the_rate_starts_from_its_first_measurement_then_weighs_jobs_by_their_frames() -> None:
+    rate = DecodeRate()
+    assert rate.seconds_per_frame == DEFAULT_SECONDS_PER_FRAME
+    rate.learn(0.2, 10)  # the first measurement replaces the guess
+    assert rate.seconds_per_frame == pytest.approx(0.02)
+    rate.learn(0.64, 64)  # 64 frames at 0.01: halfway
+    assert rate.seconds_per_frame == pytest.approx(0.015)
+    rate.learn(0.08, 8)  # 8 frames at 0.01 count for less
+    assert 0.014 < rate.seconds_per_frame < 0.015
+    before = rate.seconds_per_frame
+    rate.learn(1.0, 0)
+    rate.learn(-1.0, 10)
+    assert rate.seconds_per_frame == before  # nothing to learn from
+    with pytest.raises(ValueError, match="positive"):
+        DecodeRate(0.0)
+
+
+async def test_the_rate_times_a_job_from_its_submission_to_its_result() -> None:
+    now = Time()
+    rate = DecodeRate(now=now)
+
+    async def job() -> str:
+        now.t += 0.5  # queued and decoded
+        return "audio"
+
+    assert await rate.measured(job(), 100) == "audio"
+    assert rate.seconds_per_frame == pytest.approx(0.005)
+
+
+def test_the_rate_is_safe_to_share_between_threads() -> None:
+    rate = DecodeRate()
+
+    def learn() -> None:
+        for _ in range(2000):
+            rate.learn(0.02 * 48, 48)
+
+    threads = [threading.Thread(target=learn) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert rate.seconds_per_frame == pytest.approx(0.02)
+
+
+def test_the_pace_grows_with_the_audio_buffered_and_shrinks_with_a_slower_rate() -> None:
+    plan, rate = DEFAULT, 0.25 * FRAME_SECONDS  # a real-time factor of 0.25
+    sizes = [plan.paced(ahead, rate) for ahead in (0.0, 0.2, 0.3, 0.6, 1.2, 2.4, 60.0)]
+    assert sizes[0] == plan.first  # nothing buffered: audio soonest
+    assert sizes == sorted(sizes) and sizes[-1] == plan.size and sizes[3] > 2 * sizes[2]
+    slower = [plan.paced(1.2, rate * k) for k in (1, 1.5, 2, 3)]
+    assert slower == sorted(slower, reverse=True) and slower[0] > slower[-1]
+    # (1.2 - 0.05) / 1.3 s at 6.25 ms a frame, less the context: 133 frames
+    assert plan.paced(1.2, rate) == int((1.2 - 0.05) / 1.3 / rate) - 8
+
+
+@given(
+    ahead=st.floats(0, 100, allow_nan=False),
+    rate=st.floats(1e-7, 1.0, allow_nan=False),
+    first=st.integers(1, 40),
+    size=st.integers(1, 300),
+    context=st.integers(0, 16),
+)
+def test_the_pace_never_leaves_first_to_size(
+    ahead: float, rate: float, first: int, size: int, context: int
+) -> None:
+    plan = WindowPlan(first, max(first, size), context)
+    assert plan.first <= plan.paced(ahead, rate) <= plan.size
+
+
+def test_below_the_margin_a_window_still_keeps_up_with_its_own_decode() -> None:
+    rate = 0.6 * FRAME_SECONDS  # 12 frames + 8 of context decode in 12 frames' time
+    assert DEFAULT.paced(0.3, rate) == 12
+    assert DEFAULT.paced(0.3, 1.5 * FRAME_SECONDS) == DEFAULT.first  # none does: no floor
+
+
+async def _paced_windows(
+    plan: WindowPlan,
+    frames: int,
+    ahead: float,
+    last_from: int | None = None,
+    span: tuple[int, int] | None = None,
+) -> list[Window]:
+    """The windows ``plan.decoded`` cuts for a listener with ``ahead`` seconds buffered that
+    gets each window's audio at once, decoding at a real-time factor of 0.25."""
+    now = Time()
+    clock, rate = PlaybackClock(now=now), DecodeRate(0.25 * FRAME_SECONDS, now=now)
+    clock.sent(ahead - clock.lead_s) if ahead else None
+
+    async def decode(window: Window) -> Window:
+        now.t += 0.25 * FRAME_SECONDS * window.decoded_frames
+        return window
+
+    out = []
+    async for window, _, _ in plan.decoded(
+        decode, frames, 12, last_from, span, clock=clock, rate=rate
+    ):
+        clock.sent(window.frames * FRAME_SECONDS)
+        out.append(window)
+    return out
+
+
+@pytest.mark.parametrize("ahead", [0.0, 0.5, 2.0, 20.0])
+@pytest.mark.parametrize(("frames", "last_from"), [(64, None), (300, None), (700, 690), (90, 40)])
+async def test_paced_windows_cover_each_frame_once_with_the_plans_rules(
+    ahead: float, frames: int, last_from: int | None
+) -> None:
+    windows = await _paced_windows(DEFAULT, frames, ahead, last_from)
+    assert [f for w in windows for f in range(w.start, w.stop)] == list(range(frames))
+    assert all(DEFAULT.first <= w.frames for w in windows[:-1])
+    assert all(w.frames <= DEFAULT.size for w in windows[:-1])
+    assert len(windows) == 1 or windows[-1].frames >= DEFAULT.min_last
+    if last_from is not None:
+        assert windows[-1].start <= last_from < windows[-1].stop
+    for w in windows:  # the context the end denies, taken before
+        assert w.right == min(DEFAULT.context, frames - w.stop)
+        assert w.left == min(2 * DEFAULT.context - w.right, w.start)
+
+
+async def test_the_more_is_buffered_the_larger_the_first_window() -> None:
+    firsts = [(await _paced_windows(DEFAULT, 300, ahead))[0].stop for ahead in (0, 0.6, 20.0)]
+    assert firsts[0] == 12 + DEFAULT.first  # nothing buffered: first frames after the lead
+    assert (
+        firsts[0] < firsts[1] < firsts[2] == DEFAULT.size
+    )  # size frames at most, its lead included
+
+
+async def test_without_a_clock_the_windows_are_the_static_plans() -> None:
+    async def decode(window: Window) -> Window:
+        return window
+
+    rate = DecodeRate()
+    steps = DEFAULT.decoded(decode, 400, 12, 390, (8, 380), rate=rate)
+    assert [w async for w, _, _ in steps] == DEFAULT.windows(400, 12, 390, (8, 380))
+    assert rate.seconds_per_frame != DEFAULT_SECONDS_PER_FRAME  # still timed
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    rtf=st.floats(0.05, 0.58),
+    frames=st.integers(64, 1200),
+    pad=st.integers(0, 14),
+    sentences=st.integers(1, 3),
+    lead_s=st.sampled_from([0.1, 0.15]),
+)
+async def test_the_paced_windows_never_let_the_listener_run_dry_after_the_first(
+    rtf: float, frames: int, pad: int, sentences: int, lead_s: float
+) -> None:
+    """A scripted decode at ``rtf`` (context included; the rate starts at a guess and learns
+    it from the first window): after a reply's first window the audio never runs out, within a
+    sentence up to 0.58 and, up to 0.5, across sentences whose text side each costs a twentieth
+    of their decode. (At 0.6, 8 frames of speech and a lead of 0.1 s only just hold the next
+    window's 12 with its 8 of context, and anything more runs dry.)"""
+    sentences = sentences if rtf <= 0.5 else 1
+    now = Time()
+    clock, rate = PlaybackClock(lead_s, now), DecodeRate(now=now)
+    waited: list[float] = []
+
+    async def decode(window: Window) -> Window:
+        now.t += rtf * FRAME_SECONDS * window.decoded_frames
+        return window
+
+    for _ in range(sentences):
+        now.t += 0.05 * frames * FRAME_SECONDS * rtf  # the text side
+        async for window, _, _ in DEFAULT.decoded(decode, frames, pad, clock=clock, rate=rate):
+            audio = window.stop - max(window.start, pad)  # the leading pad is trimmed away
+            waited.append(clock.sent(audio * FRAME_SECONDS))
+    assert max(waited[1:], default=0.0) < 1e-6
