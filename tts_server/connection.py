@@ -44,6 +44,7 @@ from tts_protocol import (
 from tts_server.admission import Admission
 from tts_server.engines.base import Engine, to_pcm16
 from tts_server.engines.prepared import NORMALIZED, Prepared, Refusal
+from tts_server.engines.windows import listener_clock
 from tts_server.metrics import TTSMetrics
 from tts_server.timing import Timing
 
@@ -125,6 +126,7 @@ class SynthesisConnection:
         self._send_timeout_s = send_timeout_s  # a client that takes no frame this long is cut
         self._idle_timeout_s = idle_timeout_s  # no frame and nothing to do this long: closed
         self.ending: Ending | None = None  # set once the server decided to end the connection
+        self._clock = listener_clock(engine.window_plan)  # the listener: paces the windows
 
     @property
     def closing(self) -> bool:
@@ -187,6 +189,7 @@ class SynthesisConnection:
                 await self.send(Cancelled(id=segment_id))
         elif isinstance(action, CancelCurrent) and self._current_task is not None:
             self._current_task.cancel()  # `_report` sends its `cancelled`
+            self._clock.reset()  # the listener drops what it had
 
     def _admit(self, speak: Speak) -> None:
         """Admit a segment the protocol passed: the engine must prepare it, the server have room
@@ -269,11 +272,14 @@ class SynthesisConnection:
             )
 
     async def _synthesize(self, segment: _Segment) -> None:
-        """Stream one segment as it was prepared when queued."""
+        """Stream one segment as it was prepared when queued, telling the listener's clock of
+        each chunk sent (across segments: a later one's windows start large if audio is
+        buffered)."""
         speak = segment.speak
         timing = Timing(queued=segment.queued_at)
         await self.send(Start(id=speak.id))
-        async for chunk in timing.measured(self._engine.synthesize(segment.prepared)):
+        chunks = self._engine.synthesize(segment.prepared, self._clock)
+        async for chunk in timing.measured(chunks):
             offset = timing.samples - chunk.audio.size  # the chunk's first sample in the segment
             if speak.marks and chunk.words:  # each piece's words, before its audio
                 words = [
@@ -288,6 +294,7 @@ class SynthesisConnection:
                 await self.send(Marks(id=speak.id, words=tuple(words)))
             for frame in split_audio(to_pcm16(chunk.audio)):
                 await self._deliver(self._send_bytes, frame)
+            self._clock.sent(chunk.audio.size / self._engine.sample_rate)
         if self._metrics is not None:
             self._metrics.synthesized(self._engine.name, timing)
         await self.send(End(id=speak.id, samples=timing.samples, synth_ms=timing.synthesis_ms))

@@ -5,7 +5,8 @@ Two public steps, ``prepare`` (the one check: a ``Prepared``, or a ``Refusal``) 
 decode a sentence in windows (``streams``) provides two more, ``_start_batch`` (the text side)
 and ``_window_batch`` (windows of started sentences); given a ``WindowPlan`` it then sends a
 sentence's audio window by window, each window its own scheduler job. Which windows, and when
-each is decoded, is the plan's to say (``WindowPlan.decoded``, in ``windows``).
+each is decoded, is the plan's to say (``WindowPlan.decoded``, in ``windows``), at the pace of
+the engine's ``decode_rate`` and of the listener's ``PlaybackClock`` a caller gives.
 
 An engine cuts text into sentence-sized pieces (a long run at clause marks or spaces, the first
 piece short), turns each into phonemes just before it is needed (shared English G2P, on its own
@@ -42,7 +43,13 @@ from tts_server.engines.prepared import NORMALIZED, Prepared, UnknownVoice
 from tts_server.engines.scheduler import BatchScheduler, Piece, SchedulerStats
 from tts_server.engines.timings import Chunk, Timed, WordSpan, WordTime, word_times, written_words
 from tts_server.engines.voices import BlendCache, BlendMismatch
-from tts_server.engines.windows import SAMPLES_PER_FRAME, Window, WindowPlan
+from tts_server.engines.windows import (
+    SAMPLES_PER_FRAME,
+    DecodeRate,
+    PlaybackClock,
+    Window,
+    WindowPlan,
+)
 from tts_server.normalize import Options
 from tts_server.settings import DEFAULT_BATCH_WAIT_MS
 
@@ -146,6 +153,7 @@ class Engine(ABC):
         if windows is not None and not self.streams:
             raise EngineError(f"the {self.name} engine cannot decode in windows")
         self.window_plan = windows
+        self.decode_rate = DecodeRate()  # every connection's windows, timed: the pace
         self._g2p = g2p
         self._trim = trim or Trim()
         self._g2p_executor = ThreadPoolExecutor(
@@ -264,9 +272,12 @@ class Engine(ABC):
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._g2p_executor, phonemize, self._g2p, text)
 
-    async def synthesize(self, prepared: Prepared) -> AsyncIterator[Chunk]:
-        """Trimmed float32 audio of a prepared text, one chunk per model-sized piece, with its
-        words. Nothing is checked again.
+    async def synthesize(
+        self, prepared: Prepared, clock: PlaybackClock | None = None
+    ) -> AsyncIterator[Chunk]:
+        """Trimmed float32 audio of a prepared text, one chunk per model-sized piece (or
+        window), with its words. Nothing is checked again. ``clock``: the listener, told of each
+        chunk sent, that paces the windows (``WindowPlan.decoded``; None: unpaced).
 
         The text is read as ``prepared.spoken`` (numbers, money, abbreviations... in words,
         unless normalization is off). A chunk's words are those whose phonemes start in it, in
@@ -286,7 +297,7 @@ class Engine(ABC):
                 if self.window_plan is None:
                     chunks = self._whole(piece, named, span)
                 else:
-                    chunks = self._windowed(piece, named, span, self.window_plan)
+                    chunks = self._windowed(piece, named, span, self.window_plan, clock)
                 async for chunk in chunks:
                     yield chunk
 
@@ -303,7 +314,12 @@ class Engine(ABC):
             yield Chunk(trimmed, words)
 
     async def _windowed(
-        self, piece: Piece, named: Sequence[WordSpan], span: tuple[int, int], plan: WindowPlan
+        self,
+        piece: Piece,
+        named: Sequence[WordSpan],
+        span: tuple[int, int],
+        plan: WindowPlan,
+        clock: PlaybackClock | None = None,
     ) -> AsyncIterator[Chunk]:
         """A piece window by window: one chunk per window, each sent once decoded.
 
@@ -322,6 +338,8 @@ class Engine(ABC):
             started.lead,
             last_from,
             started.span,
+            clock=clock,
+            rate=self.decode_rate,
         )
         words: list[WordTime] = []
         first: int | None = None  # the piece's first kept sample, once found

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -169,7 +170,8 @@ class OnnxEngine(Engine):
         return Started(_Sentence(features, prior), frames, lead, bounds, span=span)
 
     def _calibration_statistics(self, lane: int, voice: VoiceMix) -> list[Stats]:
-        """The calibration sentences spoken in ``voice``, each decoded whole: their statistics."""
+        """The calibration sentences spoken in ``voice``, each decoded whole: their statistics.
+        Each decode's time seeds (or joins) the engine's ``decode_rate``."""
         split, runs = self._splits[lane], []
         for phonemes in CALIBRATION:
             tokens = [self._vocab[p] for p in phonemes if p in self._vocab]
@@ -177,7 +179,9 @@ class OnnxEngine(Engine):
             features = self._running(
                 lane, lambda options, t=tokens, s=style: split.text(t, s, 1.0, options)
             )
+            started = time.perf_counter()
             runs.append(self._running(lane, lambda options, f=features: split.whole(f, options))[1])
+            self.decode_rate.learn(time.perf_counter() - started, features.frames)
         return runs
 
     def _window_batch(self, lane: int, jobs: Sequence[WindowJob]) -> list[np.ndarray]:

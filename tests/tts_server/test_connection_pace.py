@@ -1,0 +1,83 @@
+"""A connection paces its windows: one listener's clock, told of every chunk sent, across
+segments, dropped on a cancel; the engine's windows grow with what that clock holds."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from tests.tts_server.test_connection import Peer
+from tts_protocol import SAMPLE_RATE, Cancel, Speak
+from tts_server.engines import Engine
+from tts_server.engines.prepared import Prepared
+from tts_server.engines.timings import Chunk
+from tts_server.engines.windows import LISTENER_LEAD_S, PlaybackClock
+from tts_server.testing.fake_engine import FakeEngine
+
+TEXT = "The old lighthouse keeper climbed the stairs each night to light the lamp."
+
+
+class ClockedEngine(FakeEngine):
+    """The fake engine, keeping the clock each synthesis is paced by and its ends after each
+    chunk."""
+
+    def __init__(self, delay_s: float = 0.0) -> None:
+        super().__init__(delay_s=delay_s)
+        self.clocks: list[PlaybackClock | None] = []
+        self.sent_s = 0.0  # audio yielded
+
+    async def synthesize(
+        self, prepared: Prepared, clock: PlaybackClock | None = None
+    ) -> AsyncIterator[Chunk]:
+        self.clocks.append(clock)
+        async for chunk in super().synthesize(prepared, clock):
+            self.sent_s += chunk.audio.size / SAMPLE_RATE
+            yield chunk
+
+
+async def test_one_clock_hears_every_chunk_of_every_segment() -> None:
+    engine = ClockedEngine()
+    peer = Peer(engine)
+    peer.start()
+    try:
+        await peer.send(Speak(id="a", text="Hello there, how are you?"))
+        await peer.send(Speak(id="b", text="Fine, thanks."))
+        await peer.until_terminal("a", "b")
+    finally:
+        await peer.stop()
+    clock = engine.clocks[0]
+    assert clock is not None and engine.clocks == [clock, clock]
+    assert clock.lead_s == LISTENER_LEAD_S and clock.ends_at is not None
+    started = peer.times[next(i for i, e in enumerate(peer.events) if isinstance(e, bytes))]
+    # sent faster than played: back to back from the first chunk, after the lead
+    assert clock.ends_at == pytest.approx(started + LISTENER_LEAD_S + engine.sent_s, abs=0.05)
+
+
+async def test_a_cancel_drops_what_the_listener_had() -> None:
+    engine = ClockedEngine(delay_s=0.3)
+    peer = Peer(engine)
+    peer.start()
+    try:
+        await peer.send(Speak(id="a", text="One. Two. Three. Four. Five. Six."))
+        await peer.until(lambda events: any(isinstance(e, bytes) for e in events))
+        clock = engine.clocks[0]
+        assert clock is not None and clock.ahead() > 0
+        await peer.send(Cancel(id="a"))
+        await peer.until_terminal("a")
+        assert clock.ends_at is None and clock.ahead() == 0.0
+    finally:
+        await peer.stop()
+
+
+async def test_the_engines_windows_grow_with_the_audio_the_listener_holds(engine: Engine) -> None:
+    async def chunks(clock: PlaybackClock | None) -> list[Chunk]:
+        return [chunk async for chunk in engine.synthesize(engine.prepare(TEXT), clock)]
+
+    await chunks(None)  # the voice's prior is ready; the rate measured
+    alone = await chunks(PlaybackClock())  # nothing buffered: a short first window
+    held = PlaybackClock()
+    held.sent(60.0)  # a minute of audio still to play
+    buffered = await chunks(held)
+    assert len(alone) > 1 and len(buffered) == 1  # the whole sentence in one window
+    assert engine.decode_rate.seconds_per_frame > 0
