@@ -41,7 +41,7 @@ from bench.speech.intelligibility import PARAGRAPH, transcribe, word_error_rate
 from bench.speech.torch_stages import log_spectral_distance
 from tts_server.engines import Engine, load_g2p, window_plan
 from tts_server.engines.onnx.engine import OnnxEngine
-from tts_server.engines.windows import WindowPlan
+from tts_server.engines.windows import PlaybackClock, WindowPlan
 from tts_server.settings import Settings
 
 OUT = Path(__file__).resolve().parents[2] / "docs" / "benchmarks"
@@ -85,14 +85,21 @@ class Heard:
 
 
 async def hear(engine: Engine, texts: list[str]) -> Heard:
-    """Synthesize ``texts`` one after another; play each chunk once it comes, without pauses."""
+    """Synthesize ``texts`` one after another; play each chunk once it comes, without pauses.
+    An engine's windows are paced by this player (a ``PlaybackClock`` without lead)."""
+    clock = PlaybackClock(lead_s=0.0)
     started = time.perf_counter()
     first: float | None = None
     played_to = 0.0  # when the audio received so far ends playing
     underruns, worst = 0, 0.0
     chunks: list[np.ndarray] = []
     for text in texts:
-        async for chunk in engine.synthesize(engine.prepare(text)):
+        prepared = engine.prepare(text)
+        paced = isinstance(engine, Engine)  # a test's stand-in takes no clock
+        async for chunk in (
+            engine.synthesize(prepared, clock) if paced else engine.synthesize(prepared)
+        ):
+            clock.sent(chunk.audio.size / SAMPLE_RATE)
             now = time.perf_counter() - started
             if first is None:
                 first = played_to = now
