@@ -3,14 +3,15 @@ grow with the audio buffered, simulated on a scripted clock (no sleeping)."""
 
 from __future__ import annotations
 
+import math
 import threading
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tts_server.engines.pace import DEFAULT_SECONDS_PER_FRAME
 from tts_server.engines.windows import (
-    DEFAULT_SECONDS_PER_FRAME,
     FRAME_SECONDS,
     LISTENER_LEAD_S,
     DecodeRate,
@@ -77,6 +78,29 @@ def test_the_rate_starts_from_its_first_measurement_then_weighs_jobs_by_their_fr
     assert rate.seconds_per_frame == before  # nothing to learn from
     with pytest.raises(ValueError, match="positive"):
         DecodeRate(0.0)
+
+
+def test_a_job_slower_than_the_average_is_the_estimate_until_the_next() -> None:
+    rate = DecodeRate()
+    rate.learn(0.64, 64)  # 0.01 a frame
+    rate.learn(0.48, 16)  # a load came: 0.03 a frame, a fifth of the average's weight
+    assert rate.seconds_per_frame == pytest.approx(0.03)
+    rate.learn(0.16, 16)  # it went: the average (between the two) is the estimate again
+    assert 0.01 < rate.seconds_per_frame < 0.03
+
+
+def test_the_first_window_grows_only_where_the_rate_could_not_feed_the_second() -> None:
+    assert DEFAULT.paced(0.0, 0.0075) == DEFAULT.first  # this box, idle: 8 frames suffice
+    slow = 0.017  # a real-time factor of 0.68
+    opening = DEFAULT.paced(0.0, slow)
+    following = math.ceil(8 * slow / (FRAME_SECONDS - slow))  # keeps up with its decode
+    assert opening > DEFAULT.first
+    # the next window, decoded with the margin, is ready before the lead and this one played
+    ready = 1.3 * slow * (following + 8) + 0.05
+    assert LISTENER_LEAD_S + opening * FRAME_SECONDS >= ready
+    assert LISTENER_LEAD_S + (opening - 1) * FRAME_SECONDS < ready  # and no more than that
+    # as slow as real time no window keeps up: the opening covers a next window of `first`
+    assert DEFAULT.paced(0.0, FRAME_SECONDS) == math.ceil((1.3 * 0.025 * 16 + 0.05 - 0.1) / 0.025)
 
 
 async def test_the_rate_times_a_job_from_its_submission_to_its_result() -> None:

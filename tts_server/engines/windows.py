@@ -22,14 +22,18 @@ one that is not), and the torch stream crossfades each window's ``seam`` into th
 from __future__ import annotations
 
 import math
-import threading
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
 import numpy as np
 
+from tts_server.engines.pace import (
+    LISTENER_LEAD_S,
+    MIN_SECONDS_PER_FRAME,
+    DecodeRate,
+    PlaybackClock,
+)
 from tts_server.settings import EngineName, Settings
 
 T = TypeVar("T")
@@ -46,10 +50,6 @@ FRAME_SECONDS = SAMPLES_PER_FRAME / 24_000  # 25 ms of audio a frame
 # The pace (docs/tts_server.md, "Decoding in windows"): a window's predicted decode x 1.3 + 50 ms
 PACE_MARGIN = 1.3  # a window's time strays ~20 % from the average rate on a shared box
 PACE_MARGIN_S = 0.05  # the send, the event loop, a decoder call's cost beyond its frames
-LISTENER_LEAD_S = 0.1  # a player's wait before a reply's first chunk (the page's: 0.15)
-DEFAULT_SECONDS_PER_FRAME = 0.0125  # before any measurement: a real-time factor of 0.5
-MIN_SECONDS_PER_FRAME = 1e-6
-RATE_HALF_LIFE_FRAMES = 64  # decoded frames after which an old rate counts half
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,83 +145,6 @@ class Window:
         return cls(0, frames, 0, 0)
 
 
-class DecodeRate:
-    """An engine's measured decode rate: seconds per decoded frame (context included), shared
-    by every connection, so that it says what a window costs under the load of the moment.
-
-    Each window job is timed from submission to result (queueing behind other connections'
-    counts), pooled into an average weighing each job by its frames (an old rate counts half
-    after ``RATE_HALF_LIFE_FRAMES`` new ones). The first measurement (the engine's calibration,
-    if any) replaces ``seconds_per_frame``, a conservative guess. Thread-safe.
-    """
-
-    def __init__(
-        self,
-        seconds_per_frame: float = DEFAULT_SECONDS_PER_FRAME,
-        now: Callable[[], float] = time.perf_counter,
-    ) -> None:
-        if not seconds_per_frame > 0:
-            raise ValueError(f"a decode rate must be positive ({seconds_per_frame})")
-        self.now = now
-        self._rate = seconds_per_frame
-        self._measured = False
-        self._lock = threading.Lock()
-
-    @property
-    def seconds_per_frame(self) -> float:
-        """The current estimate."""
-        with self._lock:
-            return self._rate
-
-    def learn(self, seconds: float, frames: int) -> None:
-        """Pool one job that decoded ``frames`` frames in ``seconds``."""
-        if frames <= 0 or seconds < 0:
-            return
-        observed = max(seconds / frames, MIN_SECONDS_PER_FRAME)
-        weight = 1 - 0.5 ** (frames / RATE_HALF_LIFE_FRAMES)
-        with self._lock:
-            self._rate = observed if not self._measured else self._rate
-            self._rate += weight * (observed - self._rate)
-            self._measured = True
-
-    async def measured(self, job: Awaitable[T], frames: int) -> T:
-        """``job``'s result, its time (submission to result) learned for ``frames`` frames."""
-        started = self.now()
-        result = await job
-        self.learn(self.now() - started, frames)
-        return result
-
-
-class PlaybackClock:
-    """One connection's listener, as the schedule models it: each chunk sent plays back to back
-    from when it arrives, the first (or the first after the listener ran dry) ``lead_s`` later."""
-
-    def __init__(
-        self, lead_s: float = LISTENER_LEAD_S, now: Callable[[], float] = time.perf_counter
-    ) -> None:
-        if lead_s < 0:
-            raise ValueError(f"the listener's lead cannot be negative ({lead_s})")
-        self.lead_s = lead_s
-        self.now = now
-        self.ends_at: float | None = None  # when the audio sent so far ends playing
-
-    def sent(self, seconds: float) -> float:
-        """A chunk of ``seconds`` of audio sent now: how long the listener waited for it after
-        the audio before it ended (0: in time, or nothing came before it)."""
-        now, ends_at = self.now(), self.ends_at
-        self.ends_at = ends_at if ends_at is not None and ends_at > now else now + self.lead_s
-        self.ends_at += seconds
-        return 0.0 if ends_at is None else max(0.0, now - ends_at)
-
-    def ahead(self) -> float:
-        """Seconds of audio sent but not yet played."""
-        return 0.0 if self.ends_at is None else max(0.0, self.ends_at - self.now())
-
-    def reset(self) -> None:
-        """The listener dropped what it had (a cancel): nothing is buffered."""
-        self.ends_at = None
-
-
 @dataclass(frozen=True, slots=True)
 class WindowPlan:
     """How to cut a sentence: ``first`` frames, then windows ``growth`` times the one before
@@ -297,13 +220,22 @@ class WindowPlan:
         audio does; if that window would not add to the buffer (a slow rate, little buffered),
         the smallest that adds to it with the margin, as far as the buffer holds its decode
         without the margin, and never one that falls behind its own decode."""
-        if ahead <= 0:
-            return self.first
         rate, context = max(seconds_per_frame, MIN_SECONDS_PER_FRAME), 2 * self.context
+        if ahead <= 0:
+            return self._opening(rate)
         fits = math.floor((ahead - PACE_MARGIN_S) / PACE_MARGIN / rate) - context
         holds = math.floor(ahead / rate) - context  # what the buffer holds, no margin
         grows = min(_keeping_up(context, PACE_MARGIN * rate), holds)
         return max(self.first, min(self.size, max(fits, _keeping_up(context, rate), grows)))
+
+    def _opening(self, rate: float) -> int:
+        """The first window with nothing buffered: ``first`` frames, or more where the rate is
+        so slow that the next window, as small as keeps up with its own decode, would not be
+        decoded (with the margin) before this one and the listener's lead have played."""
+        context = 2 * self.context
+        following = max(self.first, _keeping_up(context, rate))
+        needed = PACE_MARGIN * rate * (following + context) + PACE_MARGIN_S - self.listener_lead_s
+        return max(self.first, min(self.size, math.ceil(needed / FRAME_SECONDS)))
 
     def windows(
         self,
