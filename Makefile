@@ -1,4 +1,4 @@
-.PHONY: run test bench audit mutate
+.PHONY: run test bench bench-page audit mutate
 
 # Set up .venv/ and start the local stack on 127.0.0.1 (embedded CPU model, no network).
 run:
@@ -13,6 +13,12 @@ test:
 bench:
 	scripts/bootstrap.sh
 	.venv/bin/voice-agent bench
+
+# What the voice chat page plays, in headless Chromium (bench/page, about 8 minutes on 2 cores):
+# typed first audio, spoken voice to voice, every reply's gaps; writes docs/benchmarks/page.*
+bench-page:
+	scripts/bootstrap.sh
+	.venv/bin/python -m bench.page
 
 # Dependency floors, vulnerability scan and SBOMs (devtools/audit.py; fails closed without a
 # vulnerability service)

@@ -33,6 +33,15 @@ def markdown(figures: dict[str, Any]) -> str:
         f"| underruns (gaps over 5 ms, {under['replies']} replies) | {under['count']} | | "
         f"max gap {under['max_gap_ms']} ms | 0 |",
         "",
+        "Underruns by kind of reply:",
+        "",
+        "| replies | underruns | replies with one | longest gap ms |",
+        "|---|---:|---:|---:|",
+        *(
+            f"| {kind} | {g['count']} | {g['replies_with_one']} | {g['max_gap_ms']} |"
+            for kind, g in under["by_kind"].items()
+        ),
+        "",
         "Where typed first audio goes (medians, ms):",
         "",
         "| stage | ms |",

@@ -283,6 +283,15 @@ def chromium_path() -> str:
     raise RuntimeError("no Chromium: apt-get install chromium (scripts/test.sh does)")
 
 
+def gaps_of(replies: list[dict[str, Any]]) -> dict[str, Any]:
+    """Underruns of ``replies``: how many, the longest, and how many replies had one."""
+    return {
+        "count": sum(r.get("underruns", 0) for r in replies),
+        "max_gap_ms": max((r.get("max_gap_ms", 0.0) for r in replies), default=0.0),
+        "replies_with_one": sum(r.get("underruns", 0) > 0 for r in replies),
+    }
+
+
 def summarize(
     typed: list[dict[str, Any]], spoken: list[dict[str, Any]], long: dict[str, list[Any]]
 ) -> dict[str, Any]:
@@ -299,9 +308,13 @@ def summarize(
         "spoken_voice_to_voice_ms": median_of(r["voice_to_voice_ms"] for r in spoken),
         "spoken_stages_ms": stage_medians([r for r in spoken if "stages" in r]),
         "underruns": {
-            "count": sum(r.get("underruns", 0) for r in replies),
-            "max_gap_ms": max((r.get("max_gap_ms", 0.0) for r in replies), default=0.0),
+            **gaps_of(replies),
             "replies": len(replies),
+            "by_kind": {
+                "typed": gaps_of(typed),
+                "spoken": gaps_of(spoken),
+                **{f"long_{name}": gaps_of(runs) for name, runs in long.items()},
+            },
         },
         "long_reply": {
             name: {

@@ -35,10 +35,8 @@ def played(page: Page) -> dict[str, Any]:
     return page.evaluate("window.__page")  # type: ignore[no-any-return]
 
 
-@pytest.mark.parametrize("transport", ["websocket", "sse"])
-def test_a_reply_plays_without_a_gap_over_5_ms(
-    browser: Any, stack: ServerThread, transport: str
-) -> None:
+def reply_in_a_new_tab(browser: Any, stack: ServerThread, transport: str) -> dict[str, Any]:
+    """A new tab (a new conversation, the player's first lead) asks, and hears the reply."""
     context = browser.new_context(viewport=DESKTOP)
     try:
         page = context.new_page()
@@ -50,6 +48,22 @@ def test_a_reply_plays_without_a_gap_over_5_ms(
         assert page.evaluate("voiceChat.turns[0].status") == "complete"
     finally:
         context.close()
+    return record
+
+
+@pytest.fixture(scope="module")
+def measured_here(browser: Any, stack: ServerThread) -> None:
+    """One reply first, so that the TTS server's decode rate is this box's as the test loads it
+    (Chromium, the agent and the server on the same cores), not the idle calibration's."""
+    reply_in_a_new_tab(browser, stack, "websocket")
+
+
+@pytest.mark.parametrize("transport", ["websocket", "sse"])
+@pytest.mark.usefixtures("measured_here")
+def test_a_reply_plays_without_a_gap_over_5_ms(
+    browser: Any, stack: ServerThread, transport: str
+) -> None:
+    record = reply_in_a_new_tab(browser, stack, transport)
     reply = chunks(record["sources"], record["submitted"][0])
     assert sum(c.duration_ms for c in reply) > 8_000  # the whole reply was heard
     assert max(gaps(reply)) <= GAP_MS, where_dry(reply)
