@@ -126,7 +126,7 @@ class SynthesisConnection:
         self._send_timeout_s = send_timeout_s  # a client that takes no frame this long is cut
         self._idle_timeout_s = idle_timeout_s  # no frame and nothing to do this long: closed
         self.ending: Ending | None = None  # set once the server decided to end the connection
-        self._clock = listener_clock(engine.window_plan)  # the listener: paces the windows
+        self._clock = listener_clock(engine.window_plan)  # the listener, where it paces windows
 
     @property
     def closing(self) -> bool:
@@ -189,7 +189,8 @@ class SynthesisConnection:
                 await self.send(Cancelled(id=segment_id))
         elif isinstance(action, CancelCurrent) and self._current_task is not None:
             self._current_task.cancel()  # `_report` sends its `cancelled`
-            self._clock.reset()  # the listener drops what it had
+            if self._clock is not None:
+                self._clock.reset()  # the listener drops what it had
 
     def _admit(self, speak: Speak) -> None:
         """Admit a segment the protocol passed: the engine must prepare it, the server have room
@@ -294,7 +295,8 @@ class SynthesisConnection:
                 await self.send(Marks(id=speak.id, words=tuple(words)))
             for frame in split_audio(to_pcm16(chunk.audio)):
                 await self._deliver(self._send_bytes, frame)
-            self._clock.sent(chunk.audio.size / self._engine.sample_rate)
+            if self._clock is not None:
+                self._clock.sent(chunk.audio.size / self._engine.sample_rate)
         if self._metrics is not None:
             self._metrics.synthesized(self._engine.name, timing)
         await self.send(End(id=speak.id, samples=timing.samples, synth_ms=timing.synthesis_ms))

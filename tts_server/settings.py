@@ -150,6 +150,14 @@ class Settings:
             float,
         ),
     )
+    window_pace: bool = field(
+        default=False,
+        metadata=_option(
+            "size each window from the engine's measured decode rate and the audio the listener "
+            "has buffered (off: the static plan, so a text always decodes to the same audio and "
+            "a segment resumed after a reconnect splices bit-exactly; voice-agent dev turns it on)"
+        ),
+    )
     window_listener_lead: float | None = field(
         default=None,
         metadata=_option(

@@ -110,6 +110,7 @@ def local_tts(
     bind(host, port, flag).close()  # free now; the child binds it a moment later
     python = os.environ.get("TTS_SERVER_PYTHON") or sys.executable
     command = [python, "-m", "tts_server", "--host", host, "--port", str(port), "--no-banner"]
+    command += ["--window-pace"]  # a listener's page: windows paced to what it has buffered
     command += ["--log-level", log_level] if log_level else []
     command += ["--engine", engine] if engine else []
     command += ["--model-dir", str(model_dir)] if model_dir else []

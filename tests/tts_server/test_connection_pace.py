@@ -12,7 +12,7 @@ from tts_protocol import SAMPLE_RATE, Cancel, Speak
 from tts_server.engines import Engine
 from tts_server.engines.prepared import Prepared
 from tts_server.engines.timings import Chunk
-from tts_server.engines.windows import LISTENER_LEAD_S, PlaybackClock
+from tts_server.engines.windows import LISTENER_LEAD_S, PlaybackClock, WindowPlan
 from tts_server.testing.fake_engine import FakeEngine
 
 TEXT = "The old lighthouse keeper climbed the stairs each night to light the lamp."
@@ -24,6 +24,7 @@ class ClockedEngine(FakeEngine):
 
     def __init__(self, delay_s: float = 0.0) -> None:
         super().__init__(delay_s=delay_s)
+        self.window_plan = WindowPlan(8, 240, 4, pace_to_listener=True)  # --window-pace
         self.clocks: list[PlaybackClock | None] = []
         self.sent_s = 0.0  # audio yielded
 
@@ -31,9 +32,13 @@ class ClockedEngine(FakeEngine):
         self, prepared: Prepared, clock: PlaybackClock | None = None
     ) -> AsyncIterator[Chunk]:
         self.clocks.append(clock)
-        async for chunk in super().synthesize(prepared, clock):
-            self.sent_s += chunk.audio.size / SAMPLE_RATE
-            yield chunk
+        plan, self.window_plan = self.window_plan, None  # the fake speaks whole: no windows
+        try:
+            async for chunk in super().synthesize(prepared, clock):
+                self.sent_s += chunk.audio.size / SAMPLE_RATE
+                yield chunk
+        finally:
+            self.window_plan = plan
 
 
 async def test_one_clock_hears_every_chunk_of_every_segment() -> None:
@@ -52,6 +57,19 @@ async def test_one_clock_hears_every_chunk_of_every_segment() -> None:
     started = peer.times[next(i for i, e in enumerate(peer.events) if isinstance(e, bytes))]
     # sent faster than played: back to back from the first chunk, after the lead
     assert clock.ends_at == pytest.approx(started + LISTENER_LEAD_S + engine.sent_s, abs=0.05)
+
+
+async def test_without_the_pace_a_connection_has_no_clock() -> None:
+    engine = ClockedEngine()
+    engine.window_plan = WindowPlan(8, 240, 4)  # the default: the static plan
+    peer = Peer(engine)
+    peer.start()
+    try:
+        await peer.send(Speak(id="a", text="Hello there, how are you?"))
+        await peer.until_terminal("a")
+    finally:
+        await peer.stop()
+    assert engine.clocks == [None]
 
 
 async def test_a_cancel_drops_what_the_listener_had() -> None:

@@ -54,11 +54,14 @@ def test_the_clock_plays_chunks_back_to_back_after_a_lead() -> None:
         PlaybackClock(-0.1)
 
 
-def test_the_lead_is_a_setting_of_the_plan() -> None:
+def test_the_pace_and_its_lead_are_settings_of_the_plan() -> None:
     assert LISTENER_LEAD_S == 0.1 and window_plan(Settings()).listener_lead_s == 0.1  # type: ignore[union-attr]
-    settings = parse_settings(["--window-listener-lead", "0.25"], env={})
-    assert listener_clock(window_plan(settings)).lead_s == 0.25
-    assert listener_clock(None).lead_s == LISTENER_LEAD_S
+    assert listener_clock(window_plan(Settings())) is None  # the static plan by default
+    assert listener_clock(None) is None  # no windows, nothing to pace
+    paced = parse_settings(["--window-pace", "--window-listener-lead", "0.25"], env={})
+    assert listener_clock(window_plan(paced)).lead_s == 0.25  # type: ignore[union-attr]
+    from_env = parse_settings([], env={"TTS_WINDOW_PACE": "1"})
+    assert listener_clock(window_plan(from_env)).lead_s == LISTENER_LEAD_S  # type: ignore[union-attr]
     with pytest.raises(ValueError, match="negative"):
         WindowPlan(8, 40, 4, listener_lead_s=-1)
 

@@ -212,6 +212,7 @@ def test_engine_and_model_dir_reach_the_tts_childs_command_line(
         "--port",
         str(tts_port),
         "--no-banner",  # the dev server prints the one banner
+        "--window-pace",  # one listener a connection: windows paced to its buffer
         "--engine",
         "torch",
         "--model-dir",

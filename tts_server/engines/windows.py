@@ -160,6 +160,7 @@ class WindowPlan:
     min_last: int = 8
     growth: float = 1.0
     listener_lead_s: float = LISTENER_LEAD_S
+    pace_to_listener: bool = False  # connections pace their windows (``listener_clock``)
 
     def __post_init__(self) -> None:
         if self.first < 1 or self.size < 1:
@@ -306,9 +307,11 @@ def _keeping_up(context: int, rate: float) -> int:
     return math.ceil(context * rate / (FRAME_SECONDS - rate) - 1e-9)  # a float's last digit
 
 
-def listener_clock(plan: WindowPlan | None) -> PlaybackClock:
-    """A connection's ``PlaybackClock``, with the lead ``plan`` models (None: the default)."""
-    return PlaybackClock(LISTENER_LEAD_S if plan is None else plan.listener_lead_s)
+def listener_clock(plan: WindowPlan | None) -> PlaybackClock | None:
+    """A connection's ``PlaybackClock``, with the lead ``plan`` models; None where the plan is
+    not ``paced`` (or there are no windows): each sentence is cut as ``windows`` cuts it."""
+    paced = plan is not None and plan.pace_to_listener
+    return PlaybackClock(plan.listener_lead_s) if paced else None  # type: ignore[union-attr]
 
 
 def window_plan(settings: Settings) -> WindowPlan | None:
@@ -323,6 +326,7 @@ def window_plan(settings: Settings) -> WindowPlan | None:
         _given(settings.window_context, default.context),
         growth=_given(settings.window_growth, default.growth),
         listener_lead_s=_given(settings.window_listener_lead, LISTENER_LEAD_S),
+        pace_to_listener=settings.window_pace,
     )
 
 
