@@ -81,12 +81,12 @@ TIERS: dict[str, tuple[Group, ...]] = {
             "session",
             (
                 "tts_client/session.py",
-                "tts_client/segment_book.py",
-                "tts_client/segment_sender.py",
-                "tts_client/link_reader.py",
-                "tts_client/link_keeper.py",
-                "tts_client/deferred_retry.py",
-                "tts_client/background.py",
+                "tts_client/parts/book.py",
+                "tts_client/parts/sender.py",
+                "tts_client/parts/reader.py",
+                "tts_client/parts/keeper.py",
+                "tts_client/parts/deferred.py",
+                "tts_client/parts/background.py",
             ),
             (
                 "tests/tts_client/test_session.py",

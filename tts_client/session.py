@@ -20,16 +20,16 @@ import logging
 import uuid
 from collections.abc import Callable
 
-from tts_client.background import BackgroundTasks
 from tts_client.config import SessionConfig
-from tts_client.deferred_retry import DeferredRetry
 from tts_client.errors import SessionClosed, TTSError, report
-from tts_client.link_keeper import LinkKeeper
-from tts_client.link_reader import LinkReader
+from tts_client.parts.background import BackgroundTasks
+from tts_client.parts.book import SegmentBook
+from tts_client.parts.deferred import DeferredRetry
+from tts_client.parts.keeper import LinkKeeper
+from tts_client.parts.reader import LinkReader
+from tts_client.parts.sender import SegmentSender
 from tts_client.retry_notice import RetryNotice
 from tts_client.segment import SegmentStream
-from tts_client.segment_book import SegmentBook
-from tts_client.segment_sender import SegmentSender
 from tts_client.transports.base import Transport
 from tts_protocol import DEFAULT_SPEED, Ready, Speak, VoiceMix
 

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from websockets.asyncio.server import ServerConnection
 
-import tts_client.link_keeper
+import tts_client.parts.keeper
 from tests.conftest import start_server
 from tests.tts_client.conftest import FAST, raw_server
 from tts_client import SegmentFailed, SegmentStatus, TTSBusy, TTSSession, WebSocketTransport
@@ -111,7 +111,7 @@ async def test_a_segment_refused_for_the_whole_window_fails_with_busy(
 
 
 class RecordedSleeps:
-    """Stands in for ``asyncio`` inside ``tts_client.link_keeper``: records each sleep's delay."""
+    """Stands in for ``asyncio`` inside ``tts_client.parts.keeper``: records each sleep's delay."""
 
     def __init__(self) -> None:
         self.delays: list[float] = []
@@ -145,7 +145,7 @@ async def test_start_backs_off_with_growing_jittered_delays_while_the_server_is_
     factors = itertools.cycle([0.5, 1.0, 0.75, 0.6, 0.9])
     monkeypatch.setattr("tts_client.config.random.uniform", lambda low, high: next(factors))
     sleeps = RecordedSleeps()
-    monkeypatch.setattr(tts_client.link_keeper, "asyncio", sleeps)
+    monkeypatch.setattr(tts_client.parts.keeper, "asyncio", sleeps)
     config = replace(FAST, backoff_initial=0.05, backoff_max=0.5)
     async with raw_server(busy_then_ready) as url:
         started = time.monotonic()
@@ -163,7 +163,7 @@ async def test_the_jitter_at_start_is_drawn_between_half_and_the_whole_delay(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     sleeps = RecordedSleeps()
-    monkeypatch.setattr(tts_client.link_keeper, "asyncio", sleeps)
+    monkeypatch.setattr(tts_client.parts.keeper, "asyncio", sleeps)
 
     async def busy(websocket: ServerConnection) -> None:
         await websocket.send(encode(Error(id=None, code=ErrorCode.BUSY, message="full")))

@@ -14,14 +14,14 @@ import asyncio
 import logging
 from collections.abc import Callable
 
-from tts_client.background import BackgroundTasks
 from tts_client.config import Outage, SessionConfig
 from tts_client.errors import TTSBusy, TTSConnectionError, TTSError, TTSProtocolError, report
-from tts_client.link_reader import LinkReader
+from tts_client.parts.background import BackgroundTasks
+from tts_client.parts.book import SegmentBook
+from tts_client.parts.link import SessionLink, open_link
+from tts_client.parts.reader import LinkReader
+from tts_client.parts.sender import SegmentSender
 from tts_client.retry_notice import RetryNotice
-from tts_client.segment_book import SegmentBook
-from tts_client.segment_sender import SegmentSender
-from tts_client.session_link import SessionLink, open_link
 from tts_client.transports.base import Transport
 
 log = logging.getLogger("tts_client")

@@ -12,10 +12,10 @@ import asyncio
 from collections.abc import Awaitable, Callable
 
 from tts_client.config import SessionConfig
-from tts_client.deferred_retry import DeferredRetry
 from tts_client.errors import ServerError, TTSTimeout, raise_if_failed, report
-from tts_client.segment_book import SegmentBook
-from tts_client.session_link import SessionLink
+from tts_client.parts.book import SegmentBook
+from tts_client.parts.deferred import DeferredRetry
+from tts_client.parts.link import SessionLink
 from tts_client.transports.base import Frame
 from tts_protocol import (
     Audio,

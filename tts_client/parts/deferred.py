@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import asyncio
 
-from tts_client.background import BackgroundTasks
 from tts_client.config import Outage, SessionConfig
 from tts_client.errors import SegmentFailed
+from tts_client.parts.background import BackgroundTasks
+from tts_client.parts.book import SegmentBook
+from tts_client.parts.sender import SegmentSender
 from tts_client.retry_notice import RetryNotice
-from tts_client.segment_book import SegmentBook
-from tts_client.segment_sender import SegmentSender
 from tts_protocol import ErrorCode, SegmentDeferred
 
 

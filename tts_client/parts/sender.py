@@ -10,12 +10,12 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from tts_client.background import BackgroundTasks
 from tts_client.config import SessionConfig
 from tts_client.errors import TTSError
+from tts_client.parts.background import BackgroundTasks
+from tts_client.parts.book import SegmentBook
+from tts_client.parts.link import SessionLink
 from tts_client.segment import SegmentStream
-from tts_client.segment_book import SegmentBook
-from tts_client.session_link import SessionLink
 from tts_protocol import ClientMessage, encode
 
 log = logging.getLogger("tts_client")
