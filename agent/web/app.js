@@ -109,7 +109,7 @@ settings.restore();
 display.setState("idle");
 display.render();
 // Open the WebSocket leg as soon as the server says it has one: a user's first prompt then pays
-// no handshake (measured in Chromium: 60 to 300 ms of first audio, docs/benchmarks/page.md). If
+// no handshake (docs/benchmarks/page.md: Enter to the prompt on the socket, a few ms). If
 // it fails, the first prompt opens it again, or falls back to SSE, as before.
 loadConfig(chat, settings, { model: $("model"), modelNote: $("model-note") }).then(() => {
   if (chat.config.transports.includes("websocket") && settings.values().transport === "websocket") {

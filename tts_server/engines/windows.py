@@ -310,8 +310,9 @@ def _keeping_up(context: int, rate: float) -> int:
 def listener_clock(plan: WindowPlan | None) -> PlaybackClock | None:
     """A connection's ``PlaybackClock``, with the lead ``plan`` models; None where the plan is
     not ``paced`` (or there are no windows): each sentence is cut as ``windows`` cuts it."""
-    paced = plan is not None and plan.pace_to_listener
-    return PlaybackClock(plan.listener_lead_s) if paced else None  # type: ignore[union-attr]
+    if plan is None or not plan.pace_to_listener:
+        return None
+    return PlaybackClock(plan.listener_lead_s)
 
 
 def window_plan(settings: Settings) -> WindowPlan | None:
