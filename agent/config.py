@@ -31,18 +31,22 @@ ENDPOINTING = ("silence", "turn_model")  # how a turn's end is found (docs/liste
 
 
 def _positive(text: str, name: str, what: str, most: float = math.inf) -> float:
-    """``text`` as a number in (0, ``most``]; raises ``ValueError`` naming the variable."""
+    """``text`` as a number in (0, ``most``]; raises ``ValueError`` naming the variable: NaN
+    and anything past ``most`` (``inf``, or ``1e400``, which reads as it, where ``most`` is the
+    largest float) are refused in words."""
     try:
         value = float(text)
     except ValueError:
         value = math.nan
-    if not 0 < value <= most:  # NaN too
+    if not 0 < value:  # NaN too
         raise ValueError(f"{name} must be a positive {what}, not {text!r}")
+    if not value <= most:
+        raise ValueError(f"{name} must be a finite positive {what}, not {text!r}")
     return value
 
 
 def _number(text: str, name: str) -> float:
-    """A positive finite number."""
+    """A positive finite number: at most the largest float; ``inf`` and ``nan`` are refused."""
     return _positive(text, name, "number", most=sys.float_info.max)
 
 
@@ -66,7 +70,7 @@ def _count(text: str, name: str) -> int:
 
 
 def _seconds(text: str, name: str) -> float:
-    """A positive number of seconds (``inf``: never)."""
+    """A positive number of seconds; ``inf`` is accepted, and means never (``nan`` is not)."""
     return _positive(text, name, "number of seconds")
 
 

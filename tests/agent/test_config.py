@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import sys
 from pathlib import Path
 
@@ -116,7 +117,7 @@ def test_listening_defaults_and_the_environment_that_changes_them() -> None:
     [
         ("VOICE_AGENT_LISTEN_SILENCE_MS", "soon", "must be a positive number"),
         ("VOICE_AGENT_BARGE_IN_MS", "-5", "must be a positive number"),
-        ("VOICE_AGENT_LISTEN_MAX_S", "inf", "must be a positive number"),
+        ("VOICE_AGENT_LISTEN_MAX_S", "inf", "must be a finite positive number, not 'inf'"),
         ("VOICE_AGENT_VAD_THRESHOLD", "1.5", r"must be in \(0, 1\)"),
         ("VOICE_AGENT_ENDPOINTING", "vad", "must be one of silence, turn_model, not 'vad'"),
         ("VOICE_AGENT_TURN_THRESHOLD", "0", "must be a positive number"),
@@ -132,6 +133,33 @@ def test_a_bad_listening_knob_fails_at_start_with_its_name(
 ) -> None:
     with pytest.raises(ValueError, match=f"{name} {says}"):
         AgentConfig.from_env({name: value})
+
+
+LARGEST = repr(sys.float_info.max)  # "1.7976931348623157e+308": the most a knob accepts
+
+
+@pytest.mark.parametrize("name", ["VOICE_AGENT_LISTEN_MAX_S", "VOICE_AGENT_LISTEN_SILENCE_MS"])
+def test_a_listening_knob_takes_the_largest_float_and_refuses_anything_past_it(name: str) -> None:
+    """The bound is inclusive: the largest float is a number; past it is ``inf`` (``1e309``
+    reads as it) and is refused in words, as ``nan`` is."""
+    listening = AgentConfig.from_env({name: LARGEST}).listening
+    assert sys.float_info.max in (listening.max_utterance_s, float(listening.silence_ms))
+    for text in ("1e309", "inf", "+Infinity"):
+        with pytest.raises(ValueError) as refused:
+            AgentConfig.from_env({name: text})
+        assert str(refused.value) == f"{name} must be a finite positive number, not {text!r}"
+    with pytest.raises(ValueError) as refused:
+        AgentConfig.from_env({name: "nan"})
+    assert str(refused.value) == f"{name} must be a positive number, not 'nan'"
+
+
+def test_a_timeout_in_seconds_takes_inf_for_never_and_refuses_nan() -> None:
+    """``_seconds``' bound is ``inf`` itself, inclusive: never time out."""
+    config = AgentConfig.from_env({"VOICE_AGENT_WS_IDLE_S": "inf"})
+    assert config.ws_idle_s == math.inf
+    assert AgentConfig.from_env({"VOICE_AGENT_WS_IDLE_S": LARGEST}).ws_idle_s == sys.float_info.max
+    with pytest.raises(ValueError, match="VOICE_AGENT_WS_IDLE_S must be a positive number of"):
+        AgentConfig.from_env({"VOICE_AGENT_WS_IDLE_S": "nan"})
 
 
 def test_each_setting_declares_its_variable_and_help_once_and_the_docs_name_it() -> None:
