@@ -83,19 +83,22 @@ def word_times(
     """The words whose phonemes start in ``piece`` (offsets into the whole phoneme string),
     timed in the kept ``window`` ``(first, stop)`` of the piece's audio (trimming).
 
-    Times are samples from the window's start, clipped to it; a word trimmed away is dropped.
+    Times are samples from the window's start, clipped to it. One rule ends the piece: a word
+    is timed where it has samples, its phonemes clipped to the piece and its samples to the
+    window; one with none is dropped, whether trimmed away or starting at or past the piece's
+    end (a later piece's). A word that starts before the piece is an earlier piece's.
     """
     start, end = piece
     first, stop = window
     out: list[WordTime] = []
     last_source: int | None = None
     for word in words:
-        if not start <= word.start < end:
+        if word.start < start:
             continue
-        a = int(bounds[word.start - start]) - first
+        a = int(bounds[min(word.start, end) - start]) - first
         b = int(bounds[min(word.end, end) - start]) - first
         a, b = max(0, a), min(stop - first, b)
-        if b <= a:
+        if b <= a:  # no sample of it here
             continue
         if word.source is not None and word.source == last_source and out:
             merged = out[-1]
