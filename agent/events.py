@@ -107,23 +107,34 @@ class SegmentEnd(Event):
 
 @dataclass(frozen=True, slots=True)
 class ToolStart(Event):
-    """The agent started tool ``name``; ``id`` is the model's id of this call."""
+    """The agent started tool ``name``; ``id`` is the model's id of this call, ``args`` its input
+    as JSON (AG-UI's ``TOOL_CALL_ARGS``; our own wire leaves it out)."""
 
     type: ClassVar[str] = "tool.start"
     name: str
     id: str
+    args: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "name": self.name, "id": self.id}
 
 
 @dataclass(frozen=True, slots=True)
 class ToolEnd(Event):
     """Tool call ``id`` ended: ``ok``, ``error`` (reported to the model, which goes on) or
-    ``cancelled`` (the turn was cut while it ran), after ``duration_ms``."""
+    ``cancelled`` (the turn was cut while it ran), after ``duration_ms``; ``result``, the text
+    the model got back (AG-UI's ``TOOL_CALL_RESULT``; our own wire leaves it out)."""
 
     type: ClassVar[str] = "tool.end"
     id: str
     name: str
     status: str
     duration_ms: float
+    result: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        fields = {"id": self.id, "name": self.name, "status": self.status}
+        return {"type": self.type, **fields, "duration_ms": self.duration_ms}
 
 
 @dataclass(frozen=True, slots=True)

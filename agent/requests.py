@@ -188,11 +188,11 @@ def json_depth(value: object) -> int:
     return deepest
 
 
-async def read_body(request: Request) -> bytes:
-    """The request's body, read no further than ``MAX_BODY_BYTES``; raises ``BadRequest``."""
-    body = await read_bounded(request, MAX_BODY_BYTES)
+async def read_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
+    """The request's body, read no further than ``limit`` bytes; raises ``BadRequest``."""
+    body = await read_bounded(request, limit)
     if body is None:
-        raise BadRequest("body_too_large", f"the body is over {MAX_BODY_BYTES} bytes")
+        raise BadRequest("body_too_large", f"the body is over {limit} bytes")
     return body
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 import uvicorn
 
 from agent.config import AgentConfig
+from agent.doors.protocols import PROTOCOL_VARIABLE, PROTOCOLS
 from observability import logs, tracing
 from voice_agent_cli.local_tts import LocalTTSFailed, PortInUse, bind, local_sagemaker, local_tts
 
@@ -118,7 +119,7 @@ def _dev(args: argparse.Namespace) -> None:
             tts_url = stack.enter_context(local_tts(args.host, args.tts_port, **speech))
         if tts_url:
             config = replace(config, tts_url=tts_url)
-        app = create_app(config)
+        app = create_app(config, protocol=args.protocol)
         print(
             f"\n  voice chat:  http://{args.host}:{args.port}/\n"
             f"  model:       {config.model}"
@@ -173,6 +174,12 @@ def _add_dev(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         choices=("local", "sagemaker-local"),
         default="local",
         help="sagemaker-local: reach the local server through the SageMaker emulator (3.12)",
+    )
+    dev_parser.add_argument(
+        "--protocol",
+        choices=PROTOCOLS,
+        help="what /invocations and /ws speak (AG-UI: docs/agui.md); "
+        f"replaces {PROTOCOL_VARIABLE} (default http, ours)",
     )
     dev_parser.set_defaults(run=dev)
 

@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import json
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -101,13 +102,27 @@ def watch_tools(agent: Agent) -> None:
 
 def _before_tool(event: BeforeToolCallEvent) -> None:
     if (calls := running_calls()) is not None:
-        calls.started(event.tool_use["name"], event.tool_use["toolUseId"])
+        args = json.dumps(event.tool_use.get("input", {}), default=str)
+        calls.started(event.tool_use["name"], event.tool_use["toolUseId"], args)
 
 
 def _after_tool(event: AfterToolCallEvent) -> None:
     if (calls := running_calls()) is not None:
         failed = event.exception is not None or event.result.get("status") == "error"
-        calls.ended(event.tool_use["toolUseId"], "error" if failed else "ok")
+        status = "error" if failed else "ok"
+        calls.ended(event.tool_use["toolUseId"], status, result_text(event.result))
+
+
+def result_text(result: Mapping[str, Any]) -> str:
+    """A strands tool result's content as the model reads it: its text blocks, and any JSON
+    block as JSON, one per line."""
+    parts = []
+    for block in result.get("content", ()):
+        if "text" in block:
+            parts.append(str(block["text"]))
+        elif "json" in block:
+            parts.append(json.dumps(block["json"], default=str))
+    return "\n".join(parts)
 
 
 def voiced(agent: Agent) -> Agent:

@@ -86,7 +86,8 @@ class ToolCalls:
         """From now on, tool calls in this context (and the tasks it starts) are this turn's."""
         _running_turn.set(self)
 
-    def started(self, name: str, call_id: str) -> None:
+    def started(self, name: str, call_id: str, args: str = "") -> None:
+        """Tool ``name`` started as call ``call_id``, with ``args`` (its input as JSON)."""
         if call_id in self._running:  # a retry of the same call: it goes on
             return
         attributes = {"tool.name": name, "tool.id": call_id}
@@ -96,11 +97,12 @@ class ToolCalls:
             self._busy_since = now
         self._running[call_id] = _Call(name, now, span)
         self.calls += 1
-        self._emit(ToolStart(name, call_id))
+        self._emit(ToolStart(name, call_id, args))
         if self._filler is not None and self._timer is None:
             self._timer = asyncio.get_running_loop().call_later(self._filler.after_s, self._fill)
 
-    def ended(self, call_id: str, status: str) -> None:
+    def ended(self, call_id: str, status: str, result: str = "") -> None:
+        """Call ``call_id`` ended with ``status`` and ``result`` (the text the model got)."""
         call = self._running.pop(call_id, None)
         if call is None:
             return
@@ -113,7 +115,7 @@ class ToolCalls:
         if status == "error":
             call.span.set_status(Status(StatusCode.ERROR, "the tool failed"))
         call.span.end()
-        self._emit(ToolEnd(call_id, call.name, status, duration_ms))
+        self._emit(ToolEnd(call_id, call.name, status, duration_ms, result))
         if not self._running and self._timer is not None:
             self._timer.cancel()  # the next wait for tools may say it again
             self._timer = None

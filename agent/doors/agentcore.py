@@ -38,8 +38,11 @@ from starlette.websockets import WebSocket
 
 from agent.config import AgentConfig
 from agent.core.service import DEFAULT_CONVERSATION, VoiceAgent
+from agent.doors.agui import agui_invocation
+from agent.doors.protocols import Protocol, protocol_from_env
 from agent.doors.wiring import FrontDoor, Relay
 from agent.events import Event
+from agent.leg.agui_input import MAX_RUN_INPUT_BYTES
 from agent.leg.hooks import (
     TurnEvents,
     TurnStarter,
@@ -49,7 +52,15 @@ from agent.leg.hooks import (
 )
 from agent.leg.sse import event_stream
 from agent.listening.recognizer import Recognizer
-from agent.requests import BadRequest, TurnRequest, decode_json, http_error, read_body, refusal
+from agent.requests import (
+    MAX_BODY_BYTES,
+    BadRequest,
+    TurnRequest,
+    decode_json,
+    http_error,
+    read_body,
+    refusal,
+)
 from observability import logs, tracing
 from observability.prometheus import METRICS_PATH, HttpErrors, exposition
 from tts_protocol import VoiceMix
@@ -96,21 +107,23 @@ async def relay_from_loop(
 
 
 class CheckedBody:
-    """ASGI middleware: ``POST /invocations``' body within ``MAX_BODY_BYTES`` and JSON, or refused.
+    """ASGI middleware: ``POST /invocations``' body within ``limit`` bytes (``MAX_BODY_BYTES``;
+    an AG-UI run's, ``MAX_RUN_INPUT_BYTES``) and JSON, or refused.
 
     The SDK reads any body whole, answers bad JSON with its own untyped error and lets a
     ``RecursionError`` out as a 500. A body that passes is handed on to the SDK as it came.
     """
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(self, app: ASGIApp, limit: int = MAX_BODY_BYTES) -> None:
         self.app = app
+        self.limit = limit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or (scope["method"], scope["path"]) != ("POST", "/invocations"):
             await self.app(scope, receive, send)
             return
         try:
-            body = await read_body(Request(scope, receive))
+            body = await read_body(Request(scope, receive), self.limit)
             decode_json(body, "the body")
         except BadRequest as exc:
             await refusal(exc)(scope, receive, send)
@@ -166,10 +179,14 @@ def worker_voice_check(voice_agent: VoiceAgent, worker: asyncio.AbstractEventLoo
 
 
 def create_app(
-    config: AgentConfig | None = None, recognizer: Recognizer | None = None
+    config: AgentConfig | None = None,
+    recognizer: Recognizer | None = None,
+    protocol: Protocol | None = None,
 ) -> BedrockAgentCoreApp:
     """The AgentCore app around one ``VoiceAgent``; ``/ws`` listens with ``recognizer``
-    (default: the process's shared Whisper, ``agent.listening.whisper``)."""
+    (default: the process's shared Whisper, ``agent.listening.whisper``). ``protocol``: what
+    ``/invocations`` and ``/ws`` speak (default: ``VOICE_AGENT_PROTOCOL``, else ours)."""
+    protocol = protocol or protocol_from_env()
     door = FrontDoor(config, recognizer)
     voice_agent = door.voice_agent
 
@@ -187,13 +204,29 @@ def create_app(
         closing = asyncio.run_coroutine_threadsafe(voice_agent.aclose(), worker)
         await asyncio.wrap_future(closing)
 
-    app = BedrockAgentCoreApp(lifespan=lifespan, middleware=[Middleware(CheckedBody)])
+    limit = MAX_RUN_INPUT_BYTES if protocol == "agui" else MAX_BODY_BYTES
+    app = BedrockAgentCoreApp(lifespan=lifespan, middleware=[Middleware(CheckedBody, limit=limit)])
     app.add_exception_handler(HTTPException, http_error)  # 404, 405: the typed error shape
     for handler in list(app.logger.handlers):  # the SDK's own, besides the root's: lines twice
         app.logger.removeHandler(handler)
     app.logger.setLevel(logging.NOTSET)  # the root's level and format (observability.logs)
     app.add_route(METRICS_PATH, exposition(door.metrics.registry), methods=["GET"])
     app.add_middleware(HttpErrors, count=door.metrics.error)  # outermost: every refusal counted
+
+    (_add_agui_routes if protocol == "agui" else _add_turn_routes)(app, door)
+
+    @app.ping
+    def ping() -> PingStatus:
+        return PingStatus.HEALTHY_BUSY if door.busy else PingStatus.HEALTHY
+
+    app.state.voice_agent = voice_agent
+    app.state.protocol = protocol
+    return app
+
+
+def _add_turn_routes(app: BedrockAgentCoreApp, door: FrontDoor) -> None:
+    """Our protocol: ``POST /invocations`` (SSE) and ``/ws``, turns on the SDK's worker loop."""
+    voice_agent = door.voice_agent
 
     @app.entrypoint
     async def invoke(payload: dict[str, Any], context: RequestContext) -> Response:
@@ -216,12 +249,19 @@ def create_app(
             worker_withdrawal(voice_agent, worker),
         )
 
-    @app.ping
-    def ping() -> PingStatus:
-        return PingStatus.HEALTHY_BUSY if door.busy else PingStatus.HEALTHY
 
-    app.state.voice_agent = voice_agent
-    return app
+def _add_agui_routes(app: BedrockAgentCoreApp, door: FrontDoor) -> None:
+    """AG-UI (docs/agui.md): a ``RunAgentInput`` on ``POST /invocations`` (SSE) and on ``/ws``;
+    the thread is the conversation, turns on the SDK's worker loop."""
+
+    @app.entrypoint
+    async def invoke(payload: dict[str, Any]) -> Response:
+        return await agui_invocation(door, payload, worker_relay())
+
+    @app.websocket
+    async def ws(websocket: WebSocket, context: RequestContext) -> None:
+        worker_loop = sdk_worker_loop(app)
+        await door.serve_agui_socket(websocket, worker_turns(door.voice_agent, worker_loop))
 
 
 def main() -> None:

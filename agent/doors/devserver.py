@@ -26,8 +26,11 @@ from starlette.middleware.cors import CORSMiddleware
 from agent.browser_leg import SESSION_HEADER, page_module
 from agent.config import AgentConfig
 from agent.core.service import DEFAULT_CONVERSATION, VoiceAgent
+from agent.doors.agui import agui_invocation
 from agent.doors.origins import OriginGuard, check_host, check_origin
+from agent.doors.protocols import Protocol, protocol_from_env
 from agent.doors.wiring import FrontDoor
+from agent.leg.agui_input import MAX_RUN_INPUT_BYTES
 from agent.leg.hooks import conversation_of
 from agent.leg.sse import event_stream
 from agent.listening.recognizer import Recognizer
@@ -39,6 +42,8 @@ WEB = Path(__file__).parents[1] / "web"  # agent/web/
 LEG_MODULE = "/web/browser-leg.js"
 TRANSPORTS = ("websocket", "sse")  # what /config offers the browser, preferred first
 KEEPALIVE_S = 15
+PAGE = "index.html"  # the voice chat, on our protocol
+AGUI_PAGE = "agui.html"  # a small AG-UI client that plays the voice (docs/agui.md)
 
 
 async def invalid_request(_request: Request, exc: Exception) -> Response:
@@ -48,9 +53,16 @@ async def invalid_request(_request: Request, exc: Exception) -> Response:
     return JSONResponse(BadRequest("invalid_request", where).to_json(), status_code=400)
 
 
-def create_app(config: AgentConfig | None = None, recognizer: Recognizer | None = None) -> FastAPI:
+def create_app(
+    config: AgentConfig | None = None,
+    recognizer: Recognizer | None = None,
+    protocol: Protocol | None = None,
+) -> FastAPI:
     """The dev server around one ``VoiceAgent``; ``/ws`` listens with ``recognizer``
-    (default: the process's shared Whisper, ``agent.listening.whisper``)."""
+    (default: the process's shared Whisper, ``agent.listening.whisper``). ``protocol``: what
+    its turn routes speak (default: ``VOICE_AGENT_PROTOCOL``, else ours; ``agui``: AG-UI, with
+    the AG-UI page at ``/``)."""
+    protocol = protocol or protocol_from_env()
     door = FrontDoor(config, recognizer)
     app = FastAPI(
         title="kokoro-voice-agent (dev)",
@@ -58,10 +70,14 @@ def create_app(config: AgentConfig | None = None, recognizer: Recognizer | None 
         exception_handlers={HTTPException: http_error, RequestValidationError: invalid_request},
     )
     app.state.voice_agent = door.voice_agent
+    app.state.protocol = protocol
     app.add_route(METRICS_PATH, exposition(door.metrics.registry), include_in_schema=False)
-    _add_turn_routes(app, door)
+    if protocol == "agui":
+        _add_agui_routes(app, door)
+    else:
+        _add_turn_routes(app, door)
     _add_status_routes(app, door)
-    _add_page_routes(app)
+    _add_page_routes(app, AGUI_PAGE if protocol == "agui" else PAGE)
     _add_guards(app, door)
     return app
 
@@ -109,6 +125,27 @@ def _add_turn_routes(app: FastAPI, door: FrontDoor) -> None:
     )
 
 
+def _add_agui_routes(app: FastAPI, door: FrontDoor) -> None:
+    """The turns in AG-UI: ``POST /invocations`` (a ``RunAgentInput``, SSE) and ``/ws``."""
+
+    @app.post("/invocations")
+    async def invocations(request: Request) -> Response:
+        try:
+            payload = decode_json(await read_body(request, MAX_RUN_INPUT_BYTES), "the body")
+        except BadRequest as exc:
+            return refusal(exc)
+        return await agui_invocation(door, payload, keepalive_s=KEEPALIVE_S)
+
+    @app.websocket("/ws")
+    async def ws(websocket: WebSocket) -> None:
+        await door.serve_agui_socket(websocket, door.local_turns())
+
+    answer_unknown_sockets(
+        app.router,
+        lambda path: BadRequest("not_found", f"no WebSocket at {path}; use /ws").to_json(),
+    )
+
+
 def _add_status_routes(app: FastAPI, door: FrontDoor) -> None:
     """``GET /ping`` (busy while a turn runs) and ``GET /config`` (what the voice chat offers)."""
     voice_agent = door.voice_agent
@@ -142,12 +179,13 @@ def _shown_model(name: str) -> str:
     return name
 
 
-def _add_page_routes(app: FastAPI) -> None:
-    """The voice chat: ``/``, the generated browser-leg module and ``agent/web/``'s files."""
+def _add_page_routes(app: FastAPI, page: str) -> None:
+    """The voice chat: ``/`` (``page``), the generated browser-leg module and ``agent/web/``'s
+    files."""
 
     @app.get("/", include_in_schema=False)
     async def index() -> FileResponse:
-        return FileResponse(WEB / "index.html")
+        return FileResponse(WEB / page)
 
     @app.get(LEG_MODULE, include_in_schema=False)  # before the mount, which would answer 404
     async def leg_module() -> Response:

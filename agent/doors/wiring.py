@@ -17,6 +17,7 @@ from agent.config import AgentConfig
 from agent.core.service import VoiceAgent
 from agent.core.turn import Turn
 from agent.doors.metrics import AgentMetrics
+from agent.leg.agui_socket import AguiSocket
 from agent.leg.hooks import TurnEvents, TurnStarter, TurnWithdrawal, VoiceCheck
 from agent.leg.socket import VoiceSocket
 from agent.leg.turns import TurnRunner
@@ -55,12 +56,24 @@ class FrontDoor:
         """``POST /invocations``: the turn a decoded body asks for, run by a ``TurnRunner`` as the
         SSE response pulls it, observed; raises ``BadRequest`` before anything streams."""
         received_at = time.perf_counter()
+        return await self.stream_turn(parse_request(payload), conversation, relay, received_at)
+
+    async def stream_turn(
+        self,
+        request: TurnRequest,
+        conversation: str,
+        relay: Relay = in_place,
+        received_at: float | None = None,
+    ) -> TurnEvents:
+        """``request``'s turn (our body's, or an AG-UI run's), pulled by an SSE response as
+        ``stream`` says; ``received_at``: when it came (default now)."""
+        received_at = time.perf_counter() if received_at is None else received_at
 
         async def start(request: TurnRequest, conversation: str) -> TurnEvents:
             turn = await self.voice_agent.start(request, conversation, received_at)
             return relay(turn.run())
 
-        events = await TurnRunner(start, conversation).stream(parse_request(payload))
+        events = await TurnRunner(start, conversation).stream(request)
         return self.metrics.observe(events, "sse")
 
     @property
@@ -107,3 +120,13 @@ class FrontDoor:
         )
         with self.metrics.ws_clients.track_inprogress():
             await socket.serve()
+
+    async def serve_agui_socket(self, websocket: WebSocket, start_turn: TurnStarter) -> None:
+        """Serve ``websocket`` as an ``AguiSocket`` (AG-UI over ``/ws``) whose runs' turns,
+        started by ``start_turn``, are observed, counted as a connected client."""
+
+        async def observed(request: TurnRequest, conversation: str) -> TurnEvents:
+            return self.metrics.observe(await start_turn(request, conversation), "ws")
+
+        with self.metrics.ws_clients.track_inprogress():
+            await AguiSocket(websocket, observed, self.config.ws_idle_s).serve()

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from typing import Any, TypeVar
 
 from sse_starlette import EventSourceResponse
 
 from agent.events import Event
 
 LINE_END = "\n"
+E = TypeVar("E")
 
 
 def encode(event: Event) -> bytes:
@@ -28,18 +30,23 @@ def encode(event: Event) -> bytes:
     return f"data: {event.to_json()}{LINE_END}{LINE_END}".encode()
 
 
-async def _encoded(events: AsyncGenerator[Event, None]) -> AsyncIterator[bytes]:
+async def _encoded(
+    events: AsyncGenerator[E, None], encoder: Callable[[E], bytes]
+) -> AsyncIterator[bytes]:
     async with contextlib.aclosing(events):  # closed whatever stops the stream
         async for event in events:
-            yield encode(event)
+            yield encoder(event)
             await asyncio.sleep(0)  # a lost connection is known before the next write
 
 
 def event_stream(
-    events: AsyncGenerator[Event, None], keepalive_s: float = 0
+    events: AsyncGenerator[Any, None],
+    keepalive_s: float = 0,
+    encoder: Callable[[Any], bytes] = encode,
 ) -> EventSourceResponse:
-    """``text/event-stream`` of ``events``; a ``: ping`` comment every ``keepalive_s`` (0: none).
+    """``text/event-stream`` of ``events``, each message made by ``encoder`` (ours: ``encode``;
+    AG-UI's: ``agent.leg.agui.encode_agui``); a ``: ping`` comment every ``keepalive_s`` (0: none).
 
     When the client goes away, ``events`` is cancelled and closed before the response ends.
     """
-    return EventSourceResponse(_encoded(events), ping=keepalive_s, sep=LINE_END)
+    return EventSourceResponse(_encoded(events, encoder), ping=keepalive_s, sep=LINE_END)
