@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -115,7 +116,10 @@ class SessionPool:
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
     def _lend(self, session: TTSSession, on_retry: Callable[[TTSError], None] | None) -> TTSSession:
+        """``session``, lent to one turn: its segments are one reply (``Speak.reply``), whose
+        playback the server paces from nothing buffered, whoever the session served before."""
         session.on_retry = on_retry
+        session.reply = uuid.uuid4().hex
         self.lent.add(session)
         return session
 

@@ -45,6 +45,8 @@ class TTSSession:
         self.error: TTSError | None = None  # why the session closed itself, if it did
         # told of an outage (busy, lost connection) that lasted ``retry_notice_s``, while retrying
         self.on_retry: Callable[[TTSError], None] | None = None
+        # the reply the next segments belong to (``Speak.reply``): a pool names one per turn
+        self.reply: str | None = None
         self._stopping = False  # no new segments
         config, endpoint = self.config, transport.endpoint
         self._book = SegmentBook(config.max_in_flight)
@@ -118,7 +120,8 @@ class TTSSession:
             raise SessionClosed("the session is closed") from self.error
         if not self.connections:
             raise RuntimeError("start the session first (async with, or TTSSession.connect)")
-        segment = self._book.add(Speak(uuid.uuid4().hex, text, voice, speed, marks))
+        speak = Speak(uuid.uuid4().hex, text, voice, speed, marks, reply=self.reply)
+        segment = self._book.add(speak)
         self._links.retire_if_old()
         await self._sender.flush()
         return segment

@@ -28,6 +28,7 @@ from tts_protocol.validation import (
     check_id,
     check_marks,
     check_normalize,
+    check_reply,
     speak_fields,
     voice_name,
 )
@@ -41,6 +42,9 @@ class Speak:
 
     With ``marks``, ``marks`` messages with the words' timings come before their audio.
     With ``normalize`` false the text is spoken as written (no numbers read out, ...).
+    ``reply`` names the reply the segment belongs to: one listener plays a reply's segments
+    back to back, and a segment of another reply starts a new playback (the server's pace
+    counts nothing buffered for it). None: the connection's segments are one playback.
     """
 
     id: str
@@ -49,6 +53,7 @@ class Speak:
     speed: float = DEFAULT_SPEED
     marks: bool = False
     normalize: bool = True
+    reply: str | None = None
     type: str = field(default="speak", init=False)
 
 
@@ -69,7 +74,7 @@ class Close:
 
 ClientMessage = Speak | Cancel | Close
 # The fields each client message may carry; any other is refused (``check_fields``).
-SPEAK_FIELDS = ("type", "id", "text", "voice", "speed", "marks", "normalize")
+SPEAK_FIELDS = ("type", "id", "text", "voice", "speed", "marks", "normalize", "reply")
 CANCEL_FIELDS = ("type", "id")
 CLOSE_FIELDS = ("type",)
 
@@ -211,7 +216,8 @@ def decode_client(
         check_fields(obj, SPEAK_FIELDS, "'speak'")
         id, text, voice, speed = speak_fields(obj, max_text_chars)
         marks = check_marks(obj.get("marks"), id)
-        return Speak(id, text, voice, speed, marks, check_normalize(obj.get("normalize"), id))
+        normalize = check_normalize(obj.get("normalize"), id)
+        return Speak(id, text, voice, speed, marks, normalize, check_reply(obj.get("reply"), id))
     if kind == "cancel":
         check_fields(obj, CANCEL_FIELDS, "'cancel'")
         return Cancel(id=check_id(obj.get("id")))

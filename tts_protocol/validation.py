@@ -142,6 +142,17 @@ def check_marks(value: object, id: str | None = None) -> bool:
     return value
 
 
+def check_reply(value: object, id: str | None = None) -> str | None:
+    """The reply a segment belongs to: None, or a non-empty string of at most ``MAX_ID_CHARS``."""
+    if value is not None and (not isinstance(value, str) or not value or len(value) > MAX_ID_CHARS):
+        raise ProtocolError(
+            ErrorCode.INVALID_MESSAGE,
+            f"'reply' must be a non-empty string of <= {MAX_ID_CHARS} chars",
+            id,
+        )
+    return value
+
+
 def check_normalize(value: object, id: str | None = None) -> bool:
     """Whether the text is normalized before it is spoken: ``true`` (None: true) or ``false``."""
     if value is None:

@@ -127,6 +127,7 @@ class SynthesisConnection:
         self._idle_timeout_s = idle_timeout_s  # no frame and nothing to do this long: closed
         self.ending: Ending | None = None  # set once the server decided to end the connection
         self._clock = listener_clock(engine.window_plan)  # the listener, where it paces windows
+        self._reply: str | None = None  # the reply of the latest segment started
 
     @property
     def closing(self) -> bool:
@@ -274,9 +275,12 @@ class SynthesisConnection:
 
     async def _synthesize(self, segment: _Segment) -> None:
         """Stream one segment as it was prepared when queued, telling the listener's clock of
-        each chunk sent (across segments: a later one's windows start large if audio is
-        buffered)."""
+        each chunk sent (across one reply's segments: a later one's windows start large if
+        audio is buffered; a segment of another reply starts a new playback)."""
         speak = segment.speak
+        if speak.reply is not None and speak.reply != self._reply and self._clock is not None:
+            self._clock.reset()
+        self._reply = speak.reply
         timing = Timing(queued=segment.queued_at)
         await self.send(Start(id=speak.id))
         chunks = self._engine.synthesize(segment.prepared, self._clock)

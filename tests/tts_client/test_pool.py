@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 
 import pytest
@@ -105,3 +106,22 @@ async def test_a_borrow_that_cannot_connect_raises_and_is_logged_once_at_warning
     levels = [r.levelno for r in caplog.records if "cannot open a session" in r.message]
     assert levels == [logging.WARNING, logging.INFO, logging.INFO]
     assert pool.lent == set() and pool.idle == 0
+
+
+async def test_each_turn_lent_a_session_speaks_one_reply_of_its_own(ws_url: str) -> None:
+    transport = RecordingTransport(WebSocketTransport(ws_url))
+    pool = SessionPool(transport, FAST)
+    try:
+        replies = []
+        for texts in (("One.", "Two."), ("Three.",)):
+            session = await pool.borrow()
+            for text in texts:
+                await (await session.speak(text)).read()
+            pool.give_back(session)
+            replies.append(session.reply)
+    finally:
+        await pool.aclose()
+    assert transport.connects == 1  # one warm session, lent twice
+    speaks = [json.loads(f) for f in transport.sent[0] if json.loads(f)["type"] == "speak"]
+    assert [s["reply"] for s in speaks] == [replies[0], replies[0], replies[1]]
+    assert replies[0] != replies[1] and None not in replies

@@ -33,6 +33,7 @@ CLIENT_MESSAGES = [
     Speak(id="s4", text="Blended.", voice=(("af_heart", 0.7), ("am_adam", 0.3))),
     Speak(id="s3", text="Timed.", marks=True),
     Speak(id="s5", text="As written: $5.", normalize=False),
+    Speak(id="s6", text="Second reply.", reply="turn-2"),
     Cancel(id="s1"),
     Cancel(),
     Close(),
@@ -368,6 +369,18 @@ def test_normalize_is_sent_only_when_false_and_must_be_a_boolean() -> None:
     assert caught.value.message == "'normalize' must be true or false"
 
 
+@pytest.mark.parametrize("reply", ["", 7, "r" * 129])
+def test_reply_is_sent_only_when_named_and_must_be_a_short_string(reply: object) -> None:
+    assert "reply" not in json.loads(encode(Speak(id="x", text="Hi.")))
+    assert json.loads(encode(Speak(id="x", text="Hi.", reply="t1")))["reply"] == "t1"
+    assert decode_client(encode(Speak(id="x", text="Hi.", reply="r" * 128))).reply == "r" * 128
+    frame = json.dumps({"type": "speak", "id": "x", "text": "Hi.", "reply": reply})
+    with pytest.raises(ProtocolError) as caught:
+        decode_client(frame)
+    assert (caught.value.code, caught.value.id) == (ErrorCode.INVALID_MESSAGE, "x")
+    assert caught.value.message == "'reply' must be a non-empty string of <= 128 chars"
+
+
 @pytest.mark.parametrize(
     "words",
     [
@@ -420,7 +433,7 @@ def test_an_unknown_type_names_the_known_ones_and_only_a_string_id() -> None:
     assert "'samples'" in caught.value.message
 
 
-SPEAK_FIELDS = "type, id, text, voice, speed, marks, normalize"  # the fields of a speak, in order
+SPEAK_FIELDS = "type, id, text, voice, speed, marks, normalize, reply"  # the fields of a speak, in order
 
 
 @pytest.mark.parametrize(

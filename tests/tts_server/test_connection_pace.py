@@ -99,3 +99,27 @@ async def test_the_engines_windows_grow_with_the_audio_the_listener_holds(engine
     buffered = await chunks(held)
     assert len(alone) > 1 and len(buffered) == 1  # the whole sentence in one window
     assert engine.decode_rate.seconds_per_frame > 0
+
+
+async def test_a_segment_of_another_reply_starts_a_new_playback() -> None:
+    engine = ClockedEngine()
+    peer = Peer(engine)
+    peer.start()
+    try:
+        await peer.send(Speak(id="a", text="One. Two. Three. Four. Five. Six.", reply="first"))
+        await peer.until_terminal("a")
+        clock = engine.clocks[0]
+        assert clock is not None and clock.ahead() > 1.0  # the first reply is still playing
+        said = engine.sent_s
+        await peer.send(Speak(id="b", text="Hello there, how are you?", reply="second"))
+        await peer.until_terminal("b")
+        started = peer.times[len(peer.events) - 1]  # about when b's audio went out
+        fresh = clock.ends_at
+        # b plays from its own first chunk, after the lead: not after the first reply's audio
+        assert fresh == pytest.approx(started + LISTENER_LEAD_S + engine.sent_s - said, abs=0.05)
+        more = engine.sent_s
+        await peer.send(Speak(id="c", text="Fine, thanks.", reply="second"))
+        await peer.until_terminal("c")
+        assert clock.ends_at == pytest.approx(fresh + engine.sent_s - more, abs=0.01)  # queued
+    finally:
+        await peer.stop()
