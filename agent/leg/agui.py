@@ -8,8 +8,8 @@ one message per stretch of text between tool calls; a tool call is ``TOOL_CALL_S
 ``TOOL_CALL_ARGS`` and ``TOOL_CALL_END`` when it starts running, and ``TOOL_CALL_RESULT`` when
 it returns, so the words before it (flushed and spoken at once) play while it runs. Speech is
 ``CUSTOM`` events, interleaved with the text as the turn makes them: ``voice.sentence`` (a
-sentence went to synthesis), ``voice.audio`` (at most 100 ms of its audio, base64, with its word
-timings on the first chunk after they came), ``voice.sentence.end``, ``voice.error`` (a problem
+sentence went to synthesis), ``voice.audio`` (at most 100 ms of its audio, base64; the word
+timings that came before it, if any, ride on it), ``voice.sentence.end``, ``voice.error`` (a problem
 the run goes on after) and ``voice.metrics``. ``agui_events`` runs one over a turn's events;
 closing it stops the turn.
 """
@@ -124,7 +124,7 @@ class AguiTranslator:
             case Segment(seq=seq, text=text):
                 return [self._custom(VOICE_SENTENCE, {"segmentId": seq, "text": text})]
             case SegmentMarks(seq=seq, words=words):
-                self._words[seq] = words
+                self._words[seq] = self._words.get(seq, ()) + words
                 return []
             case SegmentEnd(seq=seq, audio_ms=audio_ms):
                 value = {"segmentId": seq, "audioMs": audio_ms}
