@@ -57,7 +57,10 @@ ENV PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
     VOICE_AGENT_MODEL=bedrock:us.anthropic.claude-haiku-4-5-20251001-v1:0 \
     TTS_SAGEMAKER_ENDPOINT=kokoro-tts \
+    VOICE_AGENT_PROTOCOL=http \
     LOG_FORMAT=json
+# VOICE_AGENT_PROTOCOL: what /invocations and /ws speak, as the runtime's server protocol says:
+# http (ours) or agui (AG-UI, for a runtime created with --protocol AGUI; docs/agui.md).
 WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY agent ./agent

@@ -106,6 +106,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="your agent factory (docs/your_agent.md): the runtime's VOICE_AGENT_FACTORY; "
         "without --image, its module is built into the image",
     )
+    agent.add_argument(
+        "--protocol",
+        choices=("http", "agui"),
+        default="http",
+        help="the runtime's protocol: http (ours) or agui (AG-UI: server protocol AGUI and "
+        "VOICE_AGENT_PROTOCOL=agui; docs/agui.md)",
+    )
     built = agent.add_argument_group("building the image (without --image), in AWS CodeBuild")
     built.add_argument("--project", help="the folder that holds your module (default: .)")
     built.add_argument("--requirements", help="a pip requirements file your agent needs")
@@ -314,6 +321,7 @@ def _agent_spec(args: argparse.Namespace, image: str) -> AgentSpec:
         region=args.region,
         model=args.model,
         agent_factory=args.agent,
+        protocol=args.protocol,
     )
 
 

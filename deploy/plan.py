@@ -222,6 +222,9 @@ def scaling_calls(spec: TTSSpec) -> list[Call]:
     ]
 
 
+SERVER_PROTOCOL = {"http": "HTTP", "agui": "AGUI"}  # agent.doors.protocols: ours, and AG-UI
+
+
 @dataclass(frozen=True, slots=True)
 class AgentSpec:
     """The flags of ``deploy agent``."""
@@ -235,6 +238,7 @@ class AgentSpec:
     agent_factory: str | None = None  # package.module:function in the image (VOICE_AGENT_FACTORY)
     idle_timeout_s: int = 900
     max_lifetime_s: int = 28800
+    protocol: str = "http"  # http (ours) | agui: the runtime's protocol and VOICE_AGENT_PROTOCOL
 
     def problems(self, built: bool = False) -> list[str]:
         """What AWS would refuse in these flags, or the runtime at its start, in words (empty:
@@ -249,15 +253,21 @@ class AgentSpec:
             problems.append(f"--model: {exc}")
         if self.agent_factory is not None and not FACTORY_SPEC.fullmatch(self.agent_factory):
             problems.append(f"--agent {self.agent_factory!r} is not package.module:function")
+        if self.protocol not in SERVER_PROTOCOL:
+            problems.append(f"--protocol {self.protocol!r}: one of {', '.join(SERVER_PROTOCOL)}")
         return problems
 
     def environment(self) -> dict[str, str]:
         """What ``agent/config.py`` reads inside the runtime."""
-        return {
-            "AWS_REGION": self.region,
-            "TTS_SAGEMAKER_ENDPOINT": self.tts_endpoint,
-            "VOICE_AGENT_MODEL": self.model,
-        } | ({"VOICE_AGENT_FACTORY": self.agent_factory} if self.agent_factory else {})
+        return (
+            {
+                "AWS_REGION": self.region,
+                "TTS_SAGEMAKER_ENDPOINT": self.tts_endpoint,
+                "VOICE_AGENT_MODEL": self.model,
+            }
+            | ({"VOICE_AGENT_FACTORY": self.agent_factory} if self.agent_factory else {})
+            | ({"VOICE_AGENT_PROTOCOL": self.protocol} if self.protocol != "http" else {})
+        )
 
 
 def agent_calls(spec: AgentSpec, runtime_id: str | None) -> list[Call]:
@@ -266,7 +276,7 @@ def agent_calls(spec: AgentSpec, runtime_id: str | None) -> list[Call]:
         "agentRuntimeArtifact": {"containerConfiguration": {"containerUri": spec.image}},
         "roleArn": spec.role_arn,
         "networkConfiguration": {"networkMode": "PUBLIC"},
-        "protocolConfiguration": {"serverProtocol": "HTTP"},
+        "protocolConfiguration": {"serverProtocol": SERVER_PROTOCOL[spec.protocol]},
         "lifecycleConfiguration": {
             "idleRuntimeSessionTimeout": spec.idle_timeout_s,
             "maxLifetime": spec.max_lifetime_s,
