@@ -38,7 +38,7 @@ def _positive(text: str, name: str, what: str, most: float = math.inf) -> float:
         value = float(text)
     except ValueError:
         value = math.nan
-    if not 0 < value:  # NaN too
+    if not value > 0:  # NaN too
         raise ValueError(f"{name} must be a positive {what}, not {text!r}")
     if not value <= most:
         raise ValueError(f"{name} must be a finite positive {what}, not {text!r}")

@@ -1,5 +1,10 @@
 """``tts-server``: run the Kokoro speech server with uvicorn, draining on SIGTERM.
 
+Ctrl+C (SIGINT) or SIGTERM: the drain, uvicorn's shutdown, then one line on stderr (what
+stopped, and whether the drain let every session finish) and the end by the signal itself
+(``observability.stopping``: a shell's status 130 or 143). With ``--no-banner`` (the child of
+``voice-agent dev``, which prints its own) the line is left out too.
+
 A start-up poll that asks for ``READINESS_POLL`` (``voice-agent dev``'s, five times a second
 until the engine is warm) is left out of the access log; every other request, ``/ping``
 included, is logged.
@@ -15,6 +20,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from observability import logs, tracing
+from observability.stopping import Stopped, catch_stops, end_stopped, stop_line
 from tts_protocol import PING_PATH, READINESS_POLL, STREAM_PATH
 from tts_server.app import create_app
 from tts_server.drain import Drain
@@ -44,10 +50,11 @@ class DrainingServer(uvicorn.Server):
         super().__init__(config)
         self._drain = drain
         self._drain_s = drain_s
+        self.drained: bool | None = None  # None: no shutdown yet
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         """Drain, then uvicorn's shutdown: stop listening, close what is left, lifespan end."""
-        await self._drain.run(self._drain_s, abandon=lambda: self.force_exit)
+        self.drained = await self._drain.run(self._drain_s, abandon=lambda: self.force_exit)
         await super().shutdown(sockets)
 
 
@@ -77,18 +84,43 @@ def listen(config: uvicorn.Config, send_timeout_s: float) -> socket.socket:
 
 
 def serve(app: FastAPI, settings: Settings) -> None:
-    """Serve ``app`` until SIGTERM or SIGINT, then drain and exit."""
+    """Serve ``app`` until SIGTERM or SIGINT, then drain and end by the signal, with one line
+    (none with ``--no-banner``)."""
+    catch_stops()
     uvicorn_server = server(app, settings)
-    uvicorn_server.run(sockets=[listen(uvicorn_server.config, settings.send_timeout_s)])
+    try:
+        uvicorn_server.run(sockets=[listen(uvicorn_server.config, settings.send_timeout_s)])
+    except Stopped as stopped:
+        line = stop_line("tts-server", stopped, drained(uvicorn_server.drained, settings))
+        end_stopped(line if settings.banner else "", stopped.signum)
+
+
+def drained(finished: bool | None, settings: Settings) -> str:
+    """What the drain kept: the second half of the stop line."""
+    if finished is None:
+        return "it had not started serving; nothing was lost"
+    if finished:
+        return "every open session finished its queued speech first; nothing was lost"
+    return (
+        f"the drain was cut short (a second signal, or its {settings.drain_s:g} s): sessions "
+        "still speaking were closed with 1012, and their clients may retry"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Parse flags/env and serve until interrupted."""
-    settings = parse_settings(argv)
-    logs.configure(settings.log_level)  # LOG_FORMAT: json (the image) or text
-    tracing.configure("tts-server")  # on with the OTEL_* variables
-    logging.getLogger("uvicorn.access").addFilter(QuietReadinessPoll())
-    app = create_app(settings)
+    catch_stops()
+    settings: Settings | None = None
+    try:
+        settings = parse_settings(argv)
+        logs.configure(settings.log_level)  # LOG_FORMAT: json (the image) or text
+        tracing.configure("tts-server")  # on with the OTEL_* variables
+        logging.getLogger("uvicorn.access").addFilter(QuietReadinessPoll())
+        app = create_app(settings)
+    except Stopped as stopped:  # while the engine loads
+        quiet = settings is not None and not settings.banner
+        line = stop_line("tts-server", stopped, "it was still starting; nothing was lost")
+        end_stopped("" if quiet else line, stopped.signum)
     if settings.banner:
         print(banner(settings), flush=True)
     serve(app, settings)

@@ -12,7 +12,10 @@ Without ``--tts-url``, ``dev`` starts the local TTS server (``tts-server``, embe
 or ``--engine``/``--model-dir``) as a child process on ``--tts-port`` and waits until its
 ``/ping`` proves a real synthesis. Both ports are bound before the URL is printed; a port in
 use, or a TTS server that does not come up, is one line on stderr and exit status 3; a model
-spec that names no model, one line and exit status 2, before anything starts.
+spec that names no model, one line and exit status 2, before anything starts. A dev server
+that does not start is one line and exit status 3 too. Ctrl+C or SIGTERM stops any command
+with one line (what ended, what was kept), its child processes ended, and the process ends by
+the signal (a shell's status 130 or 143: ``observability.stopping``).
 """
 
 from __future__ import annotations
@@ -26,14 +29,15 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-import uvicorn
-
 from agent.config import AgentConfig
 from agent.doors.protocols import PROTOCOL_VARIABLE, PROTOCOLS
 from observability import logs, tracing
+from observability.stopping import Stopped, end_stopped, stop_line, stops_caught
 from voice_agent_cli.local_tts import LocalTTSFailed, PortInUse, bind, local_sagemaker, local_tts
+from voice_agent_cli.serving import KEPT, BadSetting, ServerFailed, serve_dev, settings_from_env
 
-EXIT_NOT_STARTED = 3  # a port in use, or the TTS child never healthy (uvicorn's own code for it)
+EXIT_NOT_STARTED = 3  # a port in use, the TTS child never healthy, the server not started
+# (uvicorn's own code for a failed start)
 EXIT_BAD_VALUE = 2  # a model spec or agent factory that builds nothing (argparse's status)
 ENGINES = ("onnx", "torch")  # tts-server's --engine choices (tts_server.settings.EngineName)
 WILDCARD_HOSTS = ("0.0.0.0", "::", "")  # every interface: its names are the user's to list
@@ -68,10 +72,13 @@ def dev(args: argparse.Namespace) -> int:
     except ModelSpecError as exc:
         print(f"voice-agent dev: --model or VOICE_AGENT_MODEL: {exc}", file=sys.stderr)
         return EXIT_BAD_VALUE
+    except BadSetting as exc:
+        print(f"voice-agent dev: {exc}", file=sys.stderr, flush=True)
+        return EXIT_BAD_VALUE
     except AgentFactoryError as exc:
         print(f"voice-agent dev: {exc}", file=sys.stderr, flush=True)
         return EXIT_BAD_VALUE
-    except (PortInUse, LocalTTSFailed) as exc:
+    except (PortInUse, LocalTTSFailed, ServerFailed) as exc:
         print(f"voice-agent dev: {exc}", file=sys.stderr, flush=True)
         return EXIT_NOT_STARTED
     return 0
@@ -82,7 +89,7 @@ def _dev(args: argparse.Namespace) -> None:
     from agent.core.llm import parse_model_spec
     from agent.doors.devserver import create_app
 
-    config = AgentConfig.from_env()
+    config = settings_from_env()
     if args.model:
         config = replace(config, model=args.model)
     parse_model_spec(config.model)  # before anything starts: a TTS warm-up takes seconds
@@ -108,7 +115,7 @@ def _dev(args: argparse.Namespace) -> None:
             emulator = local_sagemaker(args.host, args.tts_port, 8443, **speech)
             os.environ.update(stack.enter_context(emulator))
             os.environ.setdefault("AWS_REGION", "us-east-1")
-            from_env = AgentConfig.from_env()  # now naming the emulator's endpoint
+            from_env = settings_from_env()  # now naming the emulator's endpoint
             keep = {
                 "model": config.model,
                 "agent_factory": config.agent_factory,
@@ -116,7 +123,7 @@ def _dev(args: argparse.Namespace) -> None:
             }
             config = replace(from_env, **keep, allow_hosts=config.allow_hosts)
         elif not tts_url and not config.sagemaker_endpoint:
-            tts_url = stack.enter_context(local_tts(args.host, args.tts_port, **speech))
+            tts_url = stack.enter_context(local_tts(args.host, args.tts_port, "warning", **speech))
         if tts_url:
             config = replace(config, tts_url=tts_url)
         app = create_app(config, protocol=args.protocol)
@@ -128,12 +135,7 @@ def _dev(args: argparse.Namespace) -> None:
             f"  speech:      {config.sagemaker_endpoint or config.tts_url}\n",
             flush=True,
         )
-        server = uvicorn.Server(
-            uvicorn.Config(app, host=args.host, log_level="warning", log_config=None)
-        )
-        server.run(sockets=[listening])
-        if not server.started:  # its start-up failed, and it said why
-            raise SystemExit(EXIT_NOT_STARTED)
+        serve_dev(app, listening, args.host)
 
 
 def served_hosts(config: AgentConfig, args: argparse.Namespace) -> tuple[str, ...]:
@@ -244,12 +246,24 @@ def _add_tool(
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Parse the command line and run the chosen command."""
+    """Parse the command line and run the chosen command; a stop is one line (``KEPT``)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     command = next((arg for arg in argv if not arg.startswith("-")), None)
+    with stops_caught():  # before the chosen tool's module is imported
+        try:
+            status = _run(argv, command)
+        except Stopped as stopped:
+            name = f"voice-agent {command}" if command in KEPT else "voice-agent"
+            kept = KEPT.get(command or "", "nothing was lost")
+            end_stopped(stop_line(name, stopped, kept), stopped.signum)
+    if status:
+        raise SystemExit(status)
+
+
+def _run(argv: list[str], command: str | None) -> int:
+    """Build the parser (importing ``command``'s module only), parse, run."""
     parser = build_parser(command)
     args = parser.parse_args(argv)
     if args.command == "dev" and (args.engine or args.model_dir) and args.tts_url:
         parser.error("--engine and --model-dir set up the local TTS server; not with --tts-url")
-    if status := args.run(args):
-        raise SystemExit(status)
+    return int(args.run(args) or 0)

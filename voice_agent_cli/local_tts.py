@@ -6,8 +6,10 @@ if not: nothing is started) and starts ``python -m tts_server`` there (with
 without its banner: the caller prints its own) and waits until its ``/ping`` proves a real
 synthesis, polling as ``READINESS_POLL``, which the child does not log. ``local_sagemaker``
 puts the local SageMaker emulator (``sagemaker_local``) in front of it, so the agent reaches
-speech through the real SageMaker SDK. Children die with their parent. ``bind`` is the dev
-server's own listening socket, bound before anything is started or printed.
+speech through the real SageMaker SDK. Children die with their parent, and run in a session
+of their own: a terminal's Ctrl+C reaches the parent alone, which ends them (SIGTERM: the TTS
+server drains; SIGKILL after ``CHILD_END_S``) and names them in its stop line. ``bind`` is the
+dev server's own listening socket, bound before anything is started or printed.
 """
 
 from __future__ import annotations
@@ -28,11 +30,13 @@ from pathlib import Path
 
 import httpx
 
+from observability.stopping import Stopped
 from tts_protocol import READINESS_POLL, STREAM_PATH
 
 TTS_READY_LIMIT_S = 180.0
 EMULATOR_READY_LIMIT_S = 30.0
 PR_SET_PDEATHSIG = 1  # prctl option, <linux/prctl.h>
+CHILD_END_S = 30.0  # a child's SIGTERM to its end: the TTS server's drain (20 s) and more
 
 log = logging.getLogger("voice_agent_cli.local_tts")
 
@@ -114,7 +118,7 @@ def local_tts(
     command += ["--log-level", log_level] if log_level else []
     command += ["--engine", engine] if engine else []
     command += ["--model-dir", str(model_dir)] if model_dir else []
-    with _child(command) as child:
+    with _child(command, f"the TTS server on {host}:{port}") as child:
         deadline = time.monotonic() + TTS_READY_LIMIT_S
         while not _healthy(http):
             if child.poll() is not None or time.monotonic() > deadline:
@@ -124,14 +128,31 @@ def local_tts(
 
 
 @contextlib.contextmanager
-def _child(command: list[str]) -> Iterator[subprocess.Popen[bytes]]:
-    child = subprocess.Popen(command, preexec_fn=_die_with_parent)
+def _child(command: list[str], name: str) -> Iterator[subprocess.Popen[bytes]]:
+    """``command`` as a child process in its own session, ended on the way out; a stop's
+    ``Stopped.ended`` names it (``name``) once it has ended."""
+    child = subprocess.Popen(command, preexec_fn=_die_with_parent, start_new_session=True)
     try:
         yield child
+    except Stopped as stopped:
+        stopped.ended.append(end_child(child, name))
+        raise
     finally:
-        child.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            child.wait(timeout=10)
+        end_child(child, name)
+
+
+def end_child(child: subprocess.Popen[bytes], name: str, limit_s: float = CHILD_END_S) -> str:
+    """SIGTERM, then SIGKILL after ``limit_s``; what became of it, for a stop line."""
+    if child.poll() is not None:
+        return name
+    child.terminate()
+    try:
+        child.wait(timeout=limit_s)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.wait()
+        return f"{name} (killed: it did not end {limit_s:g} s after SIGTERM)"
+    return name
 
 
 def _listening(host: str, port: int) -> bool:
@@ -173,7 +194,8 @@ def local_sagemaker(
     with speech, tempfile.TemporaryDirectory() as tls_dir:
         command = [sys.executable, "-m", "sagemaker_local", "--container"]
         command += [f"http://{host}:{tts_port}", "--host", host, "--port", str(port)]
-        with _child([*command, "--tls-dir", tls_dir]) as child:
+        emulator = f"the SageMaker emulator on {host}:{port}"
+        with _child([*command, "--tls-dir", tls_dir], emulator) as child:
             deadline = time.monotonic() + EMULATOR_READY_LIMIT_S
             while not _listening(host, port):
                 if child.poll() is not None or time.monotonic() > deadline:

@@ -1,12 +1,19 @@
 """``tts-server``'s start: its banner (off for a parent that prints its own) and its access
-log, which leaves out the readiness poll only."""
+log, which leaves out the readiness poll only; its stop: one line (none without the banner),
+the end by the signal."""
 
 from __future__ import annotations
 
 import logging
+import signal
+import sys
 
-from tts_protocol import READINESS_POLL
-from tts_server.cli import QuietReadinessPoll, banner
+import pytest
+
+from tests.fake_server import free_port
+from tests.stops import Command
+from tts_protocol import PING_PATH, READINESS_POLL
+from tts_server.cli import QuietReadinessPoll, banner, drained
 from tts_server.settings import parse_settings
 
 
@@ -36,3 +43,48 @@ def test_the_banner_can_be_turned_off_by_flag_or_variable() -> None:
     assert banner(parse_settings(["--port", "8123"])).startswith(
         "tts-server: onnx engine on http://127.0.0.1:8123\n"
     )
+
+
+# --- stopping: one line, the drain's outcome, the end by the signal ---------------------------
+
+FAKE = [sys.executable, "-m", "tests.fake_server", "--log-level", "warning"]
+
+
+@pytest.mark.parametrize(
+    ("signum", "said", "shell"),
+    [(signal.SIGINT, "Ctrl+C (SIGINT)", 130), (signal.SIGTERM, "SIGTERM", 143)],
+)
+def test_a_stopped_server_drains_and_says_one_line(signum: int, said: str, shell: int) -> None:
+    """The real CLI's serve (a fake engine, for speed): the drain, then one line."""
+    port = free_port()
+    server = Command([*FAKE, "--port", str(port)])
+    try:
+        server.wait_for(f"http://127.0.0.1:{port}{PING_PATH}")
+        ended = server.stop(signum)
+    finally:
+        server.kill()
+    assert ended.shell_status == shell and ended.status == -signum
+    assert ended.err == (
+        f"tts-server: stopped by {said}; every open session finished its queued speech first; "
+        "nothing was lost\n"
+    )
+
+
+def test_without_its_banner_it_leaves_the_stop_line_to_its_parent() -> None:
+    port = free_port()
+    server = Command([*FAKE, "--port", str(port), "--no-banner"])
+    try:
+        server.wait_for(f"http://127.0.0.1:{port}{PING_PATH}")
+        ended = server.stop(signal.SIGTERM)
+    finally:
+        server.kill()
+    assert (ended.status, ended.out, ended.err) == (-signal.SIGTERM, "", "")
+
+
+def test_the_stop_line_says_when_the_drain_was_cut_short() -> None:
+    settings = parse_settings([])
+    assert drained(False, settings) == (
+        "the drain was cut short (a second signal, or its 20 s): sessions still speaking were "
+        "closed with 1012, and their clients may retry"
+    )
+    assert drained(None, settings) == "it had not started serving; nothing was lost"

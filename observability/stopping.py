@@ -1,0 +1,103 @@
+"""Stopping a long-running command on Ctrl+C (SIGINT) or SIGTERM: one line, every child
+process ended, the conventional status (docs/operations.md, "Stopping").
+
+``catch_stops`` makes both signals raise ``Stopped`` in the main thread, so every ``with`` and
+``finally`` on the way up runs: child processes are terminated and waited for, servers in
+threads are stopped. uvicorn handles both signals itself while it serves (its graceful
+shutdown, and the TTS server's drain before it) and raises the signal again once done, which
+lands here too. ``Stopped`` is a ``KeyboardInterrupt``, so asyncio and the libraries treat it
+as they treat Ctrl+C: a task does not swallow it. ``end_stopped`` prints the command's one line
+on stderr and ends the process by the signal itself, as uvicorn and Python do: a shell's ``$?``
+is 130 after SIGINT and 143 after SIGTERM (``subprocess`` reads -2 and -15), and a shell
+script that ran the command stops too.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from types import FrameType
+from typing import NoReturn
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM)
+SAID = {signal.SIGINT: "Ctrl+C (SIGINT)", signal.SIGTERM: "SIGTERM"}
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGINT or SIGTERM arrived; ``ended`` says what was ended on the way up."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+        self.ended: list[str] = []
+
+    @property
+    def by(self) -> str:
+        """The signal, as the user knows it: ``Ctrl+C (SIGINT)`` or ``SIGTERM``."""
+        return SAID.get(signal.Signals(self.signum), signal.Signals(self.signum).name)
+
+
+def _raise_stopped(signum: int, _frame: FrameType | None) -> None:
+    """Raise ``Stopped`` where the program is; where that is an event loop between tasks
+    (waiting on its sockets), from a callback of the loop's, which leaves the loop and has its
+    tasks cancelled, rather than in whichever task would run next."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        raise Stopped(signum) from None
+    if asyncio.current_task(loop) is not None:  # in a task's step (uvicorn's own raise too)
+        raise Stopped(signum)
+    loop.call_soon_threadsafe(_stop, signum)
+
+
+def _stop(signum: int) -> None:
+    raise Stopped(signum)
+
+
+def catch_stops() -> None:
+    """From now on SIGINT and SIGTERM raise ``Stopped`` in the main thread (a no-op off it)."""
+    if threading.current_thread() is threading.main_thread():
+        for signum in SIGNALS:
+            signal.signal(signum, _raise_stopped)
+
+
+@contextlib.contextmanager
+def stops_caught() -> Iterator[None]:
+    """``catch_stops`` within, the handlers before it restored after (a command run in a
+    process that goes on, as a test's)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {signum: signal.getsignal(signum) for signum in SIGNALS}
+    catch_stops()
+    try:
+        yield
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+
+
+def stop_line(command: str, stopped: Stopped, kept: str) -> str:
+    """``<command>: stopped by <signal>; <what ended>; <kept>``."""
+    ended = f"; {', '.join(stopped.ended)} ended" if stopped.ended else ""
+    return f"{command}: stopped by {stopped.by}{ended}; {kept}"
+
+
+def end_stopped(line: str, signum: int) -> NoReturn:
+    """Print ``line`` on stderr (if any) and end the process by ``signum`` (status 128 +
+    ``signum`` where the signal cannot kill it, as for PID 1 in a container)."""
+    for signum_ in SIGNALS:  # a second signal now must not cut the line short
+        signal.signal(signum_, signal.SIG_IGN)
+    if line:
+        print(line, file=sys.stderr, flush=True)
+    logging.shutdown()
+    sys.stdout.flush()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+    raise SystemExit(128 + signum)

@@ -1,0 +1,101 @@
+"""A long-running command as a child process, stopped by a signal as a user would stop it.
+
+``Command`` starts one in a session of its own (as a terminal's job is a process group of its
+own), waits until a URL answers, sends SIGINT or SIGTERM to the process (or, as a terminal's
+Ctrl+C does, to its whole group) and hands back its status and output. ``shell_status`` is the
+status a shell shows (``$?``: 128 + the signal for a process the signal ended).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Ended:
+    """How a stopped command ended."""
+
+    status: int  # Popen's returncode: -N where signal N ended it
+    out: str
+    err: str
+
+    @property
+    def shell_status(self) -> int:
+        """``$?`` in a shell: 128 + N where signal N ended the process."""
+        return 128 - self.status if self.status < 0 else self.status
+
+
+class Command:
+    """``argv`` running in its own session under ``ROOT``, its output captured."""
+
+    def __init__(self, argv: list[str], env: dict[str, str] | None = None) -> None:
+        self.argv = argv
+        self.child = subprocess.Popen(
+            argv,
+            cwd=ROOT,
+            env={**os.environ, **(env or {})},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+
+    def wait_for(self, url: str, limit_s: float = 120.0) -> None:
+        """Until ``url`` answers 200; fails (with the output) if the command ends first."""
+        deadline = time.monotonic() + limit_s
+        while time.monotonic() < deadline:
+            if self.child.poll() is not None:
+                out, err = self.child.communicate()
+                raise AssertionError(f"{self.argv} ended ({self.child.returncode}):\n{out}{err}")
+            try:
+                if httpx.get(url, timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        self.child.kill()
+        raise AssertionError(f"{url} did not answer within {limit_s} s")
+
+    def children(self) -> list[int]:
+        """The command's own child processes now (Linux ``/proc``)."""
+        pid = self.child.pid
+        tasks = Path(f"/proc/{pid}/task")
+        return [int(c) for t in tasks.iterdir() for c in (t / "children").read_text().split()]
+
+    def stop(self, signum: int, *, group: bool = False, limit_s: float = 60.0) -> Ended:
+        """Send ``signum`` (to the whole process group if ``group``: a terminal's Ctrl+C) and
+        wait for the end."""
+        if group:
+            os.killpg(self.child.pid, signum)
+        else:
+            self.child.send_signal(signum)
+        try:
+            out, err = self.child.communicate(timeout=limit_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.child.pid, signal.SIGKILL)
+            raise
+        return Ended(self.child.returncode, out, err)
+
+    def kill(self) -> None:
+        """End it (and its group) if it still runs."""
+        if self.child.poll() is None:
+            os.killpg(self.child.pid, signal.SIGKILL)
+            self.child.communicate()
+
+
+def gone(pid: int) -> bool:
+    """True once no process has ``pid`` (ended and reaped)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False

@@ -1,0 +1,84 @@
+"""The dev server's uvicorn run, and what each command keeps when it is stopped.
+
+``serve_dev`` serves until Ctrl+C or SIGTERM (uvicorn's graceful shutdown, then
+``observability.stopping.Stopped`` on the way up, naming the server) and raises
+``ServerFailed``, with uvicorn's own reason in one line, when the server never started.
+``KEPT`` is the end of each command's stop line: what a stop leaves as it was.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+
+import uvicorn
+from starlette.types import ASGIApp
+
+from agent.config import AgentConfig
+from observability.stopping import Stopped
+
+KEPT = {
+    "dev": "nothing was lost: the agent keeps nothing on disk",
+    "bench": "no report was written: docs/benchmarks/ keep the last one",
+    "acceptance": "no verdict; nothing was written, the endpoint was only asked to speak",
+    "audit": "files it had already written stay as they are; run it again for a whole audit",
+    "chat": "nothing was lost: the conversation lives on in the agent",
+    "deploy": "the AWS calls already made stand; nothing else was changed",
+}
+
+
+class BadSetting(ValueError):
+    """A variable holds a value its setting refuses (``agent.config`` names it)."""
+
+
+def settings_from_env() -> AgentConfig:
+    """``AgentConfig.from_env()``; raises ``BadSetting`` for a value it refuses."""
+    try:
+        return AgentConfig.from_env()
+    except ValueError as exc:
+        raise BadSetting(str(exc)) from exc
+
+
+class ServerFailed(RuntimeError):
+    """The dev server's start-up failed (uvicorn said why)."""
+
+
+class StartupReason(logging.Filter):
+    """Holds back uvicorn's error records until the server starts, keeping the last line of
+    each (the exception's own line of a traceback): the reason, in one line."""
+
+    def __init__(self, server: uvicorn.Server) -> None:
+        super().__init__()
+        self._server = server
+        self.reason = "its start-up failed"
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self._server.started or record.levelno < logging.ERROR:
+            return True
+        lines = [line for line in record.getMessage().splitlines() if line.strip()]
+        if lines and not lines[-1].startswith("Application startup failed"):
+            self.reason = lines[-1].strip()
+        return False
+
+
+def serve_dev(app: ASGIApp, listening: socket.socket, host: str) -> None:
+    """Serve ``app`` on ``listening`` until stopped; raises ``ServerFailed`` if it never
+    started, ``Stopped`` (its ``ended`` naming the server) once it has shut down."""
+    server = uvicorn.Server(uvicorn.Config(app, host=host, log_level="warning", log_config=None))
+    reason = StartupReason(server)
+    errors = logging.getLogger("uvicorn.error")
+    errors.addFilter(reason)
+    address = "{}:{}".format(*listening.getsockname()[:2])
+    try:
+        server.run(sockets=[listening])
+    except Stopped as stopped:
+        stopped.ended.append(f"the dev server on {address}")
+        raise
+    except SystemExit as exc:  # uvicorn's exit when its start-up fails
+        if server.started:
+            raise
+        raise ServerFailed(f"the dev server on {address} did not start: {reason.reason}") from exc
+    finally:
+        errors.removeFilter(reason)
+    if not server.started:
+        raise ServerFailed(f"the dev server on {address} did not start: {reason.reason}")
