@@ -94,6 +94,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     tts.add_argument("--max-sessions", type=int, help="TTS_MAX_SESSIONS per instance")
     tts.add_argument("--skip-acceptance", action="store_true")
     agent = verbs.add_parser("agent", help="create or update the AgentCore runtime")
+    _add_agent_arguments(agent)
+    policies = verbs.add_parser("iam", help="print least-privilege policies for the roles")
+    policies.add_argument("--account", required=True, help="12-digit AWS account id")
+    policies.add_argument("--tts-endpoint", default="kokoro-tts")
+    policies.add_argument("--model", default=DEFAULT_MODEL)
+    policies.add_argument("--model-data", help="the endpoint's s3:// model data, if any")
+    policies.add_argument("--ecr-repository", default="kokoro-tts")
+    policies.add_argument("--repository", default=DEFAULT_REPOSITORY, help="the agent's images")
+    policies.add_argument("--build-bucket", help="deploy agent's --build-bucket, if any")
+    verbs.add_parser("status", help="show the endpoint and the runtime")
+    teardown = verbs.add_parser("teardown", help="delete what deploy created, by name")
+    teardown.add_argument("--yes-delete", action="store_true", help="confirm the deletion")
+    for sub in (tts, agent, policies, verbs.choices["status"], teardown):
+        sub.add_argument("--region", default=DEFAULT_REGION)
+        sub.add_argument("--dry-run", action="store_true", help="print the calls, call nothing")
+    for sub in (tts, verbs.choices["status"], teardown):
+        sub.add_argument("--name", default="kokoro-tts", help="the endpoint name")
+    for sub in (agent, policies, verbs.choices["status"], teardown):
+        sub.add_argument("--agent-name", default=DEFAULT_AGENT_NAME)
+
+
+def _add_agent_arguments(agent: argparse.ArgumentParser) -> None:
+    """``deploy agent``'s flags: the runtime's image, role, speech, model, agent and protocol,
+    and how its image is built without ``--image``."""
     agent.add_argument(
         "--image", help="an agent image (linux/arm64) in ECR; without it, build one with --agent"
     )
@@ -122,24 +146,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--build-bucket",
         help="S3 bucket for the context (default: kokoro-voice-agent-builds-ACCOUNT-REGION)",
     )
-    policies = verbs.add_parser("iam", help="print least-privilege policies for the roles")
-    policies.add_argument("--account", required=True, help="12-digit AWS account id")
-    policies.add_argument("--tts-endpoint", default="kokoro-tts")
-    policies.add_argument("--model", default=DEFAULT_MODEL)
-    policies.add_argument("--model-data", help="the endpoint's s3:// model data, if any")
-    policies.add_argument("--ecr-repository", default="kokoro-tts")
-    policies.add_argument("--repository", default=DEFAULT_REPOSITORY, help="the agent's images")
-    policies.add_argument("--build-bucket", help="deploy agent's --build-bucket, if any")
-    verbs.add_parser("status", help="show the endpoint and the runtime")
-    teardown = verbs.add_parser("teardown", help="delete what deploy created, by name")
-    teardown.add_argument("--yes-delete", action="store_true", help="confirm the deletion")
-    for sub in (tts, agent, policies, verbs.choices["status"], teardown):
-        sub.add_argument("--region", default=DEFAULT_REGION)
-        sub.add_argument("--dry-run", action="store_true", help="print the calls, call nothing")
-    for sub in (tts, verbs.choices["status"], teardown):
-        sub.add_argument("--name", default="kokoro-tts", help="the endpoint name")
-    for sub in (agent, policies, verbs.choices["status"], teardown):
-        sub.add_argument("--agent-name", default=DEFAULT_AGENT_NAME)
 
 
 def boto3_clients(region: str) -> Any:
