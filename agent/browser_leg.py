@@ -15,6 +15,9 @@ from tts_protocol import PLAYER_LEAD_S, SAMPLE_RATE
 
 SESSION_HEADER = "X-Amzn-Bedrock-AgentCore-Runtime-Session-Id"  # a header, or a query parameter
 MAX_MESSAGE_BYTES = 32 * 1024  # a /ws message: AgentCore Runtime's WebSocket frame limit
+# What the server sends in one /ws frame: AgentCore's quota says "32 KB" (docs/agent.md, "Frame
+# sizes"); read as decimal kilobytes, the stricter reading, so a frame fits either way.
+MAX_FRAME_BYTES = 32_000
 IDLE_CLOSE = 1000  # the close code of an idle socket: a normal closure, reason "idle_timeout"
 AUDIO_HEADER = struct.Struct(">I")  # a binary /ws frame: the segment's seq, big-endian; PCM follows
 # A client's microphone frame: these 4 bytes, then PCM s16le mono at MIC_SAMPLE_RATE. No JSON
@@ -33,6 +36,13 @@ PAGE_CONSTANTS = {
 def audio_frame(seq: int, pcm: bytes) -> bytes:
     """One binary audio frame: the header naming segment ``seq``, then its PCM."""
     return AUDIO_HEADER.pack(seq) + pcm
+
+
+def audio_frames(seq: int, pcm: bytes, limit: int = MAX_FRAME_BYTES) -> list[bytes]:
+    """``pcm`` of segment ``seq`` as binary audio frames of at most ``limit`` bytes each, cut
+    between whole samples (s16le: 2 bytes); none for no PCM."""
+    most = (limit - AUDIO_HEADER.size) // 2 * 2
+    return [audio_frame(seq, pcm[i : i + most]) for i in range(0, len(pcm), most)]
 
 
 def mic_frame(pcm: bytes) -> bytes:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from agent.browser_leg import AUDIO_HEADER, MAX_MESSAGE_BYTES
+from agent.browser_leg import AUDIO_HEADER, MAX_FRAME_BYTES, MAX_MESSAGE_BYTES
 from tts_protocol import BYTES_PER_SAMPLE, SAMPLE_RATE, Word, samples_ms
 
 AUDIO_EVENT_MS = 100  # at most this much audio per audio.delta event
@@ -278,3 +278,56 @@ class Transcript(Event):
     audio_ms: float
     asr_ms: float
     final: bool = True
+
+
+# --- frames within the limit (AgentCore's WebSocket frame: MAX_FRAME_BYTES) -----------------
+
+CUT = "…"  # ends a text cut short to fit a frame
+
+
+def fitted(event: Event, limit: int = MAX_FRAME_BYTES) -> list[Event]:
+    """``event`` as events whose JSON (``to_json``, one WebSocket text frame each) is at most
+    ``limit`` bytes, whatever its text's length or script.
+
+    A ``text.delta`` is split between characters and ``segment.marks`` into runs of words, in
+    order (clients append both); any other event is one message, so its longest text field is
+    cut short, ending in ``CUT`` (an error's message, a transcript shown on the page: the turn
+    itself keeps the whole text).
+    """
+    if len(event.to_json()) <= limit:
+        return [event]
+    if isinstance(event, TextDelta) and len(event.text) > 1:
+        half = len(event.text) // 2
+        parts = [TextDelta(event.text[:half]), TextDelta(event.text[half:])]
+        return [fit for part in parts for fit in fitted(part, limit)]
+    if isinstance(event, SegmentMarks) and len(event.words) > 1:
+        half = len(event.words) // 2
+        runs = (event.words[:half], event.words[half:])
+        return [fit for run in runs for fit in fitted(SegmentMarks(event.seq, run), limit)]
+    if isinstance(event, SegmentMarks) and event.words:
+        (word,) = event.words
+        short = dataclasses.replace(word, text=_cut(word.text, limit // 4), spoken=None)
+        return [SegmentMarks(event.seq, (short,))]
+    return [_shortened(event, limit)]
+
+
+def _shortened(event: Event, limit: int) -> Event:
+    """``event`` with its longest text field cut until the whole fits ``limit``."""
+    texts = {f.name: getattr(event, f.name) for f in dataclasses.fields(event)}  # type: ignore[arg-type]
+    texts = {name: value for name, value in texts.items() if isinstance(value, str)}
+    if not texts:
+        raise ValueError(f"a {event.type} event of {len(event.to_json())} bytes cannot be cut")
+    name = max(texts, key=lambda key: len(texts[key]))
+    over = len(event.to_json()) - limit
+    text = texts[name]
+    while over > 0 and text:
+        keep = max(0, len(text) - max(1, over // 12) - 1)  # a character is 1 to 12 bytes
+        text = text[:keep]
+        event = dataclasses.replace(event, **{name: text + CUT})  # type: ignore[type-var]
+        over = len(event.to_json()) - limit
+    return event
+
+
+def _cut(text: str, most: int) -> str:
+    """``text`` in at most ``most`` characters, ``CUT`` last if it was cut."""
+    return text if len(text) <= most else text[: max(0, most - 1)] + CUT

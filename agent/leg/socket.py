@@ -26,8 +26,8 @@ from collections.abc import Callable
 from starlette.types import Message
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
-from agent.browser_leg import IDLE_CLOSE, audio_frame
-from agent.events import ErrorEvent, Event, Refused, SocketReady
+from agent.browser_leg import IDLE_CLOSE, audio_frames
+from agent.events import ErrorEvent, Event, Refused, SocketReady, fitted
 from agent.leg.dialogue import Dialogue
 from agent.leg.hooks import TurnStarter, TurnWithdrawal, VoiceCheck, unobserved
 from agent.leg.messages import AUDIO, PROMPT, MessageRefused, MicFrame, parse_message
@@ -139,12 +139,14 @@ class VoiceSocket:
         await self.send(event)
 
     async def send(self, event: Event) -> None:
-        """Send an event as a JSON text frame."""
-        await self._send_message({"type": "websocket.send", "text": event.to_json()})
+        """Send an event as JSON text frames within AgentCore's frame limit (``fitted``)."""
+        for part in fitted(event):
+            await self._send_message({"type": "websocket.send", "text": part.to_json()})
 
     async def send_audio(self, seq: int, pcm: bytes) -> None:
-        """Send one binary audio frame of segment ``seq``."""
-        await self._send_message({"type": "websocket.send", "bytes": audio_frame(seq, pcm)})
+        """Send segment ``seq``'s PCM as binary audio frames within the frame limit."""
+        for frame in audio_frames(seq, pcm):
+            await self._send_message({"type": "websocket.send", "bytes": frame})
 
     async def _send_message(self, message: Message) -> None:
         """Send a frame; raises ``WebSocketDisconnect`` once either side has closed, however
