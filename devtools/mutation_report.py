@@ -38,6 +38,7 @@ SURVIVED = {"survived", "suspicious"}
 UNCOVERED = {"no tests"}
 COLUMNS = ("mutants", "killed", "survived", "not_covered", "not_checked")
 TIERS = {tier: modules_of(tier) for tier in GROUPS}
+JUDGED = "## Survivors, judged by hand\n"  # kept when the table above is written again
 
 
 def patterns(tier: str) -> list[str]:
@@ -148,10 +149,14 @@ def main(argv: list[str] | None = None) -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     stem = args.out / f"mutation_{args.tier}"
     if args.merge and stem.with_suffix(".json").is_file():
-        modules = json.loads(stem.with_suffix(".json").read_text()) | modules
+        earlier = json.loads(stem.with_suffix(".json").read_text())
+        kept = {name: row for name, row in earlier.items() if name in TIERS[args.tier]}
+        modules = kept | modules  # a module no group names any more is gone from the report
     stem.with_suffix(".json").write_text(json.dumps(modules, indent=2) + "\n")
     report = markdown(modules, args.tier)
-    stem.with_suffix(".md").write_text(report)
+    md = stem.with_suffix(".md")
+    judged = md.read_text().partition(JUDGED)[2] if md.is_file() else ""
+    md.write_text(report + (f"\n{JUDGED}{judged}" if judged else ""))
     print(report, end="")
 
 

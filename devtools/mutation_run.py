@@ -11,7 +11,8 @@ own tests, so that a mutant costs seconds rather than the whole server-backed su
 runs every test that calls the mutated function; a surviving mutant runs them all). The edges
 tier holds the newer modules whose tests need no server (the batch scheduler, the origin
 guard, the audio encoders, the deploy plan and IAM policies), the serving tier those behind
-the server's routes (admission, the OpenAI speech routes, the agent's ``/ws`` leg).
+the server's routes (admission, the OpenAI speech routes, the agent's ``/ws`` leg, the ONNX
+graph split for windows, a synthesis's timing and word timings).
 """
 
 from __future__ import annotations
@@ -202,6 +203,8 @@ TIERS: dict[str, tuple[Group, ...]] = {
                 "agent/leg/dialogue.py",
                 "agent/leg/turns.py",
                 "agent/leg/voice_input.py",
+                "agent/leg/hooks.py",
+                "agent/leg/sse.py",
             ),
             # In process, scripted turns, milliseconds a test; test_ws.py and the listening
             # and memory socket tests run real servers for minutes a pass, too long per mutant.
@@ -209,7 +212,22 @@ TIERS: dict[str, tuple[Group, ...]] = {
                 "tests/agent/leg/test_voice_input.py",
                 "tests/agent/leg/test_voice_socket.py",
                 "tests/agent/leg/test_turns.py",
+                "tests/agent/leg/test_sse.py",
+                "tests/agent/leg/test_hooks.py",
             ),
+        ),
+        # The ONNX graph cut for windowed decoding, against the real packaged model (seconds a
+        # mutant: every test splits the graph or decodes with it).
+        Group(
+            "onnx_split",
+            ("tts_server/engines/onnx/split.py",),
+            ("tests/tts_server/test_onnx_split.py",),
+        ),
+        # First audio and the other times of a synthesis, and the words timed in its audio.
+        Group(
+            "timing",
+            ("tts_server/timing.py", "tts_server/engines/timings.py"),
+            ("tests/tts_server/test_timing.py", "tests/tts_server/test_timings.py"),
         ),
     ),
 }

@@ -10,9 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from devtools.mutation_report import TIERS, main, markdown, patterns, tally
+from devtools.mutation_report import JUDGED, TIERS, main, markdown, patterns, tally
 from devtools.mutation_run import TIERS as GROUPS
 from devtools.mutation_run import prepare
+
+LEG = Path(__file__).resolve().parents[2] / "agent" / "leg"
+# The AG-UI leg (issue 51), in no group yet
+NEWER_LEG = {"agent/leg/agui.py", "agent/leg/agui_input.py", "agent/leg/agui_socket.py"}
 
 
 def _meta(root: Path, module: str, verdicts: dict[str, int | None]) -> None:
@@ -66,14 +70,14 @@ def test_merge_keeps_the_rows_of_groups_run_another_day(mutants: Path, tmp_path:
     out.mkdir()
     row = {"mutants": 9, "killed": 9, "survived": 0, "not_covered": 0, "not_checked": 0}
     row |= {"kill_rate": 1.0, "survivors": []}
-    earlier = {"tts_server/segment.py": row, "tts_server/health.py": row}
+    earlier = {"tts_client/segment.py": row, "tts_server/health.py": row}
     (out / "mutation_io.json").write_text(json.dumps(earlier))
     main(["--tier", "io", "--mutants", str(mutants), "--out", str(out), "--merge"])
     merged = json.loads((out / "mutation_io.json").read_text())
-    assert merged["tts_server/segment.py"] == row  # no copy of it now: kept
+    assert merged["tts_client/segment.py"] == row  # no copy of it now: kept
     assert merged["tts_server/health.py"]["mutants"] == 3  # this run's verdicts
     main(["--tier", "io", "--mutants", str(mutants), "--out", str(out)])  # no merge: this run
-    assert "tts_server/segment.py" not in json.loads((out / "mutation_io.json").read_text())
+    assert "tts_client/segment.py" not in json.loads((out / "mutation_io.json").read_text())
 
 
 def test_patterns_name_every_mutant_of_a_tier(capsys: pytest.CaptureFixture[str]) -> None:
@@ -141,7 +145,15 @@ def test_the_newer_modules_are_in_the_edges_and_serving_tiers_with_their_tests()
         "agent/leg/dialogue.py",
         "agent/leg/turns.py",
         "agent/leg/voice_input.py",
+        "agent/leg/hooks.py",
+        "agent/leg/sse.py",
+        "tts_server/engines/onnx/split.py",
+        "tts_server/timing.py",
+        "tts_server/engines/timings.py",
     }
+    leg = {str(path.relative_to(Path(__file__).resolve().parents[2])) for path in LEG.glob("*.py")}
+    mutated = {module for tier in TIERS.values() for module in tier}
+    assert leg - {"agent/leg/__init__.py"} - mutated <= NEWER_LEG  # every leg module in a group
     root = Path(__file__).resolve().parents[2]
     shared = tomllib.loads((root / "pyproject.toml").read_text())["tool"]["mutmut"]
     for tier in ("edges", "serving"):
@@ -151,6 +163,22 @@ def test_the_newer_modules_are_in_the_edges_and_serving_tiers_with_their_tests()
             assert all(module.split("/")[0] in shared["source_paths"] for module in group.modules)
     names = [g.name for tier in GROUPS.values() for g in tier]
     assert len(names) == len(set(names))  # each group has its own copy under build/mutate/
+
+
+def test_a_merge_drops_the_rows_of_modules_no_group_names_and_keeps_the_judgments(
+    mutants: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    row = {"mutants": 1, "killed": 1, "survived": 0, "not_covered": 0, "not_checked": 0}
+    row |= {"kill_rate": 1.0, "survivors": []}
+    (out / "mutation_io.json").write_text(json.dumps({"agent/ws.py": row}))  # a stale name
+    (out / "mutation_io.md").write_text(f"old table\n\n{JUDGED}- c_4: equivalent, because\n")
+    main(["--tier", "io", "--mutants", str(mutants), "--out", str(out), "--merge"])
+    assert "agent/ws.py" not in json.loads((out / "mutation_io.json").read_text())
+    written = (out / "mutation_io.md").read_text()
+    assert "old table" not in written and "agent/ws.py" not in written
+    assert written.endswith(f"{JUDGED}- c_4: equivalent, because\n")
 
 
 def test_mutation_runs_put_the_tests_that_load_the_real_model_last() -> None:
