@@ -31,6 +31,7 @@ class Chunk:
     start: float
     duration_ms: float
     clock_ms: float
+    scheduled_ms: float | None = None  # the audio clock when it was scheduled (arrived)
 
     @property
     def clock_end(self) -> float:
@@ -42,11 +43,28 @@ def chunks(
 ) -> list[Chunk]:
     """The chunks scheduled between ``since`` and ``until`` (page clock), in playing order."""
     found = [
-        Chunk(s["plays"], s["duration"] * 1000, s["when"] * 1000)
+        Chunk(s["plays"], s["duration"] * 1000, s["when"] * 1000, _ms(s.get("now")))
         for s in sources
         if since <= s["at"] < until and s["duration"] > 0
     ]
     return sorted(found, key=lambda c: c.clock_ms)
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else seconds * 1000
+
+
+def least_buffered(reply: Sequence[Chunk]) -> float | None:
+    """How close the reply came to running dry: the least audio (ms) still to play when a chunk
+    arrived, over every chunk after the first (the first waits the player's lead); negative:
+    the audio before it had ended that long before. None: under two chunks or no arrival
+    times."""
+    ahead = [
+        before.clock_end - after.scheduled_ms
+        for before, after in itertools.pairwise(reply)
+        if after.scheduled_ms is not None
+    ]
+    return round(min(ahead), 1) if ahead else None
 
 
 def gaps(reply: Sequence[Chunk]) -> list[float]:

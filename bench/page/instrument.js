@@ -31,6 +31,7 @@
     record.sources.push({
       at: performance.now(),
       when: Math.max(when, ctx.currentTime),
+      now: ctx.currentTime, // the audio clock when it was scheduled: `when - now` was queued
       plays: playsAt(ctx, when),
       duration: this.buffer ? this.buffer.duration : 0,
       rate: ctx.sampleRate,

@@ -35,12 +35,16 @@ def markdown(figures: dict[str, Any]) -> str:
         "",
         "Underruns by kind of reply:",
         "",
-        "| replies | underruns | replies with one | longest gap ms |",
-        "|---|---:|---:|---:|",
+        "| replies | underruns | replies with one | longest gap ms | least buffered ms "
+        "(median, min) |",
+        "|---|---:|---:|---:|---:|",
         *(
-            f"| {kind} | {g['count']} | {g['replies_with_one']} | {g['max_gap_ms']} |"
+            f"| {kind} | {g['count']} | {g['replies_with_one']} | {g['max_gap_ms']} | {_least(g)} |"
             for kind, g in under["by_kind"].items()
         ),
+        "",
+        "Least buffered: in each reply, the least audio still to play when a chunk arrived "
+        "(after the first, which waits the player's lead); below 0, that chunk came late.",
         "",
         "Where typed first audio goes (medians, ms):",
         "",
@@ -70,3 +74,10 @@ def write(figures: dict[str, Any], out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     (out / "page.json").write_text(json.dumps(figures, indent=1) + "\n")
     (out / "page.md").write_text(markdown(figures))
+
+
+def _least(kind: dict[str, Any]) -> str:
+    least = kind.get("least_buffered_ms") or {}
+    if least.get("median") is None:
+        return "none"
+    return f"{least['median']}, {least['min']}"

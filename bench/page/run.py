@@ -47,6 +47,7 @@ from bench.page.figures import (
     end_of_speech,
     first_after,
     gaps,
+    least_buffered,
     median_of,
     stages,
     where_dry,
@@ -160,6 +161,7 @@ def reply_figures(record: dict[str, Any], since: float) -> dict[str, Any]:
         "underruns": sum(gap > 5.0 for gap in found),
         "max_gap_ms": round(max(found, default=0.0), 2),
         "overlap_ms": round(max(0.0, -min(found, default=0.0)), 2),
+        "least_buffered_ms": least_buffered(reply),
         "dry": where_dry(reply),
     }
 
@@ -289,6 +291,7 @@ def gaps_of(replies: list[dict[str, Any]]) -> dict[str, Any]:
         "count": sum(r.get("underruns", 0) for r in replies),
         "max_gap_ms": max((r.get("max_gap_ms", 0.0) for r in replies), default=0.0),
         "replies_with_one": sum(r.get("underruns", 0) > 0 for r in replies),
+        "least_buffered_ms": median_of(r.get("least_buffered_ms") for r in replies),
     }
 
 

@@ -14,6 +14,7 @@ from bench.page.figures import (
     end_of_speech,
     first_after,
     gaps,
+    least_buffered,
     median_of,
     speech_bounds,
     stages,
@@ -81,3 +82,17 @@ def test_stages_are_consecutive_differences_and_medians_skip_missing() -> None:
     events = [{"t": 5.0, "type": "segment"}, {"t": 15.0, "type": "segment"}]
     assert first_after(events, "segment", 10.0) == 15.0
     assert first_after(events, "binary", 0.0) is None
+
+
+def test_least_buffered_is_what_was_still_to_play_when_a_chunk_arrived() -> None:
+    sources = [  # 100 ms chunks back to back from 500 ms on the audio clock
+        {"at": 10.0, "plays": 600.0, "when": 0.5, "now": 0.4, "duration": 0.1},
+        {"at": 20.0, "plays": 700.0, "when": 0.6, "now": 0.45, "duration": 0.1},  # 150 queued
+        {"at": 30.0, "plays": 800.0, "when": 0.7, "now": 0.68, "duration": 0.1},  # 20 queued
+    ]
+    assert least_buffered(chunks(sources, 0.0)) == 20.0
+    late = [*sources[:2], {"at": 30.0, "plays": 900.0, "when": 0.85, "now": 0.75, "duration": 0.1}]
+    assert least_buffered(chunks(late, 0.0)) == -50.0  # the audio before it ended 50 ms earlier
+    assert least_buffered(chunks(sources[:1], 0.0)) is None  # the first waits the lead
+    unknown = [{k: v for k, v in s.items() if k != "now"} for s in sources]
+    assert least_buffered(chunks(unknown, 0.0)) is None  # recorded before arrival times were
