@@ -30,7 +30,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from agent.config import AgentConfig
-from agent.doors.protocols import PROTOCOL_VARIABLE, PROTOCOLS
+from agent.doors.protocols import (
+    PROTOCOL_VARIABLE,
+    PROTOCOLS,
+    Protocol,
+    ProtocolSettingError,
+    protocol_from_env,
+)
 from observability import logs, tracing
 from observability.stopping import Stopped, end_stopped, stop_line, stops_caught
 from voice_agent_cli.local_tts import LocalTTSFailed, PortInUse, bind, local_sagemaker, local_tts
@@ -72,7 +78,7 @@ def dev(args: argparse.Namespace) -> int:
     except ModelSpecError as exc:
         print(f"voice-agent dev: --model or VOICE_AGENT_MODEL: {exc}", file=sys.stderr)
         return EXIT_BAD_VALUE
-    except BadSetting as exc:
+    except (BadSetting, ProtocolSettingError) as exc:
         print(f"voice-agent dev: {exc}", file=sys.stderr, flush=True)
         return EXIT_BAD_VALUE
     except AgentFactoryError as exc:
@@ -90,6 +96,7 @@ def _dev(args: argparse.Namespace) -> None:
     from agent.doors.devserver import create_app
 
     config = settings_from_env()
+    protocol = args.protocol or protocol_from_env()  # before anything starts, as the next
     if args.model:
         config = replace(config, model=args.model)
     parse_model_spec(config.model)  # before anything starts: a TTS warm-up takes seconds
@@ -126,16 +133,29 @@ def _dev(args: argparse.Namespace) -> None:
             tts_url = stack.enter_context(local_tts(args.host, args.tts_port, "warning", **speech))
         if tts_url:
             config = replace(config, tts_url=tts_url)
-        app = create_app(config, protocol=args.protocol)
-        print(
-            f"\n  voice chat:  http://{args.host}:{args.port}/\n"
-            f"  model:       {config.model}"
-            f"{' (offline demo model, not a real LLM)' if config.model == 'demo' else ''}\n"
-            f"  agent:       {factory.name}\n"
-            f"  speech:      {config.sagemaker_endpoint or config.tts_url}\n",
-            flush=True,
-        )
+        app = create_app(config, protocol=protocol)
+        print(banner(f"{args.host}:{args.port}", config, factory.name, protocol), flush=True)
         serve_dev(app, listening, args.host)
+
+
+def banner(address: str, config: AgentConfig, agent: str, protocol: Protocol) -> str:
+    """What the dev server at ``address`` (host:port) says it serves: the voice chat (ours), or,
+    with ``--protocol agui``, AG-UI on ``/invocations`` and ``/ws`` and its client page."""
+    demo = " (offline demo model, not a real LLM)" if config.model == "demo" else ""
+    if protocol == "agui":
+        served = (
+            f"  AG-UI page:  http://{address}/\n"
+            f"  AG-UI:       POST http://{address}/invocations (SSE), ws://{address}/ws "
+            "(docs/agui.md)\n"
+        )
+    else:
+        served = f"  voice chat:  http://{address}/\n"
+    return (
+        f"\n{served}"
+        f"  model:       {config.model}{demo}\n"
+        f"  agent:       {agent}\n"
+        f"  speech:      {config.sagemaker_endpoint or config.tts_url}\n"
+    )
 
 
 def served_hosts(config: AgentConfig, args: argparse.Namespace) -> tuple[str, ...]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -18,13 +19,16 @@ import pytest
 from strands import Agent
 
 from agent.config import AgentConfig
+from agent.doors.protocols import PROTOCOL_VARIABLE
 from bench.latency import agent_latency
 from devtools import audit
+from tests.stops import Command
 from tts_client import acceptance
 from tts_protocol import READINESS_POLL
 from tts_server.settings import EngineName
 from voice_agent_cli import cli, local_tts
 
+VOICE_AGENT = [sys.executable, "-m", "voice_agent_cli"]
 RUNTIME = ("agent", "observability", "tts_client", "tts_protocol", "tts_server")
 
 
@@ -263,6 +267,60 @@ def test_a_bad_agent_is_one_line_and_exit_2_before_any_port_is_bound(
         "voice-agent dev: agent factory 'examples.clock_and_math_agent:TOOLS' is a list, "
         "not a function\n"
     )
+
+
+def test_a_bad_protocol_setting_is_one_line_and_exit_2_before_any_port_is_bound(
+    held_port: int,
+    no_child: list[list[str]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv(PROTOCOL_VARIABLE, "mcp")
+    with pytest.raises(SystemExit) as exited:  # not 3: the held port was never tried
+        cli.main(["dev", "--port", str(held_port)])
+    assert exited.value.code == 2 and no_child == []  # no TTS child, no warm-up
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == "voice-agent dev: VOICE_AGENT_PROTOCOL must be one of http, agui, not 'mcp'\n"
+
+
+def test_a_bad_protocol_setting_ends_the_command_with_2_and_no_traceback() -> None:
+    env = {**os.environ, PROTOCOL_VARIABLE: "AG-UI"}
+    argv = [sys.executable, "-m", "voice_agent_cli", "dev", "--port", str(free_port())]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == (
+        "voice-agent dev: VOICE_AGENT_PROTOCOL must be one of http, agui, not 'AG-UI'\n"
+    )
+
+
+def test_the_protocol_flag_replaces_the_variable() -> None:
+    port = free_port()
+    argv = [*VOICE_AGENT, "dev", "--port", str(port), "--tts-url", NOWHERE, "--protocol", "agui"]
+    dev = Command(argv, env={PROTOCOL_VARIABLE: "mcp"})  # not read: the flag chose
+    try:
+        dev.wait_for(f"http://127.0.0.1:{port}/ping")
+        ended = dev.stop(signal.SIGTERM)
+    finally:
+        dev.kill()
+    assert ended.shell_status == 143
+    assert ended.out.startswith(f"\n  AG-UI page:  http://127.0.0.1:{port}/\n")
+    assert f"POST http://127.0.0.1:{port}/invocations (SSE), ws://127.0.0.1:{port}/ws" in ended.out
+    assert "voice chat" not in ended.out
+
+
+def test_the_banner_says_what_the_dev_server_serves() -> None:
+    config = AgentConfig(model="demo", tts_url=NOWHERE)
+    ours = cli.banner("127.0.0.1:8000", config, "demo", "http")
+    assert ours.startswith("\n  voice chat:  http://127.0.0.1:8000/\n  model:       demo (offline")
+    assert "AG-UI" not in ours
+    agui = cli.banner("127.0.0.1:8000", config, "demo", "agui")
+    assert agui.splitlines()[1:3] == [
+        "  AG-UI page:  http://127.0.0.1:8000/",
+        "  AG-UI:       POST http://127.0.0.1:8000/invocations (SSE), ws://127.0.0.1:8000/ws "
+        "(docs/agui.md)",
+    ]
+    assert "voice chat" not in agui and agui.endswith(f"  speech:      {NOWHERE}\n")
 
 
 def model_of_the_flag() -> Agent:

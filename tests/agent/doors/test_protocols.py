@@ -3,6 +3,9 @@ each door serves once it is chosen (no TTS server needed: speech is down, the te
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -13,6 +16,7 @@ from agent.doors import agentcore, devserver
 from agent.doors.protocols import (
     PROTOCOL_VARIABLE,
     SERVER_PROTOCOL,
+    ProtocolSettingError,
     check_protocol,
     protocol_from_env,
 )
@@ -34,10 +38,37 @@ def test_the_setting_defaults_to_ours(env: dict[str, str], protocol: str) -> Non
 
 
 def test_a_bad_setting_names_its_variable() -> None:
-    with pytest.raises(ValueError, match=f"{PROTOCOL_VARIABLE} must be one of http, agui"):
+    with pytest.raises(
+        ProtocolSettingError, match=f"{PROTOCOL_VARIABLE} must be one of http, agui"
+    ):
         protocol_from_env({PROTOCOL_VARIABLE: "mcp"})
-    with pytest.raises(ValueError, match="--protocol"):
+    with pytest.raises(ProtocolSettingError, match="--protocol"):
         check_protocol("a2a", "--protocol")
+    assert issubclass(ProtocolSettingError, ValueError)
+
+
+@pytest.mark.parametrize("door", sorted(DOORS))
+def test_a_door_refuses_a_bad_setting_with_its_typed_error_before_it_is_built(
+    door: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(PROTOCOL_VARIABLE, "AGUI-WS")
+    message = "VOICE_AGENT_PROTOCOL must be one of http, agui, not 'AGUI-WS'"
+    with pytest.raises(ProtocolSettingError) as refused:
+        DOORS[door](CONFIG)
+    assert str(refused.value) == message
+
+
+def test_the_agentcore_app_does_not_start_on_a_bad_setting() -> None:
+    """The image's command (``python -m agent.doors.agentcore``) ends on the typed error."""
+    env = {**os.environ, PROTOCOL_VARIABLE: "mcp"}
+    argv = [sys.executable, "-m", "agent.doors.agentcore"]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == (
+        "agent.doors.protocols.ProtocolSettingError: "
+        "VOICE_AGENT_PROTOCOL must be one of http, agui, not 'mcp'"
+    )
 
 
 def test_voice_agent_dev_takes_the_protocol() -> None:
