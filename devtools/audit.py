@@ -61,6 +61,7 @@ FLOORS = (  # why each one: docs/audit.md
     Floor("h11", "0.16.0", "CVE-2025-43859"),
     Floor("starlette", "0.49.1", "CVE-2025-62727, CVE-2025-54121"),
     Floor("urllib3", "2.5.0", "CVE-2025-50181"),
+    Floor("ag-ui-protocol", "1.0.0", "no advisory: AG-UI 1.0's wire models (docs/agui.md)"),
 )
 
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import httpx
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from devtools import audit
 from tts_client.acceptance import FAIL, PASS
@@ -30,6 +34,36 @@ def test_the_torch_floor(tmp_path: Path, version: str, status: str) -> None:
     assert torch.status == status and version in torch.detail and "PYSEC-2026-2286" in torch.detail
     assert checks["floor h11>=0.16.0 [site-packages]"].detail.startswith("not installed")
     assert all(c.status == PASS for name, c in checks.items() if "torch" not in name)
+
+
+@pytest.mark.parametrize(("version", "status"), [("0.1.10", FAIL), ("1.0.0", PASS)])
+def test_the_ag_ui_protocol_floor(tmp_path: Path, version: str, status: str) -> None:
+    env = audit.environment(fake_site(tmp_path, {"ag_ui_protocol": version}))
+    checks = {c.name: c for c in audit.check_floors(env)}
+    floor = checks["floor ag-ui-protocol>=1.0.0 [site-packages]"]
+    assert floor.status == status and version in floor.detail
+
+
+def test_the_floors_list_and_a_direct_dependencys_floor_is_its_minimum_in_pyproject() -> None:
+    assert [floor.package for floor in audit.FLOORS] == [
+        "torch",
+        "h11",
+        "starlette",
+        "urllib3",
+        "ag-ui-protocol",
+    ]
+    project = tomllib.loads((audit.ROOT / "pyproject.toml").read_text())["project"]
+    minimums: dict[str, Version] = {}
+    extras = project["optional-dependencies"].values()
+    for wanted in [*project["dependencies"], *(line for extra in extras for line in extra)]:
+        requirement = Requirement(wanted)
+        for spec in requirement.specifier:
+            if spec.operator == ">=":
+                minimums[canonicalize_name(requirement.name)] = Version(spec.version)
+    direct = [f for f in audit.FLOORS if canonicalize_name(f.package) in minimums]
+    assert {f.package for f in direct} == {"torch", "ag-ui-protocol"}
+    for floor in direct:
+        assert minimums[canonicalize_name(floor.package)] == Version(floor.minimum), floor
 
 
 def test_names_are_compared_canonically(tmp_path: Path) -> None:
