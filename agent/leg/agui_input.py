@@ -26,6 +26,9 @@ AUDIO_FORMAT = "pcm_s16le"  # the one format offered: 24 kHz mono signed 16-bit 
 AUDIO_FORMATS = (AUDIO_FORMAT,)
 SPEECH_FIELDS = (*OPTION_FIELDS, "heard", "format")
 MAX_ERRORS_SHOWN = 3
+# threadId and runId are echoed whole in RUN_STARTED and RUN_FINISHED: at this length both fit
+# one /ws frame (agent.leg.agui_frames) whatever their characters
+MAX_ID_CHARS = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,9 +47,13 @@ def parse_run_input(payload: object) -> RunAgentInput:
     if not isinstance(payload, dict):
         raise BadRequest("invalid_run_input", "a RunAgentInput must be a JSON object")
     try:
-        return RunAgentInput.model_validate(payload)
+        run_input = RunAgentInput.model_validate(payload)
     except ValidationError as exc:
         raise BadRequest("invalid_run_input", f"not a RunAgentInput: {_where(exc)}") from None
+    if max(len(run_input.thread_id), len(run_input.run_id)) > MAX_ID_CHARS:
+        message = f"threadId and runId must be at most {MAX_ID_CHARS} characters"
+        raise BadRequest("invalid_run_input", message)
+    return run_input
 
 
 def _where(exc: ValidationError) -> str:

@@ -1,9 +1,10 @@
 """AG-UI over WebSocket (``/ws`` with ``VOICE_AGENT_PROTOCOL=agui``), its asyncio shell.
 
 Each client message (text or binary frame) is one ``RunAgentInput`` as JSON; its run's AG-UI
-events come back as text frames, one event's JSON each (``agent.leg.agui.agui_json``), from
-``RUN_STARTED`` to ``RUN_FINISHED`` or ``RUN_ERROR``. The socket stays open for the next run. A
-message that comes while a run streams cancels that run first: its stream ends with
+events come back as text frames, one event's JSON each, from ``RUN_STARTED`` to ``RUN_FINISHED``
+or ``RUN_ERROR``, each frame within AgentCore's limit (``agent.leg.agui_frames``: a long text
+delta or tool input split, a long tool result or error message cut). The socket stays open for
+the next run. A message that comes while a run streams cancels that run first: its stream ends with
 ``RUN_FINISHED`` (outcome ``cancelled``) before the message is answered, so the events of two
 runs never interleave. A message that is not a run is answered by a lone ``RUN_ERROR`` (its
 code: ``invalid_json``, ``invalid_run_input``, ``message_too_large``...), or by ``RUN_STARTED``
@@ -22,7 +23,8 @@ from ag_ui.core import BaseEvent, RunErrorEvent
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 
 from agent.browser_leg import IDLE_CLOSE
-from agent.leg.agui import AguiTranslator, agui_events, agui_json, refused
+from agent.leg.agui import AguiTranslator, agui_events, refused
+from agent.leg.agui_frames import agui_frames
 from agent.leg.agui_input import MAX_RUN_INPUT_BYTES, parse_run_input, run_of
 from agent.leg.hooks import TurnStarter
 from agent.requests import BadRequest, decode_json
@@ -126,8 +128,10 @@ class AguiSocket:
         await self._send(RunErrorEvent(message=exc.message, code=exc.code))
 
     async def _send(self, event: BaseEvent) -> None:
-        """One event as a text frame; raises ``WebSocketDisconnect`` once the socket closed."""
+        """One event as text frames within AgentCore's frame limit (``agui_frames``: nearly
+        always one); raises ``WebSocketDisconnect`` once the socket closed."""
         websocket = self._websocket
-        if WebSocketState.DISCONNECTED in (websocket.client_state, websocket.application_state):
-            raise WebSocketDisconnect(1006)
-        await websocket.send_text(agui_json(event))
+        for frame in agui_frames(event):
+            if WebSocketState.DISCONNECTED in (websocket.client_state, websocket.application_state):
+                raise WebSocketDisconnect(1006)
+            await websocket.send_text(frame)
