@@ -104,6 +104,35 @@ class Conversation:
         self.current, self._anchor = self._before
         self._before = (None, None)
 
+    async def withdraw_unheard(self, turn_id: str, heard: PlaybackReport | None) -> str | None:
+        """Forget turn ``turn_id`` if the user heard none of it and it called no tool: they spoke
+        on before its first word played (docs/listening.md, "Turn continuation"). ``heard`` is
+        where the client stopped playing it (None: no report, so as far as its audio was sent).
+        Returns its prompt, for the user's next words to continue; None where it stays (heard in
+        part, a tool ran, or not the latest turn)."""
+        turn = self.current
+        if turn is None or turn.id != turn_id:
+            return None
+        if turn.began and not turn.finished.is_set():
+            turn.supersede()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(turn.finished.wait(), SUPERSEDE_WAIT_S)
+        reported = heard is not None and heard.turn_id == turn_id
+        said = turn.spoken.heard(heard.seq, heard.ms) if reported else turn.spoken.heard()
+        if said or self._called_tools():
+            return None
+        await self.withdraw(turn_id)
+        return turn.request.prompt
+
+    def _called_tools(self) -> bool:
+        """Did the latest turn call a tool? Its call and result stay: the tool may have acted."""
+        base = turn_start(self.agent.messages, self._anchor)
+        return base is not None and any(
+            "toolUse" in block
+            for message in self.agent.messages[base:]
+            for block in message["content"]
+        )
+
     def report(self, heard: PlaybackReport) -> None:
         """The client stopped playing turn ``heard.turn_id`` there: keep only what it heard.
 

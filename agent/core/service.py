@@ -10,7 +10,7 @@ from agent.core.conversations import Conversations
 from agent.core.factory import VoiceFactory
 from agent.core.tool_calls import Filler
 from agent.core.turn import Turn
-from agent.requests import BadRequest, TurnRequest
+from agent.requests import BadRequest, PlaybackReport, TurnRequest
 from tts_protocol import VoiceMix, voice_name
 from tts_protocol.voices import OPENAI_VOICES, resolve_voice
 
@@ -47,9 +47,13 @@ class VoiceAgent:
             request = replace(request, voice=await self.check_voice(request.voice))
         return await target.start_turn(request, received_at)
 
-    async def withdraw(self, turn_id: str, conversation: str | None = None) -> None:
-        """Forget a speculative turn nobody heard (``Conversation.withdraw``)."""
-        await self.conversations.get(conversation or DEFAULT_CONVERSATION).withdraw(turn_id)
+    async def withdraw(
+        self, turn_id: str, conversation: str | None = None, heard: PlaybackReport | None = None
+    ) -> str | None:
+        """Forget a turn nobody heard, and return its prompt; None where it stays
+        (``Conversation.withdraw_unheard``)."""
+        target = self.conversations.get(conversation or DEFAULT_CONVERSATION)
+        return await target.withdraw_unheard(turn_id, heard)
 
     async def check_voice(self, voice: VoiceMix) -> VoiceMix:
         """``voice`` as the TTS server will take it: an OpenAI name (``nova``) the server lacks

@@ -55,6 +55,7 @@ from agent.listening.recognizer import Recognizer
 from agent.requests import (
     MAX_BODY_BYTES,
     BadRequest,
+    PlaybackReport,
     TurnRequest,
     decode_json,
     http_error,
@@ -161,9 +162,9 @@ def worker_relay() -> Relay:
 def worker_withdrawal(voice_agent: VoiceAgent, worker: asyncio.AbstractEventLoop) -> TurnWithdrawal:
     """``VoiceAgent.withdraw`` on ``worker``, where the conversations' turns run."""
 
-    async def withdraw(turn_id: str, conversation: str) -> None:
-        withdrawing = voice_agent.withdraw(turn_id, conversation)
-        await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(withdrawing, worker))
+    async def withdraw(turn_id: str, conversation: str, heard: PlaybackReport | None) -> str | None:
+        withdrawing = voice_agent.withdraw(turn_id, conversation, heard)
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(withdrawing, worker))
 
     return withdraw
 

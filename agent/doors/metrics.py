@@ -121,8 +121,9 @@ class AgentMetrics:
         )
         self.withdrawn = Counter(
             "agent_turns_withdrawn",
-            "Replies started on an eager transcript while a turn waited, withdrawn unheard"
-            " because the user spoke on (each also ends as a cancelled or completed turn).",
+            "Replies withdrawn unheard because the user spoke on: started on an eager"
+            " transcript while a turn waited, or cut before any of it played (each also ends"
+            " as a cancelled or completed turn).",
             registry=r,
         )
 

@@ -23,7 +23,7 @@ from agent.leg.socket import VoiceSocket
 from agent.leg.turns import TurnRunner
 from agent.listening.listener import listening_service
 from agent.listening.recognizer import Recognizer
-from agent.requests import TurnRequest, parse_request
+from agent.requests import PlaybackReport, TurnRequest, parse_request
 
 Relay = Callable[[TurnEvents], TurnEvents]
 """How a turn's events reach the loop that streams them (none: they are there already)."""
@@ -104,9 +104,13 @@ class FrontDoor:
         async def observed(request: TurnRequest, conversation: str) -> TurnEvents:
             return self.metrics.observe(await start_turn(request, conversation), "ws")
 
-        async def counted(turn_id: str, conversation: str) -> None:
-            self.metrics.withdrawn.inc()
-            await withdraw(turn_id, conversation)
+        async def counted(
+            turn_id: str, conversation: str, heard: PlaybackReport | None
+        ) -> str | None:
+            prompt = await withdraw(turn_id, conversation, heard)
+            if prompt is not None:
+                self.metrics.withdrawn.inc()
+            return prompt
 
         socket = VoiceSocket(
             websocket,

@@ -26,6 +26,7 @@ from agent.events import (
     TurnCancelled,
     TurnStart,
 )
+from agent.leg.continuation import Continuation
 from agent.leg.hooks import TurnStarter, TurnWithdrawal, VoiceCheck
 from agent.leg.messages import (
     CONFIG,
@@ -92,6 +93,7 @@ class Dialogue:
             on_stop=self._input.turn_stopped,
             on_end=on_turn_end,
         )
+        self._continuation = Continuation(conversation, withdraw)
         self._eager = None if listening is None else EagerRecognition(listening.recognizer)
         self._early = None
         if self._eager is not None:
@@ -111,6 +113,7 @@ class Dialogue:
         if isinstance(message, MicFrame):
             await self._do(self._input.frame(message, now, running))
         elif isinstance(message, Prompt):
+            self._continuation.forget()  # typed: not the user speaking on
             await self._start(self._defaults.turn(message))
         elif isinstance(message, Cancel):
             await self._wire.send(TurnCancelled(await self._turns.stop()))
@@ -168,6 +171,8 @@ class Dialogue:
         """Carry out what ``VoiceInput`` says, in order."""
         for action in actions:
             if isinstance(action, Send):
+                if isinstance(action.event, TurnCancelled):  # a barge-in after its turn.end
+                    self._continuation.cut(action.event.turn_id)
                 await self._wire.tell(action.event)
             elif isinstance(action, Recognize):
                 await self._recognize(action.utterance)
@@ -180,6 +185,7 @@ class Dialogue:
 
     async def _cancel(self, action: CancelTurn) -> None:
         stopped = await self._turns.stop()  # None if its `turn.end` went out
+        self._continuation.cut(stopped or action.playing)
         await self._wire.send(TurnCancelled(stopped or action.playing))
 
     async def _judge(self, action: JudgeTurn) -> None:
@@ -217,6 +223,7 @@ class Dialogue:
         if said is not None:
             await self._wire.tell(said)
             await self._turns.release()
+            self._continuation.taken()
             return
         try:
             recognition = await self._eager.recognize(utterance.pcm, utterance.ticket)
@@ -225,17 +232,21 @@ class Dialogue:
             return
         await self._wire.tell(Transcript(recognition.text, utterance.audio_ms, recognition.asr_ms))
         if recognition.text:
+            prompt = await self._continuation.prompt(recognition.text, self._defaults.request.heard)
             try:
-                await self._start(self._defaults.turn(recognition.text))
+                await self._start(self._defaults.turn(prompt))
             except BadRequest as exc:  # e.g. a voice in the defaults the TTS server lost
                 await self._wire.tell(Refused(exc.code, exc.message, "transcript"))
 
     async def _start_held(self, text: str) -> None:
-        await self._start(self._defaults.turn(text), held=True)
+        prompt = await self._continuation.prompt(text, self._defaults.request.heard)
+        await self._start(self._defaults.turn(prompt), held=True)
 
     async def _start(self, request: TurnRequest, held: bool = False) -> None:
         await self._turns.start(request, held=held)
         self._defaults = self._defaults.played(None)  # the report went with this turn
+        if not held:
+            self._continuation.taken()
 
     async def _deliver(self, event: Event) -> None:
         """Send one of the running turn's events; the voice input learns what went out."""

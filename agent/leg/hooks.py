@@ -11,7 +11,7 @@ from starlette.websockets import WebSocket
 from agent.browser_leg import SESSION_HEADER
 from agent.core.service import DEFAULT_CONVERSATION
 from agent.events import Event
-from agent.requests import TurnRequest
+from agent.requests import PlaybackReport, TurnRequest
 from tts_protocol import VoiceMix
 
 TurnEvents = AsyncGenerator[Event, None]
@@ -20,8 +20,10 @@ TurnStarter = Callable[[TurnRequest, str], Awaitable[TurnEvents]]
 VoiceCheck = Callable[[VoiceMix], Awaitable[VoiceMix]]
 """A voice as the TTS server will take it (``VoiceAgent.check_voice``); raises ``BadRequest``
 (``unknown_voice``)."""
-TurnWithdrawal = Callable[[str, str], Awaitable[None]]
-"""Forgets a turn (its id) of a conversation that nobody heard (``VoiceAgent.withdraw``)."""
+TurnWithdrawal = Callable[[str, str, PlaybackReport | None], Awaitable[str | None]]
+"""Forgets a turn (its id) of a conversation if nobody heard any of it, by the playback report
+(None: by what was sent of its audio), and returns its prompt; None where it stays
+(``VoiceAgent.withdraw``)."""
 
 
 def conversation_of(websocket: WebSocket) -> str:

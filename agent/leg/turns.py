@@ -33,7 +33,7 @@ from agent.leg.hooks import TurnEvents, TurnStarter, TurnWithdrawal
 from agent.listening.eager import EagerRecognition
 from agent.listening.listener import Utterance
 from agent.listening.recognizer import Recognition, RecognitionError
-from agent.requests import BadRequest, TurnRequest
+from agent.requests import BadRequest, PlaybackReport, TurnRequest
 
 log = logging.getLogger("agent.ws")
 
@@ -227,7 +227,7 @@ class EarlyReply:
         if turn_id is None or self._withdraw is None:
             return  # no turn was started
         try:
-            await self._withdraw(turn_id, self._turns.conversation)
+            await self._withdraw(turn_id, self._turns.conversation, PlaybackReport(turn_id, 0, 0))
         except Exception:  # the conversation keeps the guess's messages; the socket goes on
             log.exception("withdrawing turn %s failed", turn_id)
 

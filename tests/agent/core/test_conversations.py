@@ -13,10 +13,13 @@ from strands import Agent
 
 from agent.core import conversations as conversations_module
 from agent.core.conversations import Conversation, Conversations
+from agent.core.factory import VoiceFactory
 from agent.core.llm import DemoConfig, DemoModel
 from agent.core.turn import Turn
 from agent.events import AudioDelta
-from agent.requests import TurnRequest
+from agent.requests import PlaybackReport, TurnRequest
+from agent.testing.tool_model import prompt
+from tests.agent.tool_model import create_agent
 from tests.conftest import start_server
 from tts_client import SessionConfig, SessionPool, TTSConnectionError, WebSocketTransport
 from tts_client.testing.recording import RecordingTransport
@@ -343,3 +346,51 @@ async def test_a_turn_withdrawn_before_it_ran_is_forgotten_without_waiting_for_i
     async with asyncio.timeout(30):  # its events were never read: it will never finish
         await conversation.withdraw(guess.id)
     assert conversation.current is None and conversation.agent.messages == []
+
+
+# --- a reply the user spoke over before hearing any of it (turn continuation, issue 49) -------
+
+
+async def test_a_reply_cut_before_a_word_was_heard_is_withdrawn_and_gives_its_prompt_back(
+    conversations: Conversations,
+) -> None:
+    conversation = conversations.get("unheard")
+    first = await conversation.start_turn(TurnRequest("First question"))
+    assert spoken(await collect(first))
+    history = list(conversation.agent.messages)
+    cut = await conversation.start_turn(TurnRequest("Stop."))
+    listening, _ = await listen_until_audio(cut)  # its audio went out, and none of it played
+    report = PlaybackReport(cut.id, 0, 0.0)
+    assert await conversation.withdraw_unheard("not-the-latest", report) is None
+    assert await conversation.withdraw_unheard(cut.id, report) == "Stop."
+    await asyncio.wait_for(listening, 10)
+    assert conversation.agent.messages == history and conversation.current is first
+
+
+async def test_a_reply_heard_in_part_or_sent_without_a_report_is_kept(
+    conversations: Conversations,
+) -> None:
+    conversation = conversations.get("heard")
+    cut = await conversation.start_turn(TurnRequest("Tell me a story"))
+    listening, _ = await listen_until_audio(cut)
+    cut.supersede()
+    await asyncio.wait_for(listening, 10)
+    history = list(conversation.agent.messages)
+    # 800 ms into its first sentence: heard; no report: what was sent counts as heard.
+    assert await conversation.withdraw_unheard(cut.id, PlaybackReport(cut.id, 0, 800.0)) is None
+    assert await conversation.withdraw_unheard(cut.id, None) is None
+    assert conversation.agent.messages == history and conversation.current is cut
+
+
+async def test_a_reply_that_called_a_tool_is_never_withdrawn(fake_server: ServerThread) -> None:
+    opened = Conversations(VoiceFactory.check(create_agent), WebSocketTransport(fake_server.ws_url))
+    try:
+        conversation = opened.get("tool")
+        turn = await conversation.start_turn(TurnRequest(prompt("calculate", expression="2+2")))
+        await collect(turn)
+        history = list(conversation.agent.messages)
+        nothing = PlaybackReport(turn.id, 0, 0.0)
+        assert await conversation.withdraw_unheard(turn.id, nothing) is None  # the tool acted
+        assert conversation.agent.messages == history
+    finally:
+        await opened.aclose()

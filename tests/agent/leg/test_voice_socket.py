@@ -263,10 +263,13 @@ class Socket:
         )
         self.task: asyncio.Task[None] | None = None
 
-    async def withdraw(self, turn_id: str, conversation: str) -> None:
+    async def withdraw(
+        self, turn_id: str, conversation: str, heard: PlaybackReport | None
+    ) -> str | None:
         self.withdrawn.append((turn_id, conversation))
         if self.withdraw_error is not None:
             raise self.withdraw_error
+        return None  # kept: the conversation's rule is tests/agent/core's
 
     def observe(self, event: Event) -> None:
         """What a front door's metrics are told: errors by code, listening events by type."""
