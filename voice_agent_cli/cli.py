@@ -3,7 +3,7 @@
     voice-agent dev [--host 127.0.0.1] [--port 8000] [--tts-url ws://...] [--model demo]
                     [--agent package.module:function]
                     [--tts-port 8080] [--engine onnx|torch] [--model-dir PATH]
-                    [--allow-origin https://app.example.com ...]
+                    [--allow-origin https://app.example.com ...] [--protocol http|agui]
     voice-agent bench [--quick] [--tts-url ws://...] [--agent-url URL | --agent-arn ARN]
     voice-agent acceptance (TTS-URL | --endpoint NAME --region R)
     voice-agent audit [--allow-offline] [--env PATH ...]
@@ -12,10 +12,11 @@ Without ``--tts-url``, ``dev`` starts the local TTS server (``tts-server``, embe
 or ``--engine``/``--model-dir``) as a child process on ``--tts-port`` and waits until its
 ``/ping`` proves a real synthesis. Both ports are bound before the URL is printed; a port in
 use, or a TTS server that does not come up, is one line on stderr and exit status 3; a model
-spec that names no model, one line and exit status 2, before anything starts. A dev server
-that does not start is one line and exit status 3 too. Ctrl+C or SIGTERM stops any command
-with one line (what ended, what was kept), its child processes ended, and the process ends by
-the signal (a shell's status 130 or 143: ``observability.stopping``).
+spec that names no model, or a ``VOICE_AGENT_PROTOCOL`` that names no protocol, one line and exit
+status 2, before anything starts. A dev server that does not start is one line and exit status 3
+too. Ctrl+C or SIGTERM stops any command with one line (what ended, what was kept), its child
+processes ended, and the process ends by the signal (a shell's status 130 or 143:
+``observability.stopping``).
 """
 
 from __future__ import annotations
