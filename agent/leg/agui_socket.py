@@ -87,7 +87,7 @@ class AguiSocket:
 
     async def _answer(self, data: str | bytes) -> None:
         """Start the run ``data`` asks for, or refuse it."""
-        if len(data) > MAX_RUN_INPUT_BYTES:
+        if len(data.encode() if isinstance(data, str) else data) > MAX_RUN_INPUT_BYTES:
             await self._refuse(BadRequest("message_too_large", "a run over 1 MiB"))
             return
         try:

@@ -129,6 +129,8 @@ def test_over_ws_a_door_chosen_agui_refuses_what_is_not_a_run_and_goes_on(
         assert parse(socket.receive_text()).model_dump()["code"] == "invalid_utf8"
         socket.send_text("x" * (1024 * 1024 + 1))
         assert parse(socket.receive_text()).model_dump()["code"] == "message_too_large"
+        socket.send_text("\u00e9" * (512 * 1024 + 1))  # its bytes over 1 MiB, not its characters
+        assert parse(socket.receive_text()).model_dump()["code"] == "message_too_large"
         socket.send_text("{}")
         assert parse(socket.receive_text()).model_dump()["code"] == "invalid_run_input"
 
