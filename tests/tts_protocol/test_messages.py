@@ -433,7 +433,8 @@ def test_an_unknown_type_names_the_known_ones_and_only_a_string_id() -> None:
     assert "'samples'" in caught.value.message
 
 
-SPEAK_FIELDS = "type, id, text, voice, speed, marks, normalize, reply"  # the fields of a speak, in order
+# the fields of a speak, in order
+SPEAK_FIELDS = "type, id, text, voice, speed, marks, normalize, reply"
 
 
 @pytest.mark.parametrize(
