@@ -15,13 +15,16 @@
   const MIC = [0, 77, 73, 67]; // "\0MIC": a microphone frame's magic (agent/browser_leg.py)
 
   function playsAt(ctx, when) {
-    // The page's clock when the audio clock reaches `when`, heard after the output's latency.
+    // The page's clock when the sample at `when` on the audio clock is heard. The output
+    // timestamp pairs the sample being heard now (contextTime, behind currentTime by the
+    // output's latency) with the page's clock: the latency is in it already. Without one,
+    // currentTime is now, and the sample is heard the context's latencies later.
     const at = Math.max(when, ctx.currentTime);
     const stamp = ctx.getOutputTimestamp ? ctx.getOutputTimestamp() : null;
-    const latencyMs = ((ctx.outputLatency || 0) + (ctx.baseLatency || 0)) * 1000;
     if (stamp && stamp.performanceTime > 0) {
-      return stamp.performanceTime + (at - stamp.contextTime) * 1000 + latencyMs;
+      return stamp.performanceTime + (at - stamp.contextTime) * 1000;
     }
+    const latencyMs = ((ctx.outputLatency || 0) + (ctx.baseLatency || 0)) * 1000;
     return performance.now() + (at - ctx.currentTime) * 1000 + latencyMs;
   }
 
