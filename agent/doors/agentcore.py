@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
 from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
@@ -39,7 +40,7 @@ from starlette.websockets import WebSocket
 from agent.config import AgentConfig
 from agent.core.service import DEFAULT_CONVERSATION, VoiceAgent
 from agent.doors.agui import agui_invocation
-from agent.doors.protocols import Protocol, protocol_from_env
+from agent.doors.protocols import Protocol, ProtocolSettingError, protocol_from_env
 from agent.doors.wiring import FrontDoor, Relay
 from agent.events import Event
 from agent.leg.agui_input import MAX_RUN_INPUT_BYTES
@@ -265,12 +266,23 @@ def _add_agui_routes(app: BedrockAgentCoreApp, door: FrontDoor) -> None:
         await door.serve_agui_socket(websocket, worker_turns(door.voice_agent, worker_loop))
 
 
-def main() -> None:
-    """Serve on 0.0.0.0:8080, as AgentCore Runtime expects."""
+EXIT_BAD_SETTING = 2  # as voice-agent dev: a refused setting is a usage error
+
+
+def main() -> int:
+    """Serve on 0.0.0.0:8080, as AgentCore Runtime expects. A setting the app refuses (a
+    variable's value, the model, the agent factory, the protocol) is one line on stderr and
+    exit 2, not a traceback."""
     logs.configure("INFO")  # LOG_FORMAT=json in the image
     tracing.configure("voice-agent")  # on with the OTEL_* variables (or the ADOT distro)
-    create_app().run(port=8080, host="0.0.0.0")
+    try:
+        app = create_app(AgentConfig.from_env())
+    except (ValueError, ProtocolSettingError) as exc:  # config, ModelSpecError, factory
+        print(f"voice-agent (AgentCore): {exc}", file=sys.stderr, flush=True)
+        return EXIT_BAD_SETTING
+    app.run(port=8080, host="0.0.0.0")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -58,17 +58,33 @@ def test_a_door_refuses_a_bad_setting_with_its_typed_error_before_it_is_built(
     assert str(refused.value) == message
 
 
-def test_the_agentcore_app_does_not_start_on_a_bad_setting() -> None:
-    """The image's command (``python -m agent.doors.agentcore``) ends on the typed error."""
-    env = {**os.environ, PROTOCOL_VARIABLE: "mcp"}
+@pytest.mark.parametrize(
+    ("variable", "value", "line"),
+    [
+        (PROTOCOL_VARIABLE, "mcp", "VOICE_AGENT_PROTOCOL must be one of http, agui, not 'mcp'"),
+        (
+            "VOICE_AGENT_EAGER_START",
+            "maybe",
+            "VOICE_AGENT_EAGER_START must be on or off, not 'maybe'",
+        ),
+        (
+            "VOICE_AGENT_MODEL",
+            "nonsense:x",
+            "unknown model spec 'nonsense:x'; use 'demo', "
+            "'bedrock:<model-id>' or 'openai:<base-url>#<model>'",
+        ),
+    ],
+)
+def test_the_agentcore_app_does_not_start_on_a_bad_setting(
+    variable: str, value: str, line: str
+) -> None:
+    """The image's command (``python -m agent.doors.agentcore``) says what is wrong in one
+    line and exits 2, as ``voice-agent dev`` does."""
+    env = {**os.environ, variable: value}
     argv = [sys.executable, "-m", "agent.doors.agentcore"]
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode != 0
-    last = done.stderr.strip().splitlines()[-1]
-    assert last == (
-        "agent.doors.protocols.ProtocolSettingError: "
-        "VOICE_AGENT_PROTOCOL must be one of http, agui, not 'mcp'"
-    )
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [f"voice-agent (AgentCore): {line}"]
 
 
 def test_voice_agent_dev_takes_the_protocol() -> None:
