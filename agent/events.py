@@ -306,7 +306,9 @@ def fitted(event: Event, limit: int = MAX_FRAME_BYTES) -> list[Event]:
         return [fit for run in runs for fit in fitted(SegmentMarks(event.seq, run), limit)]
     if isinstance(event, SegmentMarks) and event.words:
         (word,) = event.words
-        short = dataclasses.replace(word, text=_cut(word.text, limit // 4), spoken=None)
+        # a character escapes to at most 12 bytes (an astral one, as two 6-byte escapes); the
+        # rest of the message is well under half the limit
+        short = dataclasses.replace(word, text=_cut(word.text, limit // 24), spoken=None)
         return [SegmentMarks(event.seq, (short,))]
     return [_shortened(event, limit)]
 

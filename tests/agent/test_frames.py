@@ -89,8 +89,9 @@ def test_a_frame_that_fits_is_left_as_it_is_and_the_bound_is_inclusive() -> None
     assert [len(p.text) for p in fitted(longer)] == [len(longer.text) // 2] * 2
 
 
-def test_one_word_too_long_for_a_frame_keeps_its_times_and_a_cut_text() -> None:
-    word = Word("y" * 50_000, 1.0, 2.0, "z" * 50_000)
+@pytest.mark.parametrize("char", ["y", "\x01", "\U0001f30a"])  # 1, 6 and 12 bytes escaped
+def test_one_word_too_long_for_a_frame_keeps_its_times_and_a_cut_text(char: str) -> None:
+    word = Word(char * 50_000, 1.0, 2.0, "z" * 50_000)
     (fit,) = fitted(SegmentMarks(3, (word,)))
     assert len(fit.to_json()) <= MAX_FRAME_BYTES
     (short,) = fit.words
