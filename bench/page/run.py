@@ -53,6 +53,7 @@ from bench.page.figures import (
     where_dry,
 )
 from bench.page.report import write
+from tts_protocol import PLAYER_LEAD_S
 
 INSTRUMENT = Path(__file__).with_name("instrument.js")
 OUT = Path(__file__).resolve().parents[2] / "docs" / "benchmarks"
@@ -84,8 +85,9 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def local_stack() -> Iterator[str]:
-    """``voice-agent dev`` with the page benchmark's demo agent; yields its URL."""
+def local_stack(lead_s: float | None = None) -> Iterator[str]:
+    """``voice-agent dev`` with the page benchmark's demo agent; yields its URL. ``lead_s``:
+    the listener's lead its TTS server's pace counts on (None: the default)."""
     port, tts_port = free_port(), free_port()
     command = [
         shutil.which("voice-agent") or str(Path(sys.executable).with_name("voice-agent")),
@@ -97,7 +99,10 @@ def local_stack() -> Iterator[str]:
         "--agent",
         "bench.page.demo_agent:create_agent",
     ]
-    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    env = dict(os.environ)
+    if lead_s is not None:
+        env["TTS_WINDOW_LISTENER_LEAD"] = str(lead_s)
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + READY_S
@@ -121,12 +126,17 @@ def local_stack() -> Iterator[str]:
             child.kill()
 
 
+def page_url(url: str, lead_s: float | None = None) -> str:
+    """The chat page of the stack at ``url``; with ``lead_s``, its player's lead (``?lead=``)."""
+    return f"{url}/" if lead_s is None else f"{url}/?lead={lead_s}"
+
+
 def open_page(context: Any, url: str) -> Any:
-    """A tab of the chat page, instrumented, its configuration loaded (its socket opens on its
-    first use, as a user's does)."""
+    """A tab of the chat page at ``url`` (``page_url``), instrumented, its configuration
+    loaded (its socket opens on load, as a user's does)."""
     page = context.new_page()
     page.add_init_script(path=str(INSTRUMENT))
-    page.goto(f"{url}/")
+    page.goto(url)
     page.wait_for_function("window.voiceChat && voiceChat.config.source !== 'loading'")
     return page
 
@@ -335,7 +345,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
     chromium = chromium_path()
     load_before = os.getloadavg()
-    with tempfile.TemporaryDirectory() as folder, local_stack() as url:
+    with tempfile.TemporaryDirectory() as folder, local_stack(args.lead) as stack:
+        url = page_url(stack, args.lead)
         wavs = [question_wav(Path(folder), i, t, v) for i, (t, v) in enumerate(SPOKEN[: args.runs])]
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(
@@ -358,6 +369,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     return {
         **figures,
         "runs": args.runs,
+        "lead_s": args.lead if args.lead is not None else PLAYER_LEAD_S,
         "load": {
             "before": [round(x, 2) for x in load_before],
             "after": [round(x, 2) for x in os.getloadavg()],
@@ -377,6 +389,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5, help="typed and spoken runs (default 5)")
     parser.add_argument("--long-runs", type=int, default=1, help="long replies of each kind")
     parser.add_argument("--out", type=Path, default=OUT, help="where page.json and page.md go")
+    parser.add_argument(
+        "--lead",
+        type=float,
+        help="the player's lead (s), in the page (?lead=) and the TTS server's pace alike "
+        "(default: tts_protocol.PLAYER_LEAD_S)",
+    )
     args = parser.parse_args(argv)
     figures = run(args)
     write(figures, args.out)
