@@ -21,7 +21,8 @@ def markdown(figures: dict[str, Any]) -> str:
         "",
         f"`python -m bench.page`, {figures['date']}, {figures['runs']} runs of each kind, "
         f"{figures['machine']['cpus']} CPUs, load average before {figures['load']['before']}, "
-        f"after {figures['load']['after']}; the player's lead {figures.get('lead_s', 0.1)} s. "
+        f"after {figures['load']['after']}; the player's lead {figures.get('lead_s', 0.1)} s; "
+        f"commit {figures.get('commit', 'not recorded')}. "
         "Medians; figures from one run.",
         "",
         "| figure | median | min | max | target |",

@@ -340,6 +340,15 @@ def summarize(
     }
 
 
+def commit() -> str:
+    """The commit of the code measured (this checkout's), ``+`` when it has changes."""
+    here = Path(__file__).resolve().parent
+    git = ["git", "-C", str(here)]
+    head = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True)
+    return head.stdout.strip() + ("+" if dirty.stdout.strip() else "")
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
@@ -375,6 +384,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "after": [round(x, 2) for x in os.getloadavg()],
         },
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+        "commit": commit(),
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "typed": typed,
         "spoken": spoken,
