@@ -210,6 +210,12 @@ class ListeningConfig:
         _off_or_number,
         "silence after the utterance Whisper's encoder reads (0: its whole 30 s window)",
     )
+    asr_phases: int = env_field(
+        "VOICE_AGENT_ASR_PHASES",
+        4,
+        _count,
+        "readings of each utterance, shifted by parts of an encoder frame; the surest is kept",
+    )
     asr_threads: int = env_field(
         "VOICE_AGENT_ASR_THREADS", 2, _count, "CPU threads per recognition"
     )

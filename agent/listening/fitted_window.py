@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import zlib
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +30,8 @@ LOW_LOGPROB = -1.0  # Whisper's rules for a decoding to retry (faster-whisper's 
 MAX_COMPRESSION = 2.4
 TOKENS_PER_S = 12  # far over speech's rate: a decoder that reaches it is looping
 MIN_TOKENS = 24
+NO_SPEECH_PROB = 0.6  # Whisper's bar for "nobody spoke" (faster-whisper's default)
+ENCODER_FRAME_S = 0.02  # two log-mel hops: the encoder's stride
 
 
 def window_frames(samples: int, sample_rate: int, context_s: float) -> int | None:
@@ -68,24 +70,43 @@ def window_features(model: WhisperModel, audio: np.ndarray, frames: int) -> np.n
 
 
 def fitted(
-    model: WhisperModel, audio: np.ndarray, sample_rate: int, context_s: float
+    model: WhisperModel, audio: np.ndarray, sample_rate: int, context_s: float, phases: int = 1
 ) -> str | None:
     """``audio`` (float, ``sample_rate``) recognized on a window of itself plus ``context_s``:
-    the text, or None where the window is not shorter or Whisper is unsure of it."""
-    frames = window_frames(audio.size, sample_rate, context_s)
+    the text, or None where the window is not shorter or Whisper is unsure of it. With
+    ``phases`` over 1, that many readings, the audio delayed by even steps of one encoder
+    frame (20 ms), in one batch: the surest reading that passes Whisper's rules is kept
+    (tiny.en reads the same words differently as they move against its frames)."""
+    delays = [round(sample_rate * ENCODER_FRAME_S * n / phases) for n in range(phases)]
+    frames = window_frames(audio.size + delays[-1], sample_rate, context_s)
     if frames is None:
         return None
     tokenizer, prompt, suppressed = english_decoding(model)
     limit = max(MIN_TOKENS, math.ceil(audio.size / sample_rate * TOKENS_PER_S))
-    result = model.model.generate(
-        model.encode(window_features(model, audio, frames)),
-        [prompt],
+    features = [
+        window_features(model, np.concatenate([np.zeros(d, audio.dtype), audio]), frames)
+        for d in delays
+    ]
+    results = model.model.generate(
+        model.encode(np.stack(features)),
+        [prompt] * phases,
         beam_size=1,
         max_length=len(prompt) + limit,
         return_scores=True,
+        return_no_speech_prob=True,
         suppress_blank=True,
         suppress_tokens=suppressed,
-    )[0]
+    )
+    readings = [_reading(tokenizer, result, limit) for result in results]
+    sure = [reading for reading in readings if reading is not None]
+    return max(sure)[1] if sure else None
+
+
+def _reading(tokenizer: Tokenizer, result: Any, limit: int) -> tuple[float, str] | None:
+    """One decoding's average log-probability and text, or None where Whisper's rules would
+    retry it (the decoder at its token limit, unsure, or looping) or where it may have heard
+    nobody (no word read, or Whisper's no-speech probability over its bar): the 30 s path and
+    its no-speech rule decide those."""
     tokens = result.sequences_ids[0]
     text = tokenizer.decode(tokens).strip()
     avg_logprob = result.scores[0] * len(tokens) / (len(tokens) + 1)  # as faster-whisper's
@@ -93,6 +114,8 @@ def fitted(
         len(tokens) >= limit
         or avg_logprob < LOW_LOGPROB
         or compression_ratio(text) > MAX_COMPRESSION
+        or result.no_speech_prob > NO_SPEECH_PROB
+        or not any(char.isalnum() for char in text)
     ):
         return None
-    return text
+    return avg_logprob, text

@@ -55,9 +55,11 @@ class WhisperRecognizer:
         concurrency: int = DEFAULTS.asr_concurrency,
         max_queue: int = DEFAULTS.asr_max_queue,
         context_s: float = DEFAULTS.asr_context_s,
+        phases: int = DEFAULTS.asr_phases,
     ) -> None:
         self._model_path = model_path
         self._context_s = context_s
+        self._phases = phases
         self._threads = threads
         self._concurrency = concurrency
         self._max_queue = max_queue
@@ -111,7 +113,7 @@ class WhisperRecognizer:
         audio = pcm16_to_float(pcm)
         assert self._model is not None  # recognize() loaded it
         try:
-            text = fitted(self._model, audio, MIC_SAMPLE_RATE, self._context_s)
+            text = fitted(self._model, audio, MIC_SAMPLE_RATE, self._context_s, self._phases)
             if text is None:
                 text = self._whole_window(audio)
         except Exception as exc:
@@ -138,9 +140,14 @@ def _spoken(segment: Any) -> bool:
 
 @cache
 def _shared(
-    model_path: str | None, threads: int, concurrency: int, max_queue: int, context_s: float
+    model_path: str | None,
+    threads: int,
+    concurrency: int,
+    max_queue: int,
+    context_s: float,
+    phases: int,
 ) -> WhisperRecognizer:
-    return WhisperRecognizer(model_path, threads, concurrency, max_queue, context_s)
+    return WhisperRecognizer(model_path, threads, concurrency, max_queue, context_s, phases)
 
 
 def shared_whisper(config: ListeningConfig) -> WhisperRecognizer:
@@ -151,4 +158,5 @@ def shared_whisper(config: ListeningConfig) -> WhisperRecognizer:
         config.asr_concurrency,
         config.asr_max_queue,
         config.asr_context_s,
+        config.asr_phases,
     )

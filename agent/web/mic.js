@@ -1,5 +1,6 @@
-// The microphone: getUserMedia with the browser's echo cancellation, noise suppression and
-// automatic gain on, an AudioContext at the device's own rate, and the capture worklet
+// The microphone: getUserMedia with the browser's echo cancellation on and its noise
+// suppression and automatic gain off (they changed what the recognizer heard: issue 49, in
+// docs/web.md "Listening"), an AudioContext at the device's own rate, and the capture worklet
 // (mic-worklet.js), which resamples to 16 kHz and hands back ready /ws frames (MIC magic + PCM
 // s16le) of FRAME_MS each, with their level. Design: docs/web.md, "Listening".
 
@@ -47,7 +48,7 @@ export class Microphone {
       });
     }
     const stream = await navigator.mediaDevices.getUserMedia({
-      audio: { echoCancellation: true, noiseSuppression: true, autoGainControl: true, channelCount: 1 },
+      audio: { echoCancellation: true, noiseSuppression: false, autoGainControl: false, channelCount: 1 },
     });
     try {
       const ctx = new AudioContext({ latencyHint: "interactive" }); // the device's rate

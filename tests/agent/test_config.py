@@ -85,6 +85,7 @@ def test_listening_defaults_and_the_environment_that_changes_them() -> None:
         "VOICE_AGENT_TURN_RECHECK_MS": "0",
         "VOICE_AGENT_TURN_RECHECK_THRESHOLD": "0.9",
         "VOICE_AGENT_ASR_CONTEXT_S": "0.0",
+        "VOICE_AGENT_ASR_PHASES": "1",
         "VOICE_AGENT_EAGER_ASR": "off",
         "VOICE_AGENT_EAGER_START": "off",
     }
@@ -98,6 +99,7 @@ def test_listening_defaults_and_the_environment_that_changes_them() -> None:
         burst_s=1.0,
         asr_model="/models/whisper-base",
         asr_threads=4,
+        asr_phases=1,
         asr_concurrency=2,
         asr_max_queue=3,
         endpointing="silence",
@@ -124,6 +126,7 @@ def test_listening_defaults_and_the_environment_that_changes_them() -> None:
         ("VOICE_AGENT_TURN_RECHECK_MS", "-160", "must be a positive number"),
         ("VOICE_AGENT_TURN_RECHECK_THRESHOLD", "1", r"must be in \(0, 1\)"),
         ("VOICE_AGENT_ASR_CONTEXT_S", "none", "must be a positive number"),
+        ("VOICE_AGENT_ASR_PHASES", "0", "must be a positive"),
         ("VOICE_AGENT_EAGER_ASR", "yes", "must be on or off, not 'yes'"),
         ("VOICE_AGENT_EAGER_START", "1", "must be on or off, not '1'"),
     ],
@@ -171,5 +174,5 @@ def test_each_setting_declares_its_variable_and_help_once_and_the_docs_name_it()
             if "env" in spec.metadata:
                 assert spec.metadata["help"], spec.name
                 names += spec.metadata["env"]
-    assert len(names) == len(set(names)) == 31
+    assert len(names) == len(set(names)) == 32
     assert [name for name in names if f"`{name}`" not in docs] == []

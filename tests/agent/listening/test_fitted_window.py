@@ -60,6 +60,9 @@ class Scripted:
         self.frames: list[int] = []
         self.limits: list[int] = []
         self.options: list[dict[str, Any]] = []  # what each decoding was asked with
+        self.scores: list[float] = []  # one per reading of a batch (empty: ``score`` for each)
+        self.no_speech = 0.0
+        self.batches: list[int] = []  # the readings asked for at once
         self.model = SimpleNamespace(is_multilingual=False, generate=self._generate)
 
     def encode(self, features: np.ndarray) -> Any:
@@ -72,7 +75,12 @@ class Scripted:
         self.limits.append(options["max_length"] - len(prompts[0]))
         self.options.append(options)
         tokens = self.tokens[: self.limits[-1]]
-        return [SimpleNamespace(sequences_ids=[tokens], scores=[self.score])]
+        scores = self.scores or [self.score] * len(prompts)
+        self.batches.append(len(prompts))
+        return [
+            SimpleNamespace(sequences_ids=[tokens], scores=[score], no_speech_prob=self.no_speech)
+            for score in scores
+        ]
 
 
 @pytest.mark.parametrize(
@@ -206,6 +214,7 @@ def test_the_decoder_is_greedy_english_without_timestamps_and_whispers_suppressi
         "beam_size": 1,
         "max_length": len(prompt) + model.limits[0],
         "return_scores": True,
+        "return_no_speech_prob": True,
         "suppress_blank": True,
         "suppress_tokens": suppressed,
     }
@@ -244,3 +253,50 @@ def test_a_reading_at_the_compression_limit_is_kept_and_one_over_it_is_not(
     monkeypatch.setattr(fitted_window, "compression_ratio", lambda _text: ratio)
     reading = fitted(Scripted(whisper, SENTENCE), utterance, RATE, 8.0)  # type: ignore[arg-type]
     assert (reading == SENTENCE) is kept
+
+
+# --- readings at several phases (issue 49: the page hears as well as the model) -------------
+
+
+def test_phases_are_read_in_one_batch_and_the_surest_reading_is_kept(
+    whisper: WhisperModel, utterance: np.ndarray
+) -> None:
+    model = Scripted(whisper, SENTENCE)
+    model.scores = [-0.9, -0.3, -2.0, -0.5]  # the second reading is the surest
+    features: list[np.ndarray] = []
+    encode = model.encode
+    model.encode = lambda batch: (features.append(batch), encode(batch))[1]  # type: ignore[method-assign]
+    assert fitted(model, utterance, RATE, 8.0, phases=4) == SENTENCE  # type: ignore[arg-type]
+    assert model.batches == [4] and features[0].shape[0] == 4
+    # Each reading's audio is 5 ms (half a log-mel hop) later than the one before it: the
+    # features differ, and the window is the same for all.
+    assert len({f.tobytes() for f in features[0]}) == 4
+    model.scores = [-1.5, -2.0, -1.2, -3.0]  # none sure: the whole window decides
+    assert fitted(model, utterance, RATE, 8.0, phases=4) is None  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("no_speech", "text", "kept"),
+    [(0.6, SENTENCE, True), (0.61, SENTENCE, False), (0.0, ".", False)],
+)
+def test_a_reading_that_may_have_heard_nobody_is_doubted(
+    whisper: WhisperModel, utterance: np.ndarray, no_speech: float, text: str, kept: bool
+) -> None:
+    model = Scripted(whisper, text)
+    model.no_speech = no_speech
+    assert (fitted(model, utterance, RATE, 8.0) is not None) is kept  # type: ignore[arg-type]
+
+
+def test_the_projects_speech_and_silence_at_four_phases(
+    whisper: WhisperModel, utterance: np.ndarray
+) -> None:
+    text = fitted(whisper, utterance, RATE, 8.0, phases=4)
+    assert text is not None and word_error_rate(SENTENCE, text) <= 0.2, text
+    assert not fitted(whisper, pcm16_to_float(silence(1500)), RATE, 8.0, phases=4)
+
+
+def test_the_default_is_four_phases_and_reaches_the_shared_recognizer() -> None:
+    from agent.listening.whisper import shared_whisper
+
+    assert ListeningConfig().asr_phases == 4 and WhisperRecognizer()._phases == 4
+    assert shared_whisper(ListeningConfig(asr_phases=2))._phases == 2
