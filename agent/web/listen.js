@@ -5,8 +5,9 @@
 // space bar outside the text box). The server finds the speech, recognizes it, sends
 // `transcript` and starts its turn. The microphone starts once the server has confirmed
 // (`listening`; its first `listen` loads the recognizer), so no speech is lost meanwhile; the page shows the words as the user's message and plays
-// the reply. A barge-in (`speech.start` while the reply plays, or a press) silences the reply
-// at once. Voice always rides the WebSocket leg, whatever the transport switch says.
+// the reply. Speech over the reply (`speech.start`) lowers it at once; the server's `cancelled`
+// (the speech lasted its barge-in time) cuts it, a `speech.end` `too_short` (a cough, "mm-hm")
+// brings it back; a push-to-talk press cuts it at once. Voice always rides the WebSocket leg, whatever the transport switch says.
 
 import { MIC_SAMPLE_RATE } from "./browser-leg.js";
 import { Microphone, microphoneProblem } from "./mic.js";
@@ -182,12 +183,14 @@ export class Listening {
         state.speaking = true;
         state.problem = null;
         state.speechStarts.push(this.turns.player.currentTime); // on the audio clock
-        if (this.active === "hands_free") this.turns.bargeIn({ cancel: false }); // the server cancels
+        // Lowered, not cut: the server cuts it (`cancelled`) if the speech lasts barge_in_ms.
+        if (this.active === "hands_free") this.turns.duck();
         break;
       case "speech.end":
         state.speaking = false;
         state.speechEnds.push({ reason: event.reason, waitMs: event.wait_ms, turn: event.turn });
         this.ended = { at: performance.now(), endOfTurnMs: endOfTurnMs(event) };
+        if (event.reason === "too_short") this.turns.resume(); // a cough, not a barge-in
         break;
       case "transcript":
         state.transcripts.push({ text: event.text, audioMs: event.audio_ms, asrMs: event.asr_ms });

@@ -58,7 +58,8 @@ export function newTurn(n, prompt, options) {
     tools: [], // tool calls: {id, name, startMs, endMs, status, durationMs}
     errors: [],
     server: null, // the metrics event
-    stoppedAt: null, // audio clock (s) when its playback was cut, if it was
+    stoppedAt: null, // audio clock (s) where what was heard of it ended, if it was cut
+    cutAt: null, // audio clock (s) when its playback was cut (after a duck: the server's cancel)
     heard: null, // then, where: the `heard` report sent, {turn_id, seq, ms}
     latency: {
       ttftMs: null, // send -> first text.delta

@@ -25,6 +25,9 @@ async function requestError(response) {
   return error;
 }
 
+const DUCKED = 0.15; // the reply's volume while the user may be speaking over it
+const RAMP_S = 0.02;
+
 export class Turns {
   /**
    * @param {object} options
@@ -47,6 +50,7 @@ export class Turns {
     this.current = null; // the turn being streamed or played (an entry of voiceChat.turns)
     this.requests = new Map(); // turn number -> AbortController
     this.heard = null; // where playback of the last turn cut stopped, for the next prompt
+    this.ducked = null; // {turn, at}: the reply lowered at the user's `speech.start`, and when
   }
 
   /** Send `prompt` as a new turn; one still streaming or playing is interrupted (barge-in). */
@@ -93,6 +97,36 @@ export class Turns {
     this.display.render();
   }
 
+  /**
+   * The user may be starting to speak over the reply (`speech.start`, hands-free): lower it at
+   * once, not cut it. The server cuts it (`cancelled`) if the speech lasts its barge-in time;
+   * a cough, a "mm-hm" or a door under that ends as `speech.end` `too_short`, and `resume`
+   * brings the reply back, never cut (docs/web.md, "Listening").
+   */
+  duck() {
+    const turn = this.current;
+    if (turn === null || !(turn.status === "streaming" || this.player.busy(turn.n))) return;
+    this.ducked = { turn: turn.n, at: this.player.currentTime };
+    this.level(DUCKED);
+  }
+
+  /** The speech over the reply was too short to cut it: the reply is heard again. */
+  resume() {
+    if (this.ducked === null) return;
+    this.ducked = null;
+    this.level(1);
+  }
+
+  /** Ramp the playing turn's volume to `value` (a few ms: no click). */
+  level(value) {
+    const gain = this.player.turn?.gain?.gain;
+    if (!gain) return;
+    const now = this.player.currentTime;
+    gain.cancelScheduledValues(now);
+    gain.setValueAtTime(gain.value, now);
+    gain.linearRampToValueAtTime(value, now + RAMP_S);
+  }
+
   /** The server stopped turn `turnId` by itself (a barge-in by voice): it is over. */
   serverCancelled(turnId) {
     const turn = this.current;
@@ -102,6 +136,7 @@ export class Turns {
   /** A new turn record, current, shown and about to play. */
   begin(prompt, options) {
     this.player.ensure();
+    this.ducked = null; // the new turn plays at full volume
     const turn = newTurn(this.chat.turns.length + 1, prompt, options);
     this.chat.turns.push(turn);
     this.current = turn;
@@ -350,7 +385,11 @@ export class Turns {
     const playing = this.player.busy(turn.n); // a turn whose stream ended may still be heard
     this.requests.get(turn.n)?.abort();
     if (cancel && turn.transport === "websocket" && turn.status === "streaming") this.socket.cancel();
-    turn.stoppedAt = this.player.currentTime;
+    // Cut by the voice that ducked it: what was heard ended where the user began to speak.
+    const ducked = this.ducked?.turn === turn.n ? this.ducked.at : null;
+    this.ducked = null;
+    turn.cutAt = this.player.currentTime; // when its audio stopped
+    turn.stoppedAt = ducked ?? turn.cutAt;
     this.player.stop();
     this.reportHeard(turn);
     this.display.setSpeaking(turn, null);
