@@ -17,6 +17,7 @@ from tts_server.engines.pace import DEFAULT_SECONDS_PER_FRAME
 from tts_server.engines.windows import (
     FRAME_SECONDS,
     LISTENER_LEAD_S,
+    PACE_MARGIN,
     SHARED_SLICE_S,
     DecodeRate,
     Listeners,
@@ -355,3 +356,14 @@ async def test_alone_the_windows_are_not_held_to_a_slice() -> None:
     assert listeners.busy(clock) == 0
     with listeners.decoding(other):
         assert listeners.busy(clock) == 1 and listeners.busy(other) == 0
+
+
+def test_a_shared_window_is_never_too_small_to_feed_every_listener() -> None:
+    """With others fed, each window still plays as long as every listener's window takes to
+    decode (with the margin): a smaller slice would starve them all, context and all."""
+    rate = 0.36 * FRAME_SECONDS  # two listeners: 0.94 of the lane with the margin
+    kept = DEFAULT.paced(60.0, rate, others=1)
+    assert kept > math.floor(SHARED_SLICE_S / rate) - 8  # more than a slice of decode
+    assert 2 * PACE_MARGIN * rate * (kept + 8) <= kept * FRAME_SECONDS  # both keep up
+    # past what the lane can feed, the largest windows (alone's) waste least
+    assert DEFAULT.paced(60.0, 0.4 * FRAME_SECONDS, others=1) == DEFAULT.size

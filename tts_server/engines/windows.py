@@ -259,7 +259,12 @@ class WindowPlan:
         if not others:
             return self.size
         context = 2 * self.context
-        return max(math.floor(SHARED_SLICE_S / rate) - context, _keeping_up(context, rate))
+        # every listener's windows in turn must play as long as all of them take to decode:
+        # the fewest frames that keeps up at the rate times the listeners fed, with the margin
+        shared = _keeping_up(context, PACE_MARGIN * rate * (others + 1))
+        if not shared:
+            return self.size  # the lane cannot feed them all: the largest windows waste least
+        return max(math.floor(SHARED_SLICE_S / rate) - context, shared)
 
     def _opening(self, rate: float, others: int = 0) -> int:
         """The first window with nothing buffered: ``first`` frames, or more where the next
