@@ -3,8 +3,6 @@ segments, dropped on a cancel; the engine's windows grow with what that clock ho
 
 from __future__ import annotations
 
-import asyncio
-import time
 from collections.abc import AsyncIterator
 
 import pytest
@@ -125,25 +123,3 @@ async def test_a_segment_of_another_reply_starts_a_new_playback() -> None:
         assert clock.ends_at == pytest.approx(fresh + engine.sent_s - more, abs=0.01)  # queued
     finally:
         await peer.stop()
-
-
-async def test_the_rate_learns_each_windows_time_on_the_lane_not_its_wait_in_the_queue(
-    engine: Engine, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    learned: list[float] = []
-    learn = engine.decode_rate.learn
-
-    def recording(seconds: float, frames: int) -> None:
-        learned.append(seconds)
-        learn(seconds, frames)
-
-    monkeypatch.setattr(engine.decode_rate, "learn", recording)
-
-    async def chunks() -> list[Chunk]:
-        return [c async for c in engine.synthesize(engine.prepare(TEXT), PlaybackClock())]
-
-    started = time.perf_counter()
-    both = await asyncio.gather(chunks(), chunks())  # their windows take turns on one lane
-    took = time.perf_counter() - started
-    assert all(len(c) > 1 for c in both) and len(learned) >= 4
-    assert sum(learned) < took  # each window's own time: one lane, one window at a time

@@ -3,11 +3,8 @@ grow with the audio buffered, simulated on a scripted clock (no sleeping)."""
 
 from __future__ import annotations
 
-import asyncio
-import heapq
 import math
 import threading
-from collections.abc import Awaitable
 
 import pytest
 from hypothesis import given, settings
@@ -17,10 +14,7 @@ from tts_server.engines.pace import DEFAULT_SECONDS_PER_FRAME
 from tts_server.engines.windows import (
     FRAME_SECONDS,
     LISTENER_LEAD_S,
-    PACE_MARGIN,
-    SHARED_SLICE_S,
     DecodeRate,
-    Listeners,
     PlaybackClock,
     Window,
     WindowPlan,
@@ -112,6 +106,18 @@ def test_the_first_window_grows_only_where_the_rate_could_not_feed_the_second() 
     assert DEFAULT.paced(0.0, FRAME_SECONDS) == math.ceil((1.3 * 0.025 * 16 + 0.05 - 0.1) / 0.025)
 
 
+async def test_the_rate_times_a_job_from_its_submission_to_its_result() -> None:
+    now = Time()
+    rate = DecodeRate(now=now)
+
+    async def job() -> str:
+        now.t += 0.5  # queued and decoded
+        return "audio"
+
+    assert await rate.measured(job(), 100) == "audio"
+    assert rate.seconds_per_frame == pytest.approx(0.005)
+
+
 def test_the_rate_is_safe_to_share_between_threads() -> None:
     rate = DecodeRate()
 
@@ -168,7 +174,7 @@ async def _paced_windows(
     """The windows ``plan.decoded`` cuts for a listener with ``ahead`` seconds buffered that
     gets each window's audio at once, decoding at a real-time factor of 0.25."""
     now = Time()
-    clock, rate = PlaybackClock(now=now), DecodeRate(0.25 * FRAME_SECONDS)
+    clock, rate = PlaybackClock(now=now), DecodeRate(0.25 * FRAME_SECONDS, now=now)
     clock.sent(ahead - clock.lead_s) if ahead else None
 
     async def decode(window: Window) -> Window:
@@ -216,7 +222,7 @@ async def test_without_a_clock_the_windows_are_the_static_plans() -> None:
     rate = DecodeRate()
     steps = DEFAULT.decoded(decode, 400, 12, 390, (8, 380), rate=rate)
     assert [w async for w, _, _ in steps] == DEFAULT.windows(400, 12, 390, (8, 380))
-    assert rate.seconds_per_frame == DEFAULT_SECONDS_PER_FRAME  # the lane times windows
+    assert rate.seconds_per_frame != DEFAULT_SECONDS_PER_FRAME  # still timed
 
 
 @settings(max_examples=300, deadline=None)
@@ -237,12 +243,11 @@ async def test_the_paced_windows_never_let_the_listener_run_dry_after_the_first(
     window's 12 with its 8 of context, and anything more runs dry.)"""
     sentences = sentences if rtf <= 0.5 else 1
     now = Time()
-    clock, rate = PlaybackClock(lead_s, now), DecodeRate()
+    clock, rate = PlaybackClock(lead_s, now), DecodeRate(now=now)
     waited: list[float] = []
 
-    async def decode(window: Window) -> Window:  # the lane: its time is learned
+    async def decode(window: Window) -> Window:
         now.t += rtf * FRAME_SECONDS * window.decoded_frames
-        rate.learn(rtf * FRAME_SECONDS * window.decoded_frames, window.decoded_frames)
         return window
 
     for _ in range(sentences):
@@ -251,119 +256,3 @@ async def test_the_paced_windows_never_let_the_listener_run_dry_after_the_first(
             audio = window.stop - max(window.start, pad)  # the leading pad is trimmed away
             waited.append(clock.sent(audio * FRAME_SECONDS))
     assert max(waited[1:], default=0.0) < 1e-6
-
-
-class Lane:
-    """One decoder lane on a scripted clock, as the scheduler runs it with one lane: jobs in
-    submission order, one at a time, each ``rtf`` x its frames' time long; timers beside."""
-
-    def __init__(self, now: Time, rtf: float, rate: DecodeRate) -> None:
-        self.now, self.rtf, self.rate = now, rtf, rate
-        self.free_at = 0.0
-        self._events: list[tuple[float, int, asyncio.Future[None]]] = []
-
-    def _at(self, t: float) -> asyncio.Future[None]:
-        future = asyncio.get_running_loop().create_future()
-        heapq.heappush(self._events, (t, len(self._events) + id(future), future))
-        return future
-
-    async def job(self, frames: int, window: bool = True) -> None:
-        """Decode ``frames`` frames once the jobs before are done (a window's time learned)."""
-        took = self.rtf * FRAME_SECONDS * frames
-        self.free_at = max(self.now.t, self.free_at) + took
-        if window:
-            self.rate.learn(took, frames)
-        await self._at(self.free_at)
-
-    async def sleep(self, seconds: float) -> None:
-        await self._at(self.now.t + seconds)
-
-    async def run(self, *streams: Awaitable[list[float]]) -> list[list[float]]:
-        """Run ``streams`` to their end, moving the clock from event to event."""
-        tasks = [asyncio.ensure_future(s) for s in streams]
-        while not all(t.done() for t in tasks):
-            for _ in range(50):  # every coroutine runs until it waits on the lane or a timer
-                await asyncio.sleep(0)
-            if self._events:
-                self.now.t, _, future = heapq.heappop(self._events)
-                future.set_result(None)
-        return [t.result() for t in tasks]
-
-
-async def _listener(
-    lane: Lane, plan: WindowPlan, rate: DecodeRate, listeners: Listeners, start_s: float
-) -> list[float]:
-    """One conversation from ``start_s``: a reply of three sentences (each's text side on the
-    lane first), its windows paced; what the listener waited before each chunk."""
-    clock, waited = PlaybackClock(now=lane.now), []
-    await lane.sleep(start_s)
-    for frames in (160, 420, 300):
-        await lane.job(frames // 20, window=False)  # the text side
-
-        async def decode(window: Window) -> Window:
-            await lane.job(window.decoded_frames)
-            return window
-
-        steps = plan.decoded(
-            decode,
-            frames,
-            6,
-            span=(6, frames),
-            clock=clock,
-            rate=rate,
-            listeners=listeners,
-            sleep=lane.sleep,
-        )
-        async for window, _, _ in steps:
-            waited.append(clock.sent(window.frames * FRAME_SECONDS))
-    return waited
-
-
-@pytest.mark.parametrize("rtf", [0.2, 0.27, 0.33])
-@pytest.mark.parametrize("second_s", [0.5, 2.0, 4.5])
-async def test_a_second_listener_on_the_same_lane_leaves_neither_dry(
-    rtf: float, second_s: float
-) -> None:
-    """Two conversations on one lane, the second starting while the first is well ahead: after
-    each reply's first window, neither listener waits (the ONNX engine on this box: RTF about
-    0.27 a stream, context included)."""
-    now = Time()
-    rate, listeners = DecodeRate(), Listeners()
-    lane = Lane(now, rtf, rate)
-    first, second = await lane.run(
-        _listener(lane, DEFAULT, rate, listeners, 0.0),
-        _listener(lane, DEFAULT, rate, listeners, second_s),
-    )
-    assert max(first[1:]) < 1e-6 and max(second[1:]) < 1e-6, (first, second)
-
-
-async def test_alone_the_windows_are_not_held_to_a_slice() -> None:
-    listeners, other = Listeners(), PlaybackClock()
-    clock = PlaybackClock()
-    assert listeners.others(clock) == 0
-    with listeners.feeding(other):
-        assert listeners.others(clock) == 1 and listeners.others(other) == 0
-    assert listeners.others(clock) == 0  # done and nothing buffered: no longer fed
-    other.sent(5.0)
-    assert listeners.others(clock) == 1  # still playing what it was sent
-    rate = 0.25 * FRAME_SECONDS
-    assert DEFAULT.paced(60.0, rate) == DEFAULT.size
-    shared = DEFAULT.paced(60.0, rate, others=1)
-    assert shared == math.floor(SHARED_SLICE_S / rate) - 8  # a slice of decode, context included
-    assert DEFAULT.paced(0.0, rate, others=1) > DEFAULT.paced(0.0, rate)  # covers their slice
-    # a window of theirs on the lane first: this one fits in what is left after its slice
-    assert DEFAULT.paced(2.0, rate, others=1, busy=1) == DEFAULT.paced(1.61, rate, others=1)
-    assert listeners.busy(clock) == 0
-    with listeners.decoding(other):
-        assert listeners.busy(clock) == 1 and listeners.busy(other) == 0
-
-
-def test_a_shared_window_is_never_too_small_to_feed_every_listener() -> None:
-    """With others fed, each window still plays as long as every listener's window takes to
-    decode (with the margin): a smaller slice would starve them all, context and all."""
-    rate = 0.36 * FRAME_SECONDS  # two listeners: 0.94 of the lane with the margin
-    kept = DEFAULT.paced(60.0, rate, others=1)
-    assert kept > math.floor(SHARED_SLICE_S / rate) - 8  # more than a slice of decode
-    assert 2 * PACE_MARGIN * rate * (kept + 8) <= kept * FRAME_SECONDS  # both keep up
-    # past what the lane can feed, the largest windows (alone's) waste least
-    assert DEFAULT.paced(60.0, 0.4 * FRAME_SECONDS, others=1) == DEFAULT.size

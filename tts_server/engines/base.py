@@ -20,7 +20,6 @@ submitted.
 from __future__ import annotations
 
 import asyncio
-import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -47,7 +46,6 @@ from tts_server.engines.voices import BlendCache, BlendMismatch
 from tts_server.engines.windows import (
     SAMPLES_PER_FRAME,
     DecodeRate,
-    Listeners,
     PlaybackClock,
     Window,
     WindowPlan,
@@ -156,7 +154,6 @@ class Engine(ABC):
             raise EngineError(f"the {self.name} engine cannot decode in windows")
         self.window_plan = windows
         self.decode_rate = DecodeRate()  # every connection's windows, timed: the pace
-        self.listeners = Listeners()  # every connection's listener the pace feeds at once
         self._g2p = g2p
         self._trim = trim or Trim()
         self._g2p_executor = ThreadPoolExecutor(
@@ -211,15 +208,9 @@ class Engine(ABC):
         raise NotImplementedError
 
     def _run_batch(self, lane: int, jobs: Sequence[Any]) -> list[Any]:
-        """The scheduler's one hook: a batch is all windows (their time on the lane learned by
-        ``decode_rate``), or all pieces."""
+        """The scheduler's one hook: a batch is all windows, or all pieces."""
         if isinstance(jobs[0], WindowJob):
-            started = time.perf_counter()
-            audio = self._window_batch(lane, jobs)
-            took = time.perf_counter() - started  # the lane's time: no queue, others' load
-            for job in jobs:
-                self.decode_rate.learn(took, job.window.decoded_frames)
-            return audio
+            return self._window_batch(lane, jobs)
         if self.window_plan is not None:
             return self._start_batch(lane, jobs)
         return self._infer_batch(lane, jobs)
@@ -341,14 +332,14 @@ class Engine(ABC):
         end = started.frames * SAMPLES_PER_FRAME
         timed = () if started.bounds is None else word_times(named, span, started.bounds, (0, end))
         last_from = timed[-1].start // SAMPLES_PER_FRAME if timed else None  # the last word's
-        paced = {"clock": clock, "rate": self.decode_rate, "listeners": self.listeners}
         steps = (started.plan or plan).decoded(
             lambda window: self._scheduler.synthesize(WindowJob(started.state, window)),
             started.frames,
             started.lead,
             last_from,
             started.span,
-            **paced,
+            clock=clock,
+            rate=self.decode_rate,
         )
         words: list[WordTime] = []
         first: int | None = None  # the piece's first kept sample, once found

@@ -1,19 +1,18 @@
 """What a sentence's windows are paced by (``windows.WindowPlan.decoded``): the engine's
-measured decode rate (``DecodeRate``, one per engine), the listener's buffer as the server
-models it (``PlaybackClock``, one per connection) and the other listeners the engine feeds at
-the same time (``Listeners``, one per engine). The plan, which reads them, is ``windows``'s
-alone (docs/tts_server.md, "Decoding in windows", "The pace")."""
+measured decode rate (``DecodeRate``, one per engine) and the listener's buffer as the server
+models it (``PlaybackClock``, one per connection). The plan, which reads them, is
+``windows``'s alone (docs/tts_server.md, "Decoding in windows", "The pace")."""
 
 from __future__ import annotations
 
 import threading
 import time
-import weakref
-from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from tts_protocol import PLAYER_LEAD_S
+
+T = TypeVar("T")
 
 LISTENER_LEAD_S = PLAYER_LEAD_S  # a player's wait before a reply's first chunk (the page's)
 DEFAULT_SECONDS_PER_FRAME = 0.0125  # before any measurement: a real-time factor of 0.5
@@ -25,17 +24,20 @@ class DecodeRate:
     """An engine's measured decode rate: seconds per decoded frame (context included), shared
     by every connection, so that it says what a window costs under the load of the moment.
 
-    Each window job is timed on its lane (``Engine._run_batch``): what other processes take of
-    the cores shows, a wait in the queue behind other connections' windows does not (the pace
-    counts those listeners itself, ``Listeners``). The times are pooled into an average
-    weighing each job by its frames (an old rate counts half after ``RATE_HALF_LIFE_FRAMES``
-    new ones). The first measurement (the engine's calibration, if any) replaces
-    ``seconds_per_frame``, a conservative guess. Thread-safe.
+    Each window job is timed from submission to result (queueing behind other connections'
+    counts), pooled into an average weighing each job by its frames (an old rate counts half
+    after ``RATE_HALF_LIFE_FRAMES`` new ones). The first measurement (the engine's calibration,
+    if any) replaces ``seconds_per_frame``, a conservative guess. Thread-safe.
     """
 
-    def __init__(self, seconds_per_frame: float = DEFAULT_SECONDS_PER_FRAME) -> None:
+    def __init__(
+        self,
+        seconds_per_frame: float = DEFAULT_SECONDS_PER_FRAME,
+        now: Callable[[], float] = time.perf_counter,
+    ) -> None:
         if not seconds_per_frame > 0:
             raise ValueError(f"a decode rate must be positive ({seconds_per_frame})")
+        self.now = now
         self._rate = seconds_per_frame
         self._latest = 0.0  # the last job's own rate
         self._measured = False
@@ -59,6 +61,13 @@ class DecodeRate:
             self._rate += weight * (observed - self._rate)
             self._latest = observed
             self._measured = True
+
+    async def measured(self, job: Awaitable[T], frames: int) -> T:
+        """``job``'s result, its time (submission to result) learned for ``frames`` frames."""
+        started = self.now()
+        result = await job
+        self.learn(self.now() - started, frames)
+        return result
 
 
 class PlaybackClock:
@@ -89,52 +98,3 @@ class PlaybackClock:
     def reset(self) -> None:
         """The listener dropped what it had (a cancel): nothing is buffered."""
         self.ends_at = None
-
-
-class Listeners:
-    """The listeners an engine feeds: each connection's ``PlaybackClock`` that has had a
-    sentence decoded. One is fed while a sentence of its is in decode or it has audio still to
-    play, and busy while a window of its is in the lane's queue or on the lane; the others'
-    windows leave it room (``WindowPlan.paced``). A closed connection's clock drops out with
-    it. Thread-safe."""
-
-    def __init__(self) -> None:
-        self._known: weakref.WeakSet[PlaybackClock] = weakref.WeakSet()
-        self._sentences: Counter[int] = Counter()  # id(clock) -> its sentences in decode
-        self._windows: Counter[int] = Counter()  # id(clock) -> its windows submitted, not done
-        self._lock = threading.Lock()
-
-    @contextmanager
-    def feeding(self, clock: PlaybackClock) -> Iterator[None]:
-        """While a sentence of ``clock``'s listener is in decode."""
-        with self._lock:
-            self._known.add(clock)
-        with self._counted(self._sentences, clock):
-            yield
-
-    def decoding(self, clock: PlaybackClock) -> AbstractContextManager[None]:
-        """While a window of ``clock``'s listener is submitted and not yet decoded."""
-        return self._counted(self._windows, clock)
-
-    def others(self, clock: PlaybackClock) -> int:
-        """The listeners fed now besides ``clock``'s."""
-        with self._lock:
-            known = [c for c in self._known if c is not clock]
-            return sum(1 for c in known if self._sentences[id(c)] or c.ahead() > 0)
-
-    def busy(self, clock: PlaybackClock) -> int:
-        """The listeners besides ``clock``'s with a window submitted and not yet decoded."""
-        with self._lock:
-            return sum(1 for key, n in self._windows.items() if n and key != id(clock))
-
-    @contextmanager
-    def _counted(self, counts: Counter[int], clock: PlaybackClock) -> Iterator[None]:
-        with self._lock:
-            counts[id(clock)] += 1
-        try:
-            yield
-        finally:
-            with self._lock:
-                counts[id(clock)] -= 1
-                if not counts[id(clock)]:
-                    del counts[id(clock)]

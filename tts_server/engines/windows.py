@@ -21,8 +21,6 @@ one that is not), and the torch stream crossfades each window's ``seam`` into th
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -34,7 +32,6 @@ from tts_server.engines.pace import (
     LISTENER_LEAD_S,
     MIN_SECONDS_PER_FRAME,
     DecodeRate,
-    Listeners,
     PlaybackClock,
 )
 from tts_server.settings import EngineName, Settings
@@ -53,12 +50,6 @@ FRAME_SECONDS = SAMPLES_PER_FRAME / 24_000  # 25 ms of audio a frame
 # The pace (docs/tts_server.md, "Decoding in windows"): a window's predicted decode x 1.3 + 50 ms
 PACE_MARGIN = 1.3  # a window's time strays ~20 % from the average rate on a shared box
 PACE_MARGIN_S = 0.05  # the send, the event loop, a decoder call's cost beyond its frames
-# With other listeners fed, a window's predicted decode is at most this: the lane is theirs too,
-# and a window they queue behind waits for it (docs/tts_server.md, "Listeners at once").
-SHARED_SLICE_S = 0.3
-# With other listeners fed, one with more than this buffered waits until it has only this before
-# its next window: the lane goes to those with less (docs/tts_server.md, "Listeners at once").
-SHARED_AHEAD_S = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,84 +190,53 @@ class WindowPlan:
         *,
         clock: PlaybackClock | None = None,
         rate: DecodeRate | None = None,
-        listeners: Listeners | None = None,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> AsyncIterator[tuple[Window, T, bool]]:
         """A sentence's windows (``windows``' arguments and rules) in order, each with what
-        ``decode`` made of it and whether it is the last.
+        ``decode`` made of it and whether it is the last; ``rate`` learns each one's time.
 
         Each window is cut once the one before is taken (with a ``clock`` and a ``rate``, as
-        large as ``paced`` says for the audio buffered then and the other ``listeners`` fed;
-        else as ``windows`` cuts them) and decoded at once, while that audio plays, unless
-        others are fed and this listener has over ``SHARED_AHEAD_S`` buffered: then it
-        ``sleep``s until it has that much. A cancel between two windows stops there."""
+        large as ``paced`` says for the audio buffered then; else as ``windows`` cuts them) and
+        decoded at once, while that audio plays; a cancel between two windows stops there."""
         begin, end = self._extent(frames, lead, last_from, span)
         start, base, step = begin, max(lead, begin), self.first
-        fed = listeners.feeding(clock) if listeners and clock else contextlib.nullcontext()
-        with fed:
-            while start < end:
-                if clock is None or rate is None:
-                    stop = self._stop(base, step, end, last_from)
-                else:
-                    others = listeners.others(clock) if listeners else 0
-                    if others and clock.ahead() > SHARED_AHEAD_S:
-                        await sleep(clock.ahead() - SHARED_AHEAD_S)
-                    busy = listeners.busy(clock) if listeners else 0
-                    kept = self.paced(clock.ahead(), rate.seconds_per_frame, others, busy)
-                    step = min(self.size, max(self.first, start + kept - base))
-                    stop = self._paced_stop(base, step, end, last_from)
-                window = self._window(frames, start, stop)
-                with listeners.decoding(clock) if listeners and clock else contextlib.nullcontext():
-                    decoded = await decode(window)
-                yield window, decoded, stop == end
-                start = base = stop
-                step = min(self.size, round(step * self.growth))
+        while start < end:
+            if clock is None or rate is None:
+                stop = self._stop(base, step, end, last_from)
+            else:
+                kept = self.paced(clock.ahead(), rate.seconds_per_frame)
+                step = min(self.size, max(self.first, start + kept - base))
+                stop = self._paced_stop(base, step, end, last_from)
+            window = self._window(frames, start, stop)
+            job = decode(window)
+            result = await (job if rate is None else rate.measured(job, window.decoded_frames))
+            yield window, result, stop == end
+            start = base = stop
+            step = min(self.size, round(step * self.growth))
 
-    def paced(self, ahead: float, seconds_per_frame: float, others: int = 0, busy: int = 0) -> int:
-        """Frames to keep in the next window with ``ahead`` seconds buffered at the listener,
-        a decode rate of ``seconds_per_frame``, ``others`` listeners fed besides and ``busy``
-        of them with a window on the lane or queued for it, within ``[first, size]``; nothing
-        buffered: ``first`` (the listener is waiting: audio soonest). Else the most whose
-        predicted decode, context included, after a slice of each ``busy`` one, times
-        ``PACE_MARGIN`` plus ``PACE_MARGIN_S`` ends before that audio does; if that window would
-        not add to the buffer (a slow rate, little buffered), the smallest that adds to it with
-        the margin, as far as the buffer holds its decode without the margin, and never one that
-        falls behind its own decode. With ``others``, no more than ``SHARED_SLICE_S`` of decode:
-        a window of theirs may wait behind it."""
+    def paced(self, ahead: float, seconds_per_frame: float) -> int:
+        """Frames to keep in the next window with ``ahead`` seconds buffered at the listener
+        and a decode rate of ``seconds_per_frame``, within ``[first, size]``; nothing buffered:
+        ``first`` (the listener is waiting: audio soonest). Else the most whose predicted
+        decode, context included, times ``PACE_MARGIN`` plus ``PACE_MARGIN_S`` ends before that
+        audio does; if that window would not add to the buffer (a slow rate, little buffered),
+        the smallest that adds to it with the margin, as far as the buffer holds its decode
+        without the margin, and never one that falls behind its own decode."""
         rate, context = max(seconds_per_frame, MIN_SECONDS_PER_FRAME), 2 * self.context
         if ahead <= 0:
-            return self._opening(rate, others)
-        wait = busy * SHARED_SLICE_S  # their windows are decoded first
-        fits = math.floor(((ahead - PACE_MARGIN_S) / PACE_MARGIN - wait) / rate) - context
-        holds = math.floor((ahead - wait) / rate) - context  # what the buffer holds, no margin
+            return self._opening(rate)
+        fits = math.floor((ahead - PACE_MARGIN_S) / PACE_MARGIN / rate) - context
+        holds = math.floor(ahead / rate) - context  # what the buffer holds, no margin
         grows = min(_keeping_up(context, PACE_MARGIN * rate), holds)
-        kept = max(fits, _keeping_up(context, rate), grows)
-        return max(self.first, min(self.size, kept, self._slice(rate, others)))
+        return max(self.first, min(self.size, max(fits, _keeping_up(context, rate), grows)))
 
-    def _slice(self, rate: float, others: int) -> int:
-        """The most frames a window keeps with ``others`` listeners fed: its decode within
-        ``SHARED_SLICE_S``, or as little as keeps up with it; no bound when alone."""
-        if not others:
-            return self.size
-        context = 2 * self.context
-        # every listener's windows in turn must play as long as all of them take to decode:
-        # the fewest frames that keeps up at the rate times the listeners fed, with the margin
-        shared = _keeping_up(context, PACE_MARGIN * rate * (others + 1))
-        if not shared:
-            return self.size  # the lane cannot feed them all: the largest windows waste least
-        return max(math.floor(SHARED_SLICE_S / rate) - context, shared)
-
-    def _opening(self, rate: float, others: int = 0) -> int:
-        """The first window with nothing buffered: ``first`` frames, or more where the next
-        window, as small as keeps up with its own decode, would not be decoded (with the
-        margin, and after a slice of each of ``others`` listeners fed) before this one and the
-        listener's lead have played."""
+    def _opening(self, rate: float) -> int:
+        """The first window with nothing buffered: ``first`` frames, or more where the rate is
+        so slow that the next window, as small as keeps up with its own decode, would not be
+        decoded (with the margin) before this one and the listener's lead have played."""
         context = 2 * self.context
         following = max(self.first, _keeping_up(context, rate))
-        decode = rate * (following + context) + others * SHARED_SLICE_S
-        needed = PACE_MARGIN * decode + PACE_MARGIN_S - self.listener_lead_s
-        most = min(self.size, self._slice(rate, others))
-        return max(self.first, min(most, math.ceil(needed / FRAME_SECONDS)))
+        needed = PACE_MARGIN * rate * (following + context) + PACE_MARGIN_S - self.listener_lead_s
+        return max(self.first, min(self.size, math.ceil(needed / FRAME_SECONDS)))
 
     def windows(
         self,
