@@ -277,17 +277,20 @@ def long_run(browser: Any, url: str, together: bool) -> list[dict[str, Any]]:
     return [reply_figures(record, sent_at(record, "prompt")) for record in records]
 
 
-CHROMIUM_ARGS = [
+CHROMIUM_ARGS = [  # the benchmark's and the browser tests' (tests/e2e/browser_helpers.py)
     "--no-sandbox",
     "--disable-gpu",
+    "--disable-quic",
     "--no-first-run",
     "--disable-background-networking",
     "--disable-component-update",
+    "--disable-sync",
     "--autoplay-policy=no-user-gesture-required",
 ]
 
 
 def chromium_path() -> str:
+    """The system Chromium (Playwright's own browser downloads are not used)."""
     for name in ("chromium", "chromium-browser", "google-chrome"):
         found = shutil.which(name)
         if found:

@@ -8,7 +8,6 @@ import its helpers.
 from __future__ import annotations
 
 import itertools
-import shutil
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,31 +18,10 @@ from playwright.sync_api import sync_playwright
 
 from agent.config import AgentConfig
 from agent.doors import devserver
+from bench.page.run import CHROMIUM_ARGS, chromium_path
 from tts_server.testing.server_thread import ServerThread
 
-CHROMIUM_CANDIDATES = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--autoplay-policy=no-user-gesture-required",
-]
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-
-
-def chromium_path() -> str:
-    """The system Chromium (Playwright's own browser downloads are not used)."""
-    for candidate in CHROMIUM_CANDIDATES:
-        if Path(candidate).exists():
-            return candidate
-    found = shutil.which("chromium") or shutil.which("chromium-browser")
-    if found is None:  # the README's test command installs it; a skip would prove nothing
-        raise RuntimeError("no Chromium: apt-get install chromium (scripts/test.sh does)")
-    return found
 
 
 # Page state, read in one round trip.
