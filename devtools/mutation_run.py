@@ -11,8 +11,9 @@ own tests, so that a mutant costs seconds rather than the whole server-backed su
 runs every test that calls the mutated function; a surviving mutant runs them all). The edges
 tier holds the newer modules whose tests need no server (the batch scheduler, the origin
 guard, the audio encoders, the deploy plan and IAM policies), the serving tier those behind
-the server's routes (admission, the OpenAI speech routes, the agent's ``/ws`` leg, the ONNX
-graph split for windows, a synthesis's timing and word timings).
+the server's routes (admission, the OpenAI speech routes, the agent's ``/ws`` leg, AG-UI at the
+doors and on ``/ws``, turn continuation, the ONNX graph split for windows, a synthesis's timing
+and word timings).
 """
 
 from __future__ import annotations
@@ -215,6 +216,33 @@ TIERS: dict[str, tuple[Group, ...]] = {
                 "tests/agent/leg/test_sse.py",
                 "tests/agent/leg/test_hooks.py",
             ),
+        ),
+        # AG-UI (issue 51): a turn's events as AG-UI events, every /ws frame within AgentCore's
+        # 32 KB, a RunAgentInput read once, each against its own tests without a server
+        # (milliseconds a mutant); the /ws socket and the doors' POST against the dev server
+        # (a thread, no speech) first, then both doors on the real TTS server (seconds a test).
+        Group(
+            "agui",
+            ("agent/leg/agui.py", "agent/leg/agui_frames.py", "agent/leg/agui_input.py"),
+            (
+                "tests/agent/leg/test_agui.py",
+                "tests/agent/leg/test_agui_frames.py",
+                "tests/agent/leg/test_agui_input.py",
+            ),
+        ),
+        Group(
+            "agui_doors",
+            ("agent/leg/agui_socket.py", "agent/doors/agui.py"),
+            ("tests/agent/leg/test_agui_socket.py", "tests/agent/doors/test_agui.py"),
+        ),
+        # Turn continuation (issue 49): a reply spoken over before any of it was heard. The
+        # in-process socket cuts and keeps; only real sockets with the real Whisper and TTS
+        # server withdraw a reply and carry its prompt on (minutes a pass), so a group of its
+        # own, which keeps those tests out of the ws group's.
+        Group(
+            "continuation",
+            ("agent/leg/continuation.py",),
+            ("tests/agent/leg/test_voice_socket.py", "tests/agent/leg/test_turn_continuation.py"),
         ),
         # The ONNX graph cut for windowed decoding, against the real packaged model (seconds a
         # mutant: every test splits the graph or decodes with it).
