@@ -36,6 +36,7 @@ import httpx
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from observability.stopping import Stopped
 from tts_client.acceptance import FAIL, NA, PASS, Check, report
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -156,6 +157,18 @@ def scan_result(env: Environment, result: dict[str, Any]) -> Check:
     return Check(name, PASS, f"{audited} packages, no known vulnerabilities{not_audited}")
 
 
+def run_tool(
+    what: str, command: list[str], timeout_s: float | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``command`` run to its end, its output captured; a stop (Ctrl+C, SIGTERM) meanwhile ends
+    it (``subprocess.run`` kills and reaps it) and names it, as ``what``, in the stop's line."""
+    try:
+        return subprocess.run(command, capture_output=True, text=True, timeout=timeout_s)
+    except Stopped as stopped:
+        stopped.ended.append(what)
+        raise
+
+
 def scan(env: Environment, service: str) -> Check:
     """``pip-audit`` over what ``env`` has installed."""
     if importlib.util.find_spec("pip_audit") is None:
@@ -166,7 +179,7 @@ def scan(env: Environment, service: str) -> Check:
         command += ["--format", "json", "--output", str(output), "--progress-spinner", "off"]
         for path in env.site_packages:
             command += ["--path", str(path)]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=SCAN_LIMIT_S)
+        done = run_tool(f"pip-audit (the scan of {env.name})", command, SCAN_LIMIT_S)
         if not output.exists():
             detail = f"pip-audit failed ({done.returncode}): {done.stderr.strip()[-300:]}"
             return Check(f"vulnerability scan [{env.name}]", FAIL, detail)
@@ -192,7 +205,7 @@ def sbom(env: Environment, out_dir: Path) -> Check:
         output = Path(tmp) / "sbom.json"
         command = [sys.executable, "-m", "cyclonedx_py", "environment", "--output-reproducible"]
         command += ["--of", "JSON", "-o", str(output), "--pyproject", str(ROOT / "pyproject.toml")]
-        done = subprocess.run([*command, str(env.python)], capture_output=True, text=True)
+        done = run_tool(f"cyclonedx-py (the SBOM of {env.name})", [*command, str(env.python)])
         if done.returncode:
             return Check(name, FAIL, f"cyclonedx-py failed: {done.stderr.strip()[-300:]}")
         bom = trim(json.loads(output.read_text()))

@@ -60,11 +60,27 @@ def _stop(signum: int) -> None:
     raise Stopped(signum)
 
 
+class StopNoise(logging.Filter):
+    """Drops asyncio's report of a task that ended by a stop alone: anyio's task groups (httpx's
+    and httpcore's) wrap a ``Stopped`` raised in a child task in a ``BaseExceptionGroup``, which
+    ``asyncio.run`` reports as unhandled while it shuts down, before the stop's own line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not (isinstance(error, BaseExceptionGroup) and error.split(Stopped)[1] is None)
+
+
+STOP_NOISE = StopNoise()
+ASYNCIO_LOG = logging.getLogger("asyncio")
+
+
 def catch_stops() -> None:
-    """From now on SIGINT and SIGTERM raise ``Stopped`` in the main thread (a no-op off it)."""
+    """From now on SIGINT and SIGTERM raise ``Stopped`` in the main thread (a no-op off it),
+    and asyncio keeps quiet about a task that a stop ended (``StopNoise``)."""
     if threading.current_thread() is threading.main_thread():
         for signum in SIGNALS:
             signal.signal(signum, _raise_stopped)
+        ASYNCIO_LOG.addFilter(STOP_NOISE)
 
 
 @contextlib.contextmanager
@@ -75,12 +91,15 @@ def stops_caught() -> Iterator[None]:
         yield
         return
     before = {signum: signal.getsignal(signum) for signum in SIGNALS}
+    quiet_before = STOP_NOISE in ASYNCIO_LOG.filters
     catch_stops()
     try:
         yield
     finally:
         for signum, handler in before.items():
             signal.signal(signum, handler)
+        if not quiet_before:
+            ASYNCIO_LOG.removeFilter(STOP_NOISE)
 
 
 def stop_line(command: str, stopped: Stopped, kept: str) -> str:

@@ -1,5 +1,5 @@
 """``python -m tts_server``: same as ``tts-server``."""
 
-from tts_server.cli import main
+from tts_server.entry import main
 
 main()

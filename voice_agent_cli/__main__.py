@@ -1,5 +1,5 @@
 """``python -m voice_agent_cli``: the ``voice-agent`` command."""
 
-from voice_agent_cli.cli import main
+from voice_agent_cli.entry import main
 
 main()

@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import json
 import sys
+import threading
 import uuid
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
@@ -190,8 +191,20 @@ async def open_socket(handshake: Handshake) -> ClientConnection:
 
 
 async def lines(stream: TextIO) -> AsyncIterator[str]:
-    """The lines of ``stream``, read in a thread: the socket keeps answering pings meanwhile."""
-    while line := await asyncio.to_thread(stream.readline):
+    """The lines of ``stream``, read in a daemon thread of their own: the socket keeps answering
+    pings meanwhile, and a stop (Ctrl+C, SIGTERM) does not wait for a line that may never come,
+    as the loop's close would wait for a thread of its executor."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[str] = asyncio.Queue()
+
+    def read() -> None:
+        with contextlib.suppress(RuntimeError):  # the loop closed: no one reads on
+            for line in iter(stream.readline, ""):
+                loop.call_soon_threadsafe(queue.put_nowait, line)
+            loop.call_soon_threadsafe(queue.put_nowait, "")  # the stream's end
+
+    threading.Thread(target=read, name="chat stdin", daemon=True).start()
+    while line := await queue.get():
         yield line.rstrip("\n")
 
 

@@ -40,8 +40,9 @@ from agent.doors.protocols import (
 )
 from observability import logs, tracing
 from observability.stopping import Stopped, end_stopped, stop_line, stops_caught
+from voice_agent_cli.entry import KEPT, chosen, command_name
 from voice_agent_cli.local_tts import LocalTTSFailed, PortInUse, bind, local_sagemaker, local_tts
-from voice_agent_cli.serving import KEPT, BadSetting, ServerFailed, serve_dev, settings_from_env
+from voice_agent_cli.serving import BadSetting, ServerFailed, serve_dev, settings_from_env
 
 EXIT_NOT_STARTED = 3  # a port in use, the TTS child never healthy, the server not started
 # (uvicorn's own code for a failed start)
@@ -269,14 +270,13 @@ def _add_tool(
 def main(argv: Sequence[str] | None = None) -> None:
     """Parse the command line and run the chosen command; a stop is one line (``KEPT``)."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    command = next((arg for arg in argv if not arg.startswith("-")), None)
+    command = chosen(argv)
     with stops_caught():  # before the chosen tool's module is imported
         try:
             status = _run(argv, command)
         except Stopped as stopped:
-            name = f"voice-agent {command}" if command in KEPT else "voice-agent"
             kept = KEPT.get(command or "", "nothing was lost")
-            end_stopped(stop_line(name, stopped, kept), stopped.signum)
+            end_stopped(stop_line(command_name(command), stopped, kept), stopped.signum)
     if status:
         raise SystemExit(status)
 

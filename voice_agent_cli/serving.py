@@ -1,9 +1,9 @@
-"""The dev server's uvicorn run, and what each command keeps when it is stopped.
+"""The dev server's uvicorn run.
 
 ``serve_dev`` serves until Ctrl+C or SIGTERM (uvicorn's graceful shutdown, then
 ``observability.stopping.Stopped`` on the way up, naming the server) and raises
 ``ServerFailed``, with uvicorn's own reason in one line, when the server never started.
-``KEPT`` is the end of each command's stop line: what a stop leaves as it was.
+(What each command keeps when it is stopped: ``voice_agent_cli.entry.KEPT``.)
 """
 
 from __future__ import annotations
@@ -16,15 +16,6 @@ from starlette.types import ASGIApp
 
 from agent.config import AgentConfig
 from observability.stopping import Stopped
-
-KEPT = {
-    "dev": "nothing was lost: the agent keeps nothing on disk",
-    "bench": "no report was written: docs/benchmarks/ keep the last one",
-    "acceptance": "no verdict; nothing was written, the endpoint was only asked to speak",
-    "audit": "files it had already written stay as they are; run it again for a whole audit",
-    "chat": "nothing was lost: the conversation lives on in the agent",
-    "deploy": "the AWS calls already made stand; nothing else was changed",
-}
 
 
 class BadSetting(ValueError):
