@@ -280,6 +280,19 @@ class Transcript(Event):
     final: bool = True
 
 
+@dataclass(frozen=True, slots=True)
+class TurnWithdrawn(Event):
+    """The user spoke on over turn ``turn_id`` before a sample of its reply was heard: that
+    turn is withdrawn (gone from the history, its reply not to be shown as said), and what the
+    user said then, ``prompt``, leads the prompt of their next turn: both utterances as one
+    (docs/listening.md, "Turn continuation"). It comes before that next turn's
+    ``turn.start``, after or before its ``transcript``."""
+
+    type: ClassVar[str] = "turn.withdrawn"
+    turn_id: str
+    prompt: str
+
+
 # --- frames within the limit (AgentCore's WebSocket frame: MAX_FRAME_BYTES) -----------------
 
 CUT = "…"  # ends a text cut short to fit a frame

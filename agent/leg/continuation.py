@@ -6,8 +6,9 @@ was never said. So when a barge-in by voice (or a push-to-talk press) cuts a rep
 notes it (``Continuation.cut``); when the user's next words start a turn, the conversation is
 asked to withdraw the cut reply if the user heard none of it (by the page's playback report, or
 with none by what was sent of its audio; ``Conversation.withdraw_unheard``). If it was, it leaves
-no trace in the history, and its prompt leads the new one: the two utterances are one user turn.
-A reply heard in part stays as ever, cut to what was heard. docs/listening.md, "Turn
+no trace in the history, and its prompt leads the new one: the two utterances are one user turn
+(the socket says so with ``turn.withdrawn``, so that the page shows them as one and the reply
+not at all). A reply heard in part stays as ever, cut to what was heard. docs/listening.md, "Turn
 continuation".
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import logging
 
+from agent.events import TurnWithdrawn
 from agent.leg.hooks import TurnWithdrawal
 from agent.requests import PlaybackReport
 
@@ -32,7 +34,6 @@ class Continuation:
         self._withdraw = withdraw
         self._cut: str | None = None  # the reply the user's voice cut, not settled yet
         self._carried: str | None = None  # the withdrawn reply's prompt, for the next turn
-        self.withdrawn: str | None = None  # that reply's turn id
 
     def cut(self, turn_id: str | None) -> None:
         """The user's voice cut turn ``turn_id`` (None: no turn of theirs was on the air)."""
@@ -41,13 +42,17 @@ class Continuation:
 
     def forget(self) -> None:
         """The user typed: what they type next is a turn of its own."""
-        self._cut = self._carried = self.withdrawn = None
+        self._cut = self._carried = None
 
-    async def prompt(self, text: str, heard: PlaybackReport | None) -> str:
+    async def prompt(
+        self, text: str, heard: PlaybackReport | None
+    ) -> tuple[str, TurnWithdrawn | None]:
         """The prompt of the turn the user's words ``text`` start: the withdrawn reply's prompt,
-        then ``text``. ``heard`` is the page's last playback report. The cut reply is settled
-        here once: withdrawn if nobody heard it, else kept."""
+        then ``text``; and, if this call withdrew the cut reply, the event that says so.
+        ``heard`` is the page's last playback report. The cut reply is settled here once:
+        withdrawn if nobody heard it, else kept."""
         cut, self._cut = self._cut, None
+        withdrawn = None
         if cut is not None and self._withdraw is not None:
             try:
                 carried = await self._withdraw(cut, self._conversation, heard)
@@ -55,9 +60,10 @@ class Continuation:
                 log.exception("withdrawing turn %s failed", cut)
                 carried = None
             if carried:
-                self._carried, self.withdrawn = carried, cut
-        return text if not self._carried else f"{self._carried} {text}"
+                self._carried = carried
+                withdrawn = TurnWithdrawn(cut, carried)
+        return text if not self._carried else f"{self._carried} {text}", withdrawn
 
     def taken(self) -> None:
         """A turn started on the prompt (or a held one was heard): nothing is carried now."""
-        self._carried = self.withdrawn = None
+        self._carried = None

@@ -232,15 +232,23 @@ class Dialogue:
             return
         await self._wire.tell(Transcript(recognition.text, utterance.audio_ms, recognition.asr_ms))
         if recognition.text:
-            prompt = await self._continuation.prompt(recognition.text, self._defaults.request.heard)
+            prompt = await self._continued(recognition.text)
             try:
                 await self._start(self._defaults.turn(prompt))
             except BadRequest as exc:  # e.g. a voice in the defaults the TTS server lost
                 await self._wire.tell(Refused(exc.code, exc.message, "transcript"))
 
     async def _start_held(self, text: str) -> None:
-        prompt = await self._continuation.prompt(text, self._defaults.request.heard)
+        prompt = await self._continued(text)
         await self._start(self._defaults.turn(prompt), held=True)
+
+    async def _continued(self, text: str) -> str:
+        """The prompt the user's words ``text`` start a turn with; a reply nobody heard that
+        they spoke over is withdrawn, and the page told so (``turn.withdrawn``)."""
+        prompt, withdrawn = await self._continuation.prompt(text, self._defaults.request.heard)
+        if withdrawn is not None:
+            await self._wire.tell(withdrawn)
+        return prompt
 
     async def _start(self, request: TurnRequest, held: bool = False) -> None:
         await self._turns.start(request, held=held)

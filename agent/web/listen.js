@@ -55,6 +55,7 @@ export class Listening {
       transcripts: [],
       speechStarts: [],
       speechEnds: [], // {reason, waitMs, turn} of each `speech.end`
+      withdrawn: [], // the turn id of each `turn.withdrawn`
     };
     socket.onListening = (event) => this.event(event);
     socket.onCancelled = (turnId) => turns.serverCancelled(turnId);
@@ -195,6 +196,10 @@ export class Listening {
       case "transcript":
         state.transcripts.push({ text: event.text, audioMs: event.audio_ms, asrMs: event.asr_ms });
         if (event.text) this.turns.spoken(event.text, this.listened());
+        break;
+      case "turn.withdrawn":
+        state.withdrawn.push(event.turn_id);
+        this.turns.withdrawn(event.turn_id, event.prompt);
         break;
       case "error":
         state.problem = `${event.code}: ${event.message}`;

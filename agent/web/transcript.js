@@ -156,6 +156,7 @@ class TurnView {
     user.className = turn.spoken ? "msg user spoken" : "msg user";
     user.innerHTML = `<span class="who">${turn.spoken ? "You said" : "You"}</span><p class="body"></p>`;
     user.querySelector(".body").textContent = turn.prompt;
+    this.user = user;
 
     const agent = document.createElement("li");
     agent.className = "msg agent pending";
@@ -175,6 +176,19 @@ class TurnView {
     transcript.empty.hidden = true;
     transcript.list.append(user, agent);
     this.setMeta();
+  }
+
+  /** The user's message now reads `prompt` (a turn that continues a withdrawn one). */
+  setPrompt(prompt) {
+    this.user.querySelector(".body").textContent = prompt;
+  }
+
+  /** Take the turn off the transcript: it was withdrawn, never said. */
+  remove() {
+    this.user.remove();
+    this.agent.remove();
+    this.transcript.views.delete(this.turn.n);
+    this.transcript.empty.hidden = this.transcript.views.size > 0;
   }
 
   appendText(text) {

@@ -51,6 +51,7 @@ export class Turns {
     this.requests = new Map(); // turn number -> AbortController
     this.heard = null; // where playback of the last turn cut stopped, for the next prompt
     this.ducked = null; // {turn, at}: the reply lowered at the user's `speech.start`, and when
+    this.continues = null; // a withdrawn turn's prompt, to lead the next spoken turn's
   }
 
   /** Send `prompt` as a new turn; one still streaming or playing is interrupted (barge-in). */
@@ -80,13 +81,37 @@ export class Turns {
     this.cut("interrupted", { cancel: false });
     this.heard = null; // the server has it: sent as a message when playback stopped
     const options = { ...this.settings.values(), transport: "websocket", spoken: true, listened };
-    const turn = this.begin(text, options);
+    const prompt = this.continues === null ? text : `${this.continues} ${text}`;
+    this.continues = null;
+    const turn = this.begin(prompt, options);
     try {
       await this.streamSocket(turn, { expect: true });
     } catch (error) {
       this.failed(turn, error);
     }
     return turn;
+  }
+
+  /**
+   * The server withdrew turn `turnId` (`turn.withdrawn`): the user spoke on before a sample of
+   * its reply was heard, so it was never said. It leaves the transcript, and what the user said
+   * then, `prompt`, leads their next turn, shown as one message: the spoken turn begun on the
+   * `transcript` just before, or the next one (docs/listening.md, "Turn continuation").
+   */
+  withdrawn(turnId, prompt) {
+    const old = this.chat.turns.find((t) => t.id === turnId);
+    if (old) {
+      old.status = "withdrawn";
+      this.transcript.view(old.n)?.remove();
+    }
+    const next = this.chat.turns[this.chat.turns.length - 1];
+    if (next && next !== old && next.spoken && next.id === null && (!old || next.n > old.n)) {
+      next.prompt = `${prompt} ${next.prompt}`;
+      this.transcript.view(next.n)?.setPrompt(next.prompt);
+    } else {
+      this.continues = prompt;
+    }
+    this.display.render();
   }
 
   /** The user started speaking (`speech.start`, or a push-to-talk press): silence the reply. */

@@ -60,6 +60,8 @@ PAUSE_MS = 14_000
 MS_BYTES = MIC_SAMPLE_RATE // 1000 * BYTES_PER_SAMPLE  # 16 kHz s16le audio per millisecond
 PAUSED = "Could you book a table for four people tonight?"  # said with 700 ms of silence in "four"
 COMPLETE = "What is the capital of France?"  # the turn model calls it complete at the pause
+GO_ON = "And how many people live there?"
+GO_ON_AFTER_MS = 900  # the first turn has ended (500 ms of silence and the model's yes)
 
 
 def write_wav(path: Path, *pieces: bytes) -> Path:
@@ -74,7 +76,11 @@ def write_wav(path: Path, *pieces: bytes) -> Path:
 
 @pytest.fixture(scope="module")
 def playwright(
-    conversation_wav: Path, pushed_wav: Path, paused_wav: Path, coughed_wav: Path
+    conversation_wav: Path,
+    pushed_wav: Path,
+    paused_wav: Path,
+    coughed_wav: Path,
+    continued_wav: Path,
 ) -> Iterator[Any]:
     """Playwright's sync API, started once the WAVs are made (it runs an event loop)."""
     with sync_playwright() as running:
@@ -350,3 +356,47 @@ def test_a_pause_mid_sentence_does_not_end_the_turn_and_a_complete_question_ends
         assert second["listened"]["endOfTurnMs"] >= ends[1]["waitMs"]
         assert metric(page, "eot") != "—" and metric(page, "asr") != "—"
         assert len(state(page)["turns"]) == 2  # nothing was answered in the pause
+
+
+@pytest.fixture(scope="module")
+def continued_wav(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A question the turn model calls complete, then, before any of its reply can play, more
+    words: the user was not done."""
+    folder = tmp_path_factory.mktemp("mic")
+    return write_wav(
+        folder / "continued.wav",
+        silence(1500),
+        spoken(engine, COMPLETE),
+        silence(GO_ON_AFTER_MS),
+        spoken(engine, GO_ON),
+        silence(3000),
+    )
+
+
+def test_words_said_on_before_the_reply_was_heard_show_as_one_turn_and_no_reply(
+    playwright: Any, continued_wav: Path, stack: ServerThread
+) -> None:
+    with mic_page(playwright, continued_wav) as page:
+        open_chat(page, stack)
+        agent = conversation_agent(page, stack)
+        # The reply's first word comes 4 s after its turn starts: the user goes on before.
+        agent.model.update_config(sentences=1, first_token_delay_s=4.0)
+        page.click("label[for=mic-free]")
+        wait_listening(page, "hands_free")
+        page.wait_for_function("voiceChat.listening.withdrawn.length >= 1", timeout=90_000)
+        wait_turn(page, 2, timeout_s=90)
+        snapshot = state(page)
+        messages = page.eval_on_selector_all(
+            "#transcript .msg", "(all) => all.map((m) => [m.className, m.innerText])"
+        )
+        withdrawn = listening(page)["withdrawn"]
+    first, second = snapshot["turns"]
+    assert withdrawn == [first["id"]], withdrawn
+    assert first["status"] == "withdrawn" and not chunks_of(snapshot, 1)
+    # One user turn with both utterances, then its reply; nothing of the withdrawn one.
+    assert second["prompt"].startswith(first["prompt"] + " "), (first, second)
+    assert word_error_rate(f"{COMPLETE} {GO_ON}", second["prompt"]) <= 0.2, second
+    assert [kind.split()[1] for kind, _ in messages] == ["user", "agent"], messages
+    assert messages[0][1].endswith(second["prompt"]), messages
+    said = [m["content"][0]["text"] for m in agent.messages]
+    assert said[0] == second["prompt"] and len(said) == 2, said

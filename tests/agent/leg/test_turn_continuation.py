@@ -70,11 +70,11 @@ async def ask_then_go_on(
     conversation: str,
     heard_ms: float | None,
     before_ms: float = 0,
-) -> tuple[list[Request], list[Any], str, str]:
+) -> tuple[list[Request], list[Any], str, str, str]:
     """Say ``COMPLETE``; once its reply starts (and ``before_ms`` of its audio came), say
     ``INTERRUPTION`` over it, reporting as the page does at ``speech.start`` that playback
     stopped ``heard_ms`` into segment 0 (None: no report). Returns the LLM requests, the frames
-    from the second utterance on, and the two transcripts."""
+    from the second utterance on, the two transcripts and the first turn's id."""
     model = voice_agent(server).conversations.get(conversation).agent.model
     model.update_config(sentences=2, first_token_delay_s=0.0)
     requests = recorded(model)
@@ -98,15 +98,21 @@ async def ask_then_go_on(
         await socket.send('{"type": "cancel"}')
         await until(socket, "cancelled")
     said = [f["text"] for f in of_type(asked, "transcript")]
-    return requests, frames, said[0], of_type(frames, "transcript")[0]["text"]
+    return requests, frames, said[0], of_type(frames, "transcript")[0]["text"], turn_id
 
 
 async def test_speech_over_a_reply_nobody_heard_withdraws_it_and_continues_the_user_turn(
     listening_server: ServerThread, speech: dict[str, bytes]
 ) -> None:
-    requests, frames, first, second = await ask_then_go_on(listening_server, speech, "go-on", 0.0)
+    requests, frames, first, second, cut = await ask_then_go_on(
+        listening_server, speech, "go-on", 0.0
+    )
     order = [k for k in kinds(frames) if k != "<audio>"]
     assert "cancelled" in order and order.index("cancelled") < order.index("transcript")
+    # The page is told, between the words and the next turn, to show them as one turn.
+    assert order.index("transcript") < order.index("turn.withdrawn") < order.index("turn.start")
+    [withdrawn] = of_type(frames, "turn.withdrawn")
+    assert withdrawn == {"type": "turn.withdrawn", "turn_id": cut, "prompt": first}
     # The next request carries one user turn, both utterances, and no reply between them.
     assert requests[-1] == [("user", f"{first} {second}")], requests
     history = voice_agent(listening_server).conversations.get("go-on").agent.messages
@@ -117,9 +123,10 @@ async def test_speech_over_a_reply_nobody_heard_withdraws_it_and_continues_the_u
 async def test_a_reply_heard_in_part_keeps_what_was_heard_before_the_next_turn(
     listening_server: ServerThread, speech: dict[str, bytes]
 ) -> None:
-    requests, _, first, second = await ask_then_go_on(
+    requests, frames, first, second, _ = await ask_then_go_on(
         listening_server, speech, "heard-some", 1500.0, before_ms=2000
     )
+    assert not of_type(frames, "turn.withdrawn")
     [(user, asked), (assistant, kept), (again, said)] = requests[-1]
     assert (user, asked, again, said) == ("user", first, "user", second)
     assert assistant == "assistant" and kept.endswith(INTERRUPTED_NOTE) and kept != INTERRUPTED_NOTE
