@@ -82,6 +82,17 @@ def _fraction(text: str, name: str) -> float:
     return value
 
 
+def _off_or_fraction(text: str, name: str) -> float:
+    """0 (off) or a number strictly between 0 and 1; anything else (NaN too) is refused."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 <= value < 1:
+        raise ValueError(f"{name} must be 0 (off) or a number in (0, 1), not {text!r}")
+    return value
+
+
 def _listed(text: str, _name: str) -> tuple[str, ...]:
     """Comma-separated entries (none: the default)."""
     return tuple(entry.strip() for entry in text.split(",") if entry.strip())
@@ -214,7 +225,21 @@ class ListeningConfig:
         "VOICE_AGENT_ASR_PHASES",
         4,
         _count,
-        "readings of each utterance, shifted by parts of an encoder frame; the surest is kept",
+        "the most readings of each utterance, shifted by parts of an encoder frame; the surest "
+        "is kept",
+    )
+    asr_first: int = env_field(
+        "VOICE_AGENT_ASR_FIRST",
+        2,
+        _count,
+        "readings read first; the other phases only where they disagree or are unsure "
+        "(VOICE_AGENT_ASR_PHASES or more: all at once)",
+    )
+    asr_sure: float = env_field(
+        "VOICE_AGENT_ASR_SURE",
+        0.0,
+        _off_or_fraction,
+        "the mean token probability under which the first readings are unsure (0: any)",
     )
     asr_threads: int = env_field(
         "VOICE_AGENT_ASR_THREADS", 2, _count, "CPU threads per recognition"

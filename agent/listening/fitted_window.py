@@ -9,11 +9,20 @@ plus ``context_s`` of silence, greedy, without timestamps, as the full path does
 the text only where Whisper is as sure as its own rule asks (average log-probability at least
 -1, compression ratio at most 2.4, the decoder not cut at its token limit); otherwise None,
 and the caller runs faster-whisper's own 30 s path, with its temperature fallback.
+
+tiny.en reads an edge word differently as the cut moves by parts of its 20 ms frame, so the
+clip may be read at several phases and the surest reading kept; reading them all costs 2.7
+times one reading. ``first`` of them are read at once, and the others only where those are
+not ``settled`` (they disagree, one is doubted, or none is ``sure`` enough): two first
+readings, 10 ms apart, kept four readings' word error rate at two thirds of their median time
+on the page-hearing corpus (docs/benchmarks/asr_readings.md); one reading and a confidence
+bar did not.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import zlib
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -32,6 +41,7 @@ TOKENS_PER_S = 12  # far over speech's rate: a decoder that reaches it is loopin
 MIN_TOKENS = 24
 NO_SPEECH_PROB = 0.6  # Whisper's bar for "nobody spoke" (faster-whisper's default)
 ENCODER_FRAME_S = 0.02  # two log-mel hops: the encoder's stride
+WORD = re.compile(r"[a-z0-9']+")  # readings agree when their words do, case and marks aside
 
 
 def window_frames(samples: int, sample_rate: int, context_s: float) -> int | None:
@@ -70,17 +80,51 @@ def window_features(model: WhisperModel, audio: np.ndarray, frames: int) -> np.n
 
 
 def fitted(
-    model: WhisperModel, audio: np.ndarray, sample_rate: int, context_s: float, phases: int = 1
+    model: WhisperModel,
+    audio: np.ndarray,
+    sample_rate: int,
+    context_s: float,
+    phases: int = 1,
+    first: int | None = None,
+    sure: float = 0.0,
 ) -> str | None:
     """``audio`` (float, ``sample_rate``) recognized on a window of itself plus ``context_s``:
     the text, or None where the window is not shorter or Whisper is unsure of it. With
-    ``phases`` over 1, that many readings, the audio delayed by even steps of one encoder
-    frame (20 ms), in one batch: the surest reading that passes Whisper's rules is kept
-    (tiny.en reads the same words differently as they move against its frames)."""
+    ``phases`` over 1, up to that many readings, the audio delayed by even steps of one encoder
+    frame (20 ms): tiny.en reads the same words differently as they move against its frames.
+    ``first`` of them (all, by default), spread over the frame, are read in one batch; the
+    surest that passes Whisper's rules is kept alone where they are ``settled``, else the
+    others are read in a second batch and the surest of all is kept."""
     delays = [round(sample_rate * ENCODER_FRAME_S * n / phases) for n in range(phases)]
     frames = window_frames(audio.size + delays[-1], sample_rate, context_s)
     if frames is None:
         return None
+    count = phases if first is None else max(1, min(first, phases))
+    leading = [round(n * phases / count) for n in range(count)]
+    rest = [n for n in range(phases) if n not in leading]
+    readings = read(model, audio, sample_rate, frames, [delays[n] for n in leading])
+    if rest and not settled(readings, sure):
+        readings += read(model, audio, sample_rate, frames, [delays[n] for n in rest])
+    sure_ones = [reading for reading in readings if reading is not None]
+    return max(sure_ones)[1] if sure_ones else None
+
+
+def settled(readings: list[tuple[float, str] | None], sure: float) -> bool:
+    """Whether more phases would add nothing: every reading passes Whisper's rules, all read
+    the same words, and the surest's mean token probability (the exponent of its average
+    log-probability) is at least ``sure``."""
+    kept = [reading for reading in readings if reading is not None]
+    if not kept or len(kept) < len(readings):
+        return False
+    words = {tuple(WORD.findall(text.lower())) for _, text in kept}
+    return len(words) == 1 and math.exp(max(score for score, _ in kept)) >= sure
+
+
+def read(
+    model: WhisperModel, audio: np.ndarray, sample_rate: int, frames: int, delays: list[int]
+) -> list[tuple[float, str] | None]:
+    """One batch: ``audio`` delayed by each of ``delays`` (samples) on a window of ``frames``,
+    greedy; each reading's average log-probability and text, or None where Whisper doubts it."""
     tokenizer, prompt, suppressed = english_decoding(model)
     limit = max(MIN_TOKENS, math.ceil(audio.size / sample_rate * TOKENS_PER_S))
     features = [
@@ -89,7 +133,7 @@ def fitted(
     ]
     results = model.model.generate(
         model.encode(np.stack(features)),
-        [prompt] * phases,
+        [prompt] * len(delays),
         beam_size=1,
         max_length=len(prompt) + limit,
         return_scores=True,
@@ -97,9 +141,7 @@ def fitted(
         suppress_blank=True,
         suppress_tokens=suppressed,
     )
-    readings = [_reading(tokenizer, result, limit) for result in results]
-    sure = [reading for reading in readings if reading is not None]
-    return max(sure)[1] if sure else None
+    return [_reading(tokenizer, result, limit) for result in results]
 
 
 def _reading(tokenizer: Tokenizer, result: Any, limit: int) -> tuple[float, str] | None:

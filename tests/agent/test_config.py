@@ -86,6 +86,8 @@ def test_listening_defaults_and_the_environment_that_changes_them() -> None:
         "VOICE_AGENT_TURN_RECHECK_THRESHOLD": "0.9",
         "VOICE_AGENT_ASR_CONTEXT_S": "0.0",
         "VOICE_AGENT_ASR_PHASES": "1",
+        "VOICE_AGENT_ASR_FIRST": "3",
+        "VOICE_AGENT_ASR_SURE": "0.9",
         "VOICE_AGENT_EAGER_ASR": "off",
         "VOICE_AGENT_EAGER_START": "off",
     }
@@ -100,6 +102,8 @@ def test_listening_defaults_and_the_environment_that_changes_them() -> None:
         asr_model="/models/whisper-base",
         asr_threads=4,
         asr_phases=1,
+        asr_first=3,
+        asr_sure=0.9,
         asr_concurrency=2,
         asr_max_queue=3,
         endpointing="silence",
@@ -127,6 +131,8 @@ def test_listening_defaults_and_the_environment_that_changes_them() -> None:
         ("VOICE_AGENT_TURN_RECHECK_THRESHOLD", "1", r"must be in \(0, 1\)"),
         ("VOICE_AGENT_ASR_CONTEXT_S", "none", "must be a positive number"),
         ("VOICE_AGENT_ASR_PHASES", "0", "must be a positive"),
+        ("VOICE_AGENT_ASR_FIRST", "0", "must be a positive"),
+        ("VOICE_AGENT_ASR_FIRST", "-1", "must be a positive"),
         ("VOICE_AGENT_EAGER_ASR", "yes", "must be on or off, not 'yes'"),
         ("VOICE_AGENT_EAGER_START", "1", "must be on or off, not '1'"),
     ],
@@ -136,6 +142,22 @@ def test_a_bad_listening_knob_fails_at_start_with_its_name(
 ) -> None:
     with pytest.raises(ValueError, match=f"{name} {says}"):
         AgentConfig.from_env({name: value})
+
+
+@pytest.mark.parametrize("text", ["1", "1.0", "-0.1", "nan", "inf", "often", "70%"])
+def test_the_asr_bar_is_refused_in_words_outside_0_to_1(text: str) -> None:
+    with pytest.raises(ValueError) as refused:
+        AgentConfig.from_env({"VOICE_AGENT_ASR_SURE": text})
+    assert str(refused.value) == (
+        f"VOICE_AGENT_ASR_SURE must be 0 (off) or a number in (0, 1), not {text!r}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "bar"), [("0", 0.0), ("0.0", 0.0), ("0.5", 0.5), ("0.999", 0.999)]
+)
+def test_the_asr_bar_takes_0_for_off_and_anything_under_1(text: str, bar: float) -> None:
+    assert AgentConfig.from_env({"VOICE_AGENT_ASR_SURE": text}).listening.asr_sure == bar
 
 
 LARGEST = repr(sys.float_info.max)  # "1.7976931348623157e+308": the most a knob accepts
@@ -174,5 +196,5 @@ def test_each_setting_declares_its_variable_and_help_once_and_the_docs_name_it()
             if "env" in spec.metadata:
                 assert spec.metadata["help"], spec.name
                 names += spec.metadata["env"]
-    assert len(names) == len(set(names)) == 32
+    assert len(names) == len(set(names)) == 34
     assert [name for name in names if f"`{name}`" not in docs] == []

@@ -20,6 +20,7 @@ from agent.listening.fitted_window import (
     compression_ratio,
     english_decoding,
     fitted,
+    settled,
     window_frames,
 )
 from agent.listening.recognizer import RecognitionError
@@ -63,10 +64,13 @@ class Scripted:
         self.scores: list[float] = []  # one per reading of a batch (empty: ``score`` for each)
         self.no_speech = 0.0
         self.batches: list[int] = []  # the readings asked for at once
+        self.answers: list[tuple[str, float]] = []  # each reading's, in order (over ``scores``)
+        self.encoded: list[np.ndarray] = []  # each batch's features
         self.model = SimpleNamespace(is_multilingual=False, generate=self._generate)
 
     def encode(self, features: np.ndarray) -> Any:
         self.frames.append(features.shape[-1])
+        self.encoded.append(features)
         return self._real.encode(features)
 
     def _generate(self, encoded: Any, prompts: list[list[int]], **options: Any) -> list[Any]:
@@ -76,11 +80,18 @@ class Scripted:
         self.options.append(options)
         tokens = self.tokens[: self.limits[-1]]
         scores = self.scores or [self.score] * len(prompts)
+        answers = [(tokens, score) for score in scores]
+        if self.answers:
+            answers = [(self._encoded(text), score) for text, score in self.answers[: len(prompts)]]
+            del self.answers[: len(prompts)]
         self.batches.append(len(prompts))
         return [
-            SimpleNamespace(sequences_ids=[tokens], scores=[score], no_speech_prob=self.no_speech)
-            for score in scores
+            SimpleNamespace(sequences_ids=[ids], scores=[score], no_speech_prob=self.no_speech)
+            for ids, score in answers
         ]
+
+    def _encoded(self, text: str) -> list[int]:
+        return english_decoding(self._real)[0].encode(" " + text)
 
 
 @pytest.mark.parametrize(
@@ -300,3 +311,134 @@ def test_the_default_is_four_phases_and_reaches_the_shared_recognizer() -> None:
 
     assert ListeningConfig().asr_phases == 4 and WhisperRecognizer()._phases == 4
     assert shared_whisper(ListeningConfig(asr_phases=2))._phases == 2
+
+
+# --- more readings only where the first are unsure (docs/listening.md) ---------------------
+
+
+# Scripted readings of two tokens each: faster-whisper's average counts the end of text, so
+# a reading scored -0.6 averages -0.4 (a mean token probability of 0.67) and -0.5, -0.33 (0.72).
+
+
+def test_a_sure_first_reading_is_not_read_again(
+    whisper: WhisperModel, utterance: np.ndarray
+) -> None:
+    model = Scripted(whisper, SENTENCE, score=-0.2)  # mean token probability about 0.83
+    text = fitted(model, utterance, RATE, 8.0, phases=4, first=1, sure=0.7)  # type: ignore[arg-type]
+    assert text == SENTENCE
+    assert model.batches == [1]
+    # Read at the first phase: the audio as it is, no delay.
+    frames = window_frames(utterance.size + 240, RATE, 8.0)
+    assert frames is not None
+    assert np.array_equal(
+        model.encoded[0][0], fitted_window.window_features(whisper, utterance, frames)
+    )
+
+
+def test_an_unsure_first_reading_reads_the_other_phases_in_one_batch_and_keeps_the_surest(
+    whisper: WhisperModel, utterance: np.ndarray
+) -> None:
+    model = Scripted(whisper, SENTENCE)
+    model.answers = [
+        ("reading one", -0.6),
+        ("reading two", -0.9),
+        ("reading three", -0.3),
+        ("reading four", -0.45),
+    ]
+    text = fitted(model, utterance, RATE, 8.0, phases=4, first=1, sure=0.7)  # type: ignore[arg-type]
+    assert text == "reading three"
+    assert model.batches == [1, 3]
+    # The second batch is the three other phases, 5, 10 and 15 ms late, on the same window.
+    frames = window_frames(utterance.size + 240, RATE, 8.0)
+    assert [batch.shape for batch in model.encoded] == [(1, 80, frames), (3, 80, frames)]
+    firsts = {f.tobytes() for f in model.encoded[0]}
+    assert len(firsts | {f.tobytes() for f in model.encoded[1]}) == 4
+
+
+def test_the_first_reading_stays_when_it_is_still_the_surest(
+    whisper: WhisperModel, utterance: np.ndarray
+) -> None:
+    model = Scripted(whisper, SENTENCE)
+    model.answers = [
+        ("reading one", -0.6),
+        ("reading two", -0.9),
+        ("reading three", -0.7),
+        ("reading four", -0.8),
+    ]
+    text = fitted(model, utterance, RATE, 8.0, phases=4, first=1, sure=0.7)  # type: ignore[arg-type]
+    assert (text, model.batches) == ("reading one", [1, 3])
+    model.answers = [("reading one", -0.5)]  # averages -0.33: sure at 0.7, read once
+    text = fitted(model, utterance, RATE, 8.0, phases=4, first=1, sure=0.7)  # type: ignore[arg-type]
+    assert (text, model.batches) == ("reading one", [1, 3, 1])
+
+
+@pytest.mark.parametrize(
+    ("score", "sure", "read_again"),
+    [
+        (-0.35, 0.7, False),  # exp(-0.35) = 0.705: over the bar
+        (-0.35, float(np.exp(-0.35)), False),  # at it: sure
+        (-0.36, 0.7, True),  # 0.698: under it
+        (-0.99, 0.0, False),  # no bar: any reading Whisper keeps
+        (-0.02, 0.99, True),  # 0.980
+    ],
+)
+def test_the_bar_is_the_mean_token_probability_of_the_first_reading(
+    score: float, sure: float, read_again: bool
+) -> None:
+    assert settled([(score, "a reading")], sure) is not read_again
+    assert settled([None], sure) is False  # one Whisper doubts is unsure at any bar
+
+
+@pytest.mark.parametrize(
+    ("texts", "agree"),
+    [
+        (("Tell me about sea otters.", "tell me about sea otters"), True),  # case, marks
+        (("Tell me about sea otters.", "Tell me about the otters."), False),
+        (("It's ten.", "Its ten."), False),
+    ],
+)
+def test_first_readings_are_settled_only_where_they_read_the_same_words(
+    texts: tuple[str, str], agree: bool
+) -> None:
+    assert settled([(-0.2, texts[0]), (-0.3, texts[1])], 0.5) is agree
+    assert settled([(-0.2, texts[0]), None], 0.0) is False
+
+
+@pytest.mark.parametrize(("second", "batches"), [("hello, there", [2]), ("hello their", [2, 2])])
+def test_two_first_readings_that_disagree_read_the_other_two(
+    whisper: WhisperModel, utterance: np.ndarray, second: str, batches: list[int]
+) -> None:
+    model = Scripted(whisper, SENTENCE)
+    model.answers = [("Hello there.", -0.2), (second, -0.1), ("one", -0.9), ("two", -0.8)]
+    text = fitted(model, utterance, RATE, 8.0, phases=4, first=2, sure=0.0)  # type: ignore[arg-type]
+    assert model.batches == batches
+    assert text == second  # the surest of those read
+
+
+def test_a_first_reading_whisper_doubts_reads_the_others_and_none_sure_is_the_whole_window(
+    whisper: WhisperModel, utterance: np.ndarray
+) -> None:
+    model = Scripted(whisper, SENTENCE, score=-1.5)
+    assert fitted(model, utterance, RATE, 8.0, phases=4, first=1, sure=0.0) is None  # type: ignore[arg-type]
+    assert model.batches == [1, 3]
+
+
+def test_the_projects_speech_and_silence_by_the_default_rule(
+    whisper: WhisperModel, utterance: np.ndarray
+) -> None:
+    config = ListeningConfig()
+    rule = {"phases": config.asr_phases, "first": config.asr_first, "sure": config.asr_sure}
+    text = fitted(whisper, utterance, RATE, 8.0, **rule)
+    assert text is not None and word_error_rate(SENTENCE, text) <= 0.2, text
+    assert not fitted(whisper, pcm16_to_float(silence(1500)), RATE, 8.0, **rule)
+
+
+def test_the_rules_settings_reach_the_shared_recognizer() -> None:
+    from agent.listening.whisper import shared_whisper
+
+    defaults = ListeningConfig()
+    assert (defaults.asr_phases, defaults.asr_first, defaults.asr_sure) == (4, 2, 0.0)
+    recognizer = WhisperRecognizer()
+    assert (recognizer._first, recognizer._sure) == (defaults.asr_first, defaults.asr_sure)
+    shared = shared_whisper(ListeningConfig(asr_first=3, asr_sure=0.5))
+    assert (shared._first, shared._sure) == (3, 0.5)
