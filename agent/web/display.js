@@ -1,12 +1,16 @@
 // Keeps the page in step with its state: the status pill and the Stop button, redraws of the
-// latency panel batched into one per animation frame, and the frame loop that, while audio
-// plays, highlights the sentence being heard and moves the timeline's playhead.
+// latency panel batched (at most one each PANEL_MS), and the frame loop that, while audio
+// plays (and only then), highlights the sentence being heard and moves the timeline's playhead.
 
 import { renderLatency } from "./latency.js";
 import { sinceSent } from "./state.js";
 import { segmentHeardAt, wordHeardAt } from "./transcript.js";
 
-const PLAYHEAD_MS = 100; // while audio plays, the panel is redrawn at most this often
+// The latency panel is redrawn at most this often, for an event or the playhead: it is read,
+// not watched frame by frame, and a redraw (the timeline's SVG, rebuilt) on every streamed
+// token cost Chromium a third of a core while the first sentence was being synthesized on the
+// same two cores (docs/web.md, "Where the time goes").
+const PANEL_MS = 100;
 
 export class Display {
   /**
@@ -28,6 +32,8 @@ export class Display {
     this.stopButton = stopButton;
     this.panel = panel;
     this.queued = false;
+    this.drawnAt = -Infinity; // when the panel was last drawn (performance.now())
+    this.ticking = false; // the frame loop runs (`wake`)
   }
 
   /** The page's state: idle | streaming (a request is open) | playing (audio left). */
@@ -63,17 +69,22 @@ export class Display {
     status.dataset.state = chat.speaking ? "speaking" : chat.state;
   }
 
-  /** Redraw at the next animation frame (once, however often it is asked). */
+  /** Redraw at an animation frame at least PANEL_MS after the last (once, however often asked). */
   render() {
     if (this.queued) return;
     this.queued = true;
-    requestAnimationFrame(() => {
-      this.queued = false;
-      this.draw();
-    });
+    const frame = () =>
+      requestAnimationFrame(() => {
+        this.queued = false;
+        this.draw();
+      });
+    const wait = this.drawnAt + PANEL_MS - performance.now();
+    if (wait > 0) setTimeout(frame, wait);
+    else frame();
   }
 
   draw() {
+    this.drawnAt = performance.now();
     const turn = this.chat.turns[this.chat.turns.length - 1] ?? null;
     let playhead = null;
     if (turn && turn === this.currentTurn() && this.chat.state !== "idle" && this.player.busy(turn.n)) {
@@ -83,32 +94,39 @@ export class Display {
     this.renderStatus();
   }
 
-  /** Start the frame loop, and redraw whenever the timeline's width changes. */
-  start() {
-    let lastFrame = 0;
-    const tick = (now) => {
-      requestAnimationFrame(tick);
-      const turn = this.currentTurn();
-      if (!turn) return;
-      if (!this.player.busy(turn.n)) {
-        if (this.chat.heard) this.setHeard(turn, null, null); // a gap: no word is being heard
-        return;
-      }
-      const time = this.player.currentTime;
-      const seq = segmentHeardAt(turn, time);
-      const view = this.transcript.view(turn.n);
-      if (view && view.speaking !== seq) {
-        this.setSpeaking(turn, seq);
-        this.renderStatus();
-      }
-      if (turn.marks) this.setHeard(turn, wordHeardAt(turn, time), time);
-      if (now - lastFrame > PLAYHEAD_MS) {
-        lastFrame = now;
-        this.draw();
-      }
-    };
-    requestAnimationFrame(tick);
+  /**
+   * Run the frame loop while a turn's audio plays (call it when a chunk is scheduled): it
+   * highlights what is heard and moves the playhead, and stops once nothing plays, so that an
+   * idle page, or one waiting for its first audio, asks Chromium for no frames (a loop that
+   * always ran cost a sixth of a core, taken from the synthesis on the same cores).
+   */
+  wake() {
+    if (this.ticking) return;
+    this.ticking = true;
+    requestAnimationFrame(this.tick);
+  }
 
+  tick = (now) => {
+    const turn = this.currentTurn();
+    if (!turn || !this.player.busy(turn.n)) {
+      if (turn && this.chat.heard) this.setHeard(turn, null, null); // a gap: no word is heard
+      this.ticking = false;
+      return;
+    }
+    requestAnimationFrame(this.tick);
+    const time = this.player.currentTime;
+    const seq = segmentHeardAt(turn, time);
+    const view = this.transcript.view(turn.n);
+    if (view && view.speaking !== seq) {
+      this.setSpeaking(turn, seq);
+      this.renderStatus();
+    }
+    if (turn.marks) this.setHeard(turn, wordHeardAt(turn, time), time);
+    if (now - this.drawnAt > PANEL_MS) this.draw();
+  };
+
+  /** Redraw whenever the timeline's width changes. */
+  start() {
     let width = 0;
     new ResizeObserver(([entry]) => {
       const w = Math.round(entry.contentRect.width);

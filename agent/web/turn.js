@@ -375,6 +375,7 @@ export class Turns {
       segment.audioS += entry.duration;
     }
     chat.audio.lead = this.player.lead;
+    this.display.wake();
   }
 
   report(turn, code, message) {
