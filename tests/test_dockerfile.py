@@ -151,7 +151,7 @@ def _first_party_imports(entry: str) -> set[str]:
 
 
 @pytest.mark.parametrize(
-    ("stage", "entry"), [("tts-server", "tts_server.cli"), ("agent", "agent.doors.agentcore")]
+    ("stage", "entry"), [("tts-server", "tts_server.entry"), ("agent", "agent.doors.agentcore")]
 )
 def test_each_image_copies_every_package_its_entry_point_imports(stage: str, entry: str) -> None:
     copied = {rest.split()[0] for rest in values(stages()[stage], "COPY")}
