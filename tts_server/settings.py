@@ -98,6 +98,14 @@ class Settings:
         default=1,
         metadata=_option("onnx only: sessions side by side, the cores split between them", int),
     )
+    onnx_threads: int | None = field(
+        default=None,
+        metadata=_option(
+            "onnx only: intra-op threads of each worker's session (default: the cores shared "
+            "out between the workers)",
+            int,
+        ),
+    )
     onnx_spinning: bool = field(
         default=False,
         metadata=_option(

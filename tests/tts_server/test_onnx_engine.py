@@ -139,3 +139,19 @@ async def test_two_workers_speak_two_texts_side_by_side(engine: Engine) -> None:
 def test_zero_workers_is_refused(engine: Engine) -> None:
     with pytest.raises(EngineError, match="at least 1"):
         OnnxEngine(engine._g2p, workers=0)
+    with pytest.raises(EngineError, match="threads must be at least 1"):
+        OnnxEngine(engine._g2p, workers=2, lane_threads=0)
+
+
+def test_every_lane_may_have_every_core(engine: Engine) -> None:
+    """``--onnx-threads``: each worker's session its own count of threads, not a share."""
+    shared = OnnxEngine(engine._g2p, workers=2)
+    lanes = OnnxEngine(engine._g2p, workers=2, lane_threads=3)
+    try:
+        counts = [s.get_session_options().intra_op_num_threads for s in shared._sessions]
+        assert counts == split_cores(2)
+        counts = [s.get_session_options().intra_op_num_threads for s in lanes._sessions]
+        assert counts == [3, 3]
+    finally:
+        shared.close()
+        lanes.close()

@@ -217,6 +217,10 @@ def test_engine_and_model_dir_reach_the_tts_childs_command_line(
         str(tts_port),
         "--no-banner",  # the dev server prints the one banner
         "--window-pace",  # one listener a connection: windows paced to its buffer
+        "--onnx-workers",  # two conversations' windows side by side, each on every core
+        "2",
+        "--onnx-threads",
+        str(os.cpu_count() or 1),
         "--log-level",  # as the dev server's own: warnings and errors, no shutdown chatter
         "warning",
         "--engine",

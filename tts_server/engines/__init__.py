@@ -77,6 +77,7 @@ def load_engine(settings: Settings) -> Engine:
         g2p,
         model_dir=settings.model_dir,
         workers=settings.onnx_workers,
+        lane_threads=settings.onnx_threads,
         windows=window_plan(settings),
         spinning=settings.onnx_spinning,
     )

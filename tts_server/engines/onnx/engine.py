@@ -64,10 +64,13 @@ def split_cores(workers: int, cores: int | None = None) -> list[int]:
 
 
 class OnnxEngine(Engine):
-    """Kokoro-82M int8 ONNX on the CPU: ``workers`` sessions, each on its own lane and cores.
+    """Kokoro-82M int8 ONNX on the CPU: ``workers`` sessions, each on its own lane.
 
     The graph is batch-1, so every lane runs one piece at a time; with two or more workers,
-    pieces of different connections run side by side, each session with its share of threads.
+    pieces of different connections run side by side, each session with ``lane_threads``
+    intra-op threads (None: its share of the cores). All the cores for every lane keeps one
+    listener's windows as fast as one lane's while two listeners no longer queue behind each
+    other's windows (docs/tts_server.md, "Two listeners at once").
     """
 
     name = "onnx"
@@ -79,7 +82,7 @@ class OnnxEngine(Engine):
         g2p: G2P,
         model_dir: Path | None = None,
         trim: Trim | None = None,
-        threads: int | None = None,
+        lane_threads: int | None = None,
         workers: int = 1,
         windows: WindowPlan | None = None,
         spinning: bool = False,
@@ -90,6 +93,9 @@ class OnnxEngine(Engine):
             raise EngineError(f"onnxruntime is not installed; run: {PACKAGE_HINT}") from exc
         if workers < 1:
             raise EngineError(f"onnx workers must be at least 1 (got {workers})")
+        if lane_threads is not None and lane_threads < 1:
+            raise EngineError(f"onnx threads must be at least 1 (got {lane_threads})")
+        threads = split_cores(workers) if lane_threads is None else [lane_threads] * workers
         model, self._vocab, self._voices = (
             _directory_files(model_dir) if model_dir else packaged_files()
         )
@@ -97,17 +103,15 @@ class OnnxEngine(Engine):
         self._splits: list[SplitKokoro] = []  # windowed: the split graph, per lane
         if windows is None:
             graph, self._outputs = with_durations(model)
-            for lane_threads in split_cores(workers, threads):
-                options = session_options(ort, lane_threads, spinning)
+            for count in threads:
+                options = session_options(ort, count, spinning)
                 self._sessions.append(
                     ort.InferenceSession(
                         graph, sess_options=options, providers=["CPUExecutionProvider"]
                     )
                 )
         else:
-            self._splits = [
-                SplitKokoro.load(model, t, spinning) for t in split_cores(workers, threads)
-            ]
+            self._splits = [SplitKokoro.load(model, count, spinning) for count in threads]
             self._priors = VoicePriors()
         self._ort = ort
         self._lock = threading.Lock()  # guards _run_options
