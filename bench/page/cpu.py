@@ -65,15 +65,18 @@ def descendants(root: int) -> list[int]:
 
 
 def command(pid: int) -> list[str]:
+    """A process's arguments. Chromium rewrites its helpers' in place, as one string: split at
+    spaces too, so that ``--type=renderer`` is an argument of its own either way."""
     with open(f"/proc/{pid}/cmdline", "rb") as file:
-        return [part.decode(errors="replace") for part in file.read().split(b"\0") if part]
+        return file.read().decode(errors="replace").replace("\0", " ").split()
 
 
 def is_browser(argv: list[str]) -> bool:
     """Whether ``argv`` is Chromium's browser process (the root of its others)."""
+    name = Path(argv[0]).name if argv else ""
     return (
-        bool(argv)
-        and "chrom" in Path(argv[0]).name
+        "chrom" in name
+        and "crashpad" not in name
         and not any(arg.startswith("--type=") for arg in argv)
     )
 
@@ -179,7 +182,8 @@ def main(argv: list[str] | None = None) -> int:
         browser = playwright.chromium.launch(
             executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS
         )
-        [root] = [pid for pid in descendants(os.getpid()) if is_browser(command(pid))]
+        found = [pid for pid in descendants(os.getpid()) if is_browser(command(pid))]
+        root = max(found, key=lambda pid: len(descendants(pid)))  # a wrapper's child is its own
         open_page(browser.new_context(), url).close()  # warm: models loaded, voices known
         runs = [
             reply_run(browser, url, TYPED[i % len(TYPED)], stack, root) for i in range(args.runs)

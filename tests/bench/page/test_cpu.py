@@ -35,6 +35,7 @@ def test_chromium_is_told_from_its_helpers() -> None:
     assert is_browser(["/usr/lib/chromium/chromium", "--headless"])
     assert not is_browser(["/usr/lib/chromium/chromium", "--type=renderer"])
     assert not is_browser(["/usr/bin/python3", "chromium"])
+    assert not is_browser(["/usr/lib/chromium/chrome_crashpad_handler", "--database=/tmp"])
     assert not is_browser([])
 
 
