@@ -27,6 +27,7 @@ from typing import NoReturn
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 SAID = {signal.SIGINT: "Ctrl+C (SIGINT)", signal.SIGTERM: "SIGTERM"}
+STARTING = "it was still starting; nothing was lost"  # a stop's line before a command is up
 
 
 class Stopped(KeyboardInterrupt):

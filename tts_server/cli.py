@@ -20,7 +20,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from observability import logs, tracing
-from observability.stopping import Stopped, catch_stops, end_stopped, stop_line
+from observability.stopping import STARTING, Stopped, catch_stops, end_stopped, stop_line
 from tts_protocol import PING_PATH, READINESS_POLL, STREAM_PATH
 from tts_server.app import create_app
 from tts_server.drain import Drain
@@ -119,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         app = create_app(settings)
     except Stopped as stopped:  # while the engine loads
         quiet = settings is not None and not settings.banner
-        line = stop_line("tts-server", stopped, "it was still starting; nothing was lost")
+        line = stop_line("tts-server", stopped, STARTING)
         end_stopped("" if quiet else line, stopped.signum)
     if settings.banner:
         print(banner(settings), flush=True)

@@ -9,9 +9,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from observability.stopping import Stopped, catch_stops, end_stopped, stop_line
-
-STARTING = "it was still starting; nothing was lost"
+from observability.stopping import STARTING, Stopped, catch_stops, end_stopped, stop_line
 
 
 def quiet(argv: Sequence[str]) -> bool:

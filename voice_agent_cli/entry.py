@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import sys
 
-from observability.stopping import Stopped, catch_stops, end_stopped, stop_line
-from voice_agent_cli.stop_lines import STARTING, chosen, command_name
+from observability.stopping import STARTING, Stopped, catch_stops, end_stopped, stop_line
+from voice_agent_cli.stop_lines import chosen, command_name
 
 
 def main() -> None:

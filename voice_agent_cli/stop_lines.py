@@ -14,7 +14,6 @@ KEPT = {
     "chat": "nothing was lost: the conversation lives on in the agent",
     "deploy": "the AWS calls already made stand; nothing else was changed",
 }
-STARTING = "it was still starting; nothing was lost"
 
 
 def chosen(argv: Sequence[str]) -> str | None:
