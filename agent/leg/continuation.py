@@ -15,8 +15,9 @@ continuation".
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 
-from agent.events import TurnWithdrawn
+from agent.events import Event, TurnWithdrawn
 from agent.leg.hooks import TurnWithdrawal
 from agent.requests import PlaybackReport
 
@@ -27,11 +28,18 @@ class Continuation:
     """One socket's reply cut by the user's voice, and the prompt their next words continue.
 
     ``withdraw`` is the front door's ``TurnWithdrawal`` (None: replies are never withdrawn, and
-    every utterance is a turn of its own)."""
+    every utterance is a turn of its own); ``tell`` sends the socket's own events (the
+    ``turn.withdrawn`` that tells the page)."""
 
-    def __init__(self, conversation: str, withdraw: TurnWithdrawal | None) -> None:
+    def __init__(
+        self,
+        conversation: str,
+        withdraw: TurnWithdrawal | None,
+        tell: Callable[[Event], Awaitable[None]],
+    ) -> None:
         self._conversation = conversation
         self._withdraw = withdraw
+        self._tell = tell
         self._cut: str | None = None  # the reply the user's voice cut, not settled yet
         self._carried: str | None = None  # the withdrawn reply's prompt, for the next turn
 
@@ -44,15 +52,12 @@ class Continuation:
         """The user typed: what they type next is a turn of its own."""
         self._cut = self._carried = None
 
-    async def prompt(
-        self, text: str, heard: PlaybackReport | None
-    ) -> tuple[str, TurnWithdrawn | None]:
+    async def prompt(self, text: str, heard: PlaybackReport | None) -> str:
         """The prompt of the turn the user's words ``text`` start: the withdrawn reply's prompt,
-        then ``text``; and, if this call withdrew the cut reply, the event that says so.
-        ``heard`` is the page's last playback report. The cut reply is settled here once:
-        withdrawn if nobody heard it, else kept."""
+        then ``text``. ``heard`` is the page's last playback report. The cut reply is settled
+        here once: withdrawn if nobody heard it (and the page told, ``turn.withdrawn``), else
+        kept."""
         cut, self._cut = self._cut, None
-        withdrawn = None
         if cut is not None and self._withdraw is not None:
             try:
                 carried = await self._withdraw(cut, self._conversation, heard)
@@ -61,8 +66,8 @@ class Continuation:
                 carried = None
             if carried:
                 self._carried = carried
-                withdrawn = TurnWithdrawn(cut, carried)
-        return text if not self._carried else f"{self._carried} {text}", withdrawn
+                await self._tell(TurnWithdrawn(cut, carried))
+        return text if not self._carried else f"{self._carried} {text}"
 
     def taken(self) -> None:
         """A turn started on the prompt (or a held one was heard): nothing is carried now."""

@@ -93,7 +93,7 @@ class Dialogue:
             on_stop=self._input.turn_stopped,
             on_end=on_turn_end,
         )
-        self._continuation = Continuation(conversation, withdraw)
+        self._continuation = Continuation(conversation, withdraw, wire.tell)
         self._eager = None if listening is None else EagerRecognition(listening.recognizer)
         self._early = None
         if self._eager is not None:
@@ -232,23 +232,15 @@ class Dialogue:
             return
         await self._wire.tell(Transcript(recognition.text, utterance.audio_ms, recognition.asr_ms))
         if recognition.text:
-            prompt = await self._continued(recognition.text)
+            prompt = await self._continuation.prompt(recognition.text, self._defaults.request.heard)
             try:
                 await self._start(self._defaults.turn(prompt))
             except BadRequest as exc:  # e.g. a voice in the defaults the TTS server lost
                 await self._wire.tell(Refused(exc.code, exc.message, "transcript"))
 
     async def _start_held(self, text: str) -> None:
-        prompt = await self._continued(text)
+        prompt = await self._continuation.prompt(text, self._defaults.request.heard)
         await self._start(self._defaults.turn(prompt), held=True)
-
-    async def _continued(self, text: str) -> str:
-        """The prompt the user's words ``text`` start a turn with; a reply nobody heard that
-        they spoke over is withdrawn, and the page told so (``turn.withdrawn``)."""
-        prompt, withdrawn = await self._continuation.prompt(text, self._defaults.request.heard)
-        if withdrawn is not None:
-            await self._wire.tell(withdrawn)
-        return prompt
 
     async def _start(self, request: TurnRequest, held: bool = False) -> None:
         await self._turns.start(request, held=held)

@@ -27,10 +27,10 @@ PROGRAM = textwrap.dedent(
         def log_message(self, *args):
             pass
 
-    async def busy():
+    async def busy():  # computing, and yielding the GIL's share to the thread that answers
         while True:
             sum(range(20_000))
-            await asyncio.sleep(0)
+            await asyncio.sleep(0.001)
 
     async def main():
         await asyncio.gather(busy(), *(asyncio.sleep(60) for _ in range(3)))
