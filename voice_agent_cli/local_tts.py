@@ -37,7 +37,8 @@ TTS_READY_LIMIT_S = 180.0
 # The local ONNX engine's lanes (ignored by torch): two sessions, each on every core, so that a
 # second conversation's windows run beside the first's instead of queueing behind a window of
 # seconds, and one conversation's still get all the cores (docs/tts_server.md, "Two listeners
-# at once"). Two conversations speaking at once on the page: 9 underruns against 25 to 32.
+# at once"). Two conversations speaking at once on the page: 9 underruns against 25 with one
+# lane (docs/benchmarks/page.md, page_one_lane/).
 LISTENER_LANES = ["--onnx-workers", "2", "--onnx-threads", str(os.cpu_count() or 1)]
 EMULATOR_READY_LIMIT_S = 30.0
 PR_SET_PDEATHSIG = 1  # prctl option, <linux/prctl.h>
