@@ -105,7 +105,7 @@ export class Turns {
       this.transcript.view(old.n)?.remove();
     }
     const next = this.chat.turns[this.chat.turns.length - 1];
-    if (next && next !== old && next.spoken && next.id === null && (!old || next.n > old.n)) {
+    if (next && next.spoken && next.id === null && (!old || next.n > old.n)) {
       next.prompt = `${prompt} ${next.prompt}`;
       this.transcript.view(next.n)?.setPrompt(next.prompt);
     } else {

@@ -14,7 +14,6 @@ told apart by their ``--type`` (renderer, GPU, the audio service).
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import statistics
@@ -28,9 +27,9 @@ from bench.page.run import (
     OUT,
     TYPED,
     chromium_path,
-    commit,
     local_stack,
     open_page,
+    provenance,
     wait_played,
 )
 
@@ -94,9 +93,10 @@ def group(pid: int, stack: int, tts: set[int]) -> str:
 
 def cpu_by_group(stack: int, browser: int) -> dict[str, float]:
     """CPU seconds so far of every process of the stack and of the browser, by group."""
-    tts = set(descendants(stack)) - {stack}
+    ours = descendants(stack)
+    tts = set(ours) - {stack}
     totals: dict[str, float] = defaultdict(float)
-    for pid in [*descendants(stack), *descendants(browser)]:
+    for pid in [*ours, *descendants(browser)]:
         try:
             totals[group(pid, stack, tts)] += stat(pid)[1]
         except (FileNotFoundError, ProcessLookupError):
@@ -153,9 +153,9 @@ def markdown(figures: dict[str, Any]) -> str:
         "# Where the CPU goes around a typed reply (headless Chromium, local stack)",
         "",
         f"`python -m bench.page.cpu`, {figures['date']}, {figures['runs']} typed replies, "
-        f"{figures['machine_cpus']} CPUs, load average before {figures['load']['before']}, after "
-        f"{figures['load']['after']}; commit {figures['commit']}. Medians, in cores (CPU seconds "
-        "per second); from `/proc`.",
+        f"{figures['machine']['cpus']} CPUs, load average before {figures['load']['before']}, "
+        f"after {figures['load']['after']}; commit {figures['commit']}. Medians, in cores (CPU "
+        "seconds per second); from `/proc`.",
         "",
         f"| process | idle page ({IDLE_S:g} s) | first {FIRST_S:g} s after the prompt "
         "| whole reply |",
@@ -192,13 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     figures = {
         "cores": summarize(runs),
         "runs": args.runs,
-        "load": {
-            "before": [round(x, 2) for x in load_before],
-            "after": [round(x, 2) for x in os.getloadavg()],
-        },
-        "machine_cpus": os.cpu_count(),
-        "commit": commit(),
-        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        **provenance(load_before),
         "replies": runs,
     }
     args.out.mkdir(parents=True, exist_ok=True)

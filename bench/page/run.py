@@ -352,6 +352,20 @@ def commit() -> str:
     return head.stdout.strip() + ("+" if dirty.stdout.strip() else "")
 
 
+def provenance(load_before: tuple[float, float, float]) -> dict[str, Any]:
+    """What a page benchmark writes beside its figures: the load average before it and now,
+    the machine, the commit measured and the date."""
+    return {
+        "load": {
+            "before": [round(x, 2) for x in load_before],
+            "after": [round(x, 2) for x in os.getloadavg()],
+        },
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+        "commit": commit(),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+    }
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     from playwright.sync_api import sync_playwright
 
@@ -382,13 +396,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         **figures,
         "runs": args.runs,
         "lead_s": args.lead if args.lead is not None else PLAYER_LEAD_S,
-        "load": {
-            "before": [round(x, 2) for x in load_before],
-            "after": [round(x, 2) for x in os.getloadavg()],
-        },
-        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
-        "commit": commit(),
-        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        **provenance(load_before),
         "typed": typed,
         "spoken": spoken,
         "long": long,

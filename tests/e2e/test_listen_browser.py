@@ -115,6 +115,17 @@ def conversation_agent(page: Page, server: ServerThread) -> Agent:
     return agent
 
 
+def hands_free(page: Page, stack: ServerThread, **model: Any) -> Agent:
+    """Open the chat, set its demo model (``sentences``, ...), listen hands-free once the
+    microphone's first frame has gone out; the conversation's agent."""
+    open_chat(page, stack)
+    agent = conversation_agent(page, stack)
+    agent.model.update_config(**model)
+    page.click("label[for=mic-free]")
+    wait_listening(page, "hands_free")
+    return agent
+
+
 def listening(page: Page) -> dict[str, Any]:
     return page.evaluate("({...voiceChat.listening})")  # type: ignore[no-any-return]
 
@@ -145,11 +156,7 @@ def test_hands_free_a_spoken_question_a_spoken_reply_and_a_barge_in_by_voice(
     playwright: Any, conversation_wav: Path, stack: ServerThread
 ) -> None:
     with mic_page(playwright, conversation_wav) as page:
-        open_chat(page, stack)
-        agent = conversation_agent(page, stack)
-        agent.model.update_config(sentences=7)  # the first reply: still playing when interrupted
-        page.click("label[for=mic-free]")
-        wait_listening(page, "hands_free")
+        agent = hands_free(page, stack, sentences=7)  # the first reply: playing when interrupted
         assert page.is_visible("#mic-level") and page.is_hidden("#talk")
 
         # The question appears as the user's words, and its reply plays.
@@ -237,10 +244,7 @@ def test_a_short_sound_over_the_reply_lowers_it_and_it_plays_on_to_its_end(
     playwright: Any, coughed_wav: Path, stack: ServerThread
 ) -> None:
     with mic_page(playwright, coughed_wav) as page:
-        open_chat(page, stack)
-        conversation_agent(page, stack).model.update_config(sentences=7)  # still playing then
-        page.click("label[for=mic-free]")
-        wait_listening(page, "hands_free")
+        hands_free(page, stack, sentences=7)  # still playing then
         try:
             page.wait_for_function(
                 "voiceChat.listening.speechStarts.length >= 2"
@@ -337,10 +341,7 @@ def test_a_pause_mid_sentence_does_not_end_the_turn_and_a_complete_question_ends
     playwright: Any, paused_wav: Path, stack: ServerThread
 ) -> None:
     with mic_page(playwright, paused_wav) as page:
-        open_chat(page, stack)
-        conversation_agent(page, stack).model.update_config(sentences=1)  # a short reply
-        page.click("label[for=mic-free]")
-        wait_listening(page, "hands_free")
+        hands_free(page, stack, sentences=1)  # a short reply
         page.wait_for_function("voiceChat.turns.length >= 2", timeout=90_000)
         wait_turn(page, 2, timeout_s=90)
         first, second = state(page)["turns"][:2]
@@ -377,12 +378,8 @@ def test_words_said_on_before_the_reply_was_heard_show_as_one_turn_and_no_reply(
     playwright: Any, continued_wav: Path, stack: ServerThread
 ) -> None:
     with mic_page(playwright, continued_wav) as page:
-        open_chat(page, stack)
-        agent = conversation_agent(page, stack)
         # The reply's first word comes 4 s after its turn starts: the user goes on before.
-        agent.model.update_config(sentences=1, first_token_delay_s=4.0)
-        page.click("label[for=mic-free]")
-        wait_listening(page, "hands_free")
+        agent = hands_free(page, stack, sentences=1, first_token_delay_s=4.0)
         page.wait_for_function("voiceChat.listening.withdrawn.length >= 1", timeout=90_000)
         wait_turn(page, 2, timeout_s=90)
         snapshot = state(page)
