@@ -221,7 +221,8 @@ def coughed_wav(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> Pat
     the 200 ms barge-in); then silence. The sound is checked offline at every phase of the
     window grid to be plainly speech (two windows over 0.75, where 0.5 starts speech) and
     short (at most 160 ms from its first voiced window to its last held one): a borderline
-    slice (0.53 and 0.60) was heard on a quiet box and missed under load."""
+    slice (just over the threshold in two windows) was heard on a quiet box and missed under
+    load."""
     sound = spoken(engine, BACKCHANNEL)[20 * MS_BYTES : 140 * MS_BYTES]
     for phase in range(0, WINDOW_SAMPLES, 64):
         probabilities = voiced_windows(sound, phase)
