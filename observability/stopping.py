@@ -10,6 +10,7 @@ as they treat Ctrl+C: a task does not swallow it. ``end_stopped`` prints the com
 on stderr and ends the process by the signal itself, as uvicorn and Python do: a shell's ``$?``
 is 130 after SIGINT and 143 after SIGTERM (``subprocess`` reads -2 and -15), and a shell
 script that ran the command stops too.
+``read_lines`` reads a command's stdin in a thread that a stop does not wait for.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from types import FrameType
-from typing import NoReturn
+from typing import NoReturn, TextIO
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 SAID = {signal.SIGINT: "Ctrl+C (SIGINT)", signal.SIGTERM: "SIGTERM"}
@@ -101,6 +102,25 @@ def stops_caught() -> Iterator[None]:
             signal.signal(signum, handler)
         if not quiet_before:
             ASYNCIO_LOG.removeFilter(STOP_NOISE)
+
+
+async def read_lines(stream: TextIO) -> AsyncIterator[str]:
+    """The lines of ``stream`` (newline dropped), read in a daemon thread of their own: the loop
+    keeps serving its sockets meanwhile, and a stop (Ctrl+C, SIGTERM) does not wait for a line
+    that may never come, as ``asyncio.run``'s close would wait for a thread of its executor
+    (``asyncio.to_thread``)."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[str] = asyncio.Queue()
+
+    def read() -> None:
+        with contextlib.suppress(RuntimeError):  # the loop closed: no one reads on
+            for line in iter(stream.readline, ""):
+                loop.call_soon_threadsafe(queue.put_nowait, line)
+            loop.call_soon_threadsafe(queue.put_nowait, "")  # the stream's end
+
+    threading.Thread(target=read, name="stdin lines", daemon=True).start()
+    while line := await queue.get():
+        yield line.rstrip("\n")
 
 
 def stop_line(command: str, stopped: Stopped, kept: str) -> str:

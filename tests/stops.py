@@ -3,7 +3,8 @@
 ``Command`` starts one in a session of its own (as a terminal's job is a process group of its
 own), waits until a URL answers, sends SIGINT or SIGTERM to the process (or, as a terminal's
 Ctrl+C does, to its whole group) and hands back its status and output. ``shell_status`` is the
-status a shell shows (``$?``: 128 + the signal for a process the signal ended).
+status a shell shows (``$?``: 128 + the signal for a process the signal ended). ``Silent`` is a
+command whose stdin is a user who types nothing; ``only_line`` the one line a stop said.
 """
 
 from __future__ import annotations
@@ -99,3 +100,34 @@ def gone(pid: int) -> bool:
     except ProcessLookupError:
         return True
     return False
+
+
+class Silent(Command):
+    """``Command`` whose stdin is a pipe kept open and never written: a user who types nothing
+    (the test's end of the pipe closes with ``kill``)."""
+
+    def __init__(self, argv: list[str], env: dict[str, str] | None = None) -> None:
+        self.argv = argv
+        read, self.typing = os.pipe()
+        self.child = subprocess.Popen(
+            argv,
+            cwd=ROOT,
+            env={**os.environ, **(env or {})},
+            stdin=read,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        os.close(read)
+
+    def kill(self) -> None:
+        super().kill()
+        os.close(self.typing)
+
+
+def only_line(ended: Ended) -> str:
+    """The one line a stopped command said on stderr, else fail showing all of it."""
+    lines = ended.err.splitlines()
+    assert len(lines) == 1 and "Traceback" not in ended.err, ended.err
+    return lines[0]

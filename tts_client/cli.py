@@ -6,6 +6,10 @@
 
 TEXT is one segment; without it every non-empty stdin line is one segment, sent the moment
 it is read. Prints each segment's time to first audio and the total time.
+
+Ctrl+C (SIGINT) or SIGTERM, at any point after its imports (waiting for a line, a handshake or
+audio): the connection is closed, one line on stderr says what stopped and that no WAV was
+written, and the process ends by the signal (``observability.stopping``: 130 or 143).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
+from observability.stopping import Stopped, end_stopped, read_lines, stop_line, stops_caught
 from tts_client.errors import SegmentFailed, TTSError
 from tts_client.segment import SegmentStream
 from tts_client.session import TTSSession
@@ -35,11 +40,13 @@ from tts_protocol import (
     wav_bytes,
 )
 
+PROG = "python -m tts_client"
+
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The command line."""
     parser = argparse.ArgumentParser(
-        prog="python -m tts_client",
+        prog=PROG,
         description="Speak TEXT (or each stdin line) through one TTS session; write a WAV.",
     )
     target = parser.add_mutually_exclusive_group(required=True)
@@ -87,7 +94,7 @@ async def _lines(text: str | None) -> AsyncIterator[str]:
     if text is not None:
         yield text
         return
-    while line := await asyncio.to_thread(sys.stdin.readline):
+    async for line in read_lines(sys.stdin):  # a stop does not wait for a line
         if line.strip():
             yield line.strip()
 
@@ -159,6 +166,17 @@ async def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def kept(output: Path) -> str:
+    """What a stop leaves as it was: the second half of the stop line."""
+    return f"no WAV was written, so nothing was lost: {output} is as it was"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point."""
-    return asyncio.run(run(parse_args(argv)))
+    """Entry point: the exit status, or the end by a stop's signal with one line."""
+    args = parse_args(argv)
+    with stops_caught():
+        try:
+            status = asyncio.run(run(args))
+        except Stopped as stopped:
+            end_stopped(stop_line(PROG, stopped, kept(args.output)), stopped.signum)
+    return status

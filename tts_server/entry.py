@@ -1,21 +1,30 @@
 """``tts-server``'s entry point (and ``python -m tts_server``'s): Ctrl+C and SIGTERM are caught
 before the server's imports (uvicorn, FastAPI, the engine's), so a stop while they load is one
-line and the end by the signal too; none with ``--no-banner`` (``voice-agent dev``'s child,
-whose parent says the line). docs/operations.md, "Stopping".
+line and the end by the signal too; none with the banner off (``--no-banner`` or
+``TTS_BANNER=0``: ``voice-agent dev``'s child, whose parent says the line). docs/operations.md,
+"Stopping".
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from observability.stopping import STARTING, Stopped, catch_stops, end_stopped, stop_line
+from tts_server.settings import from_env  # a leaf: the standard library and tts_protocol
 
 
-def quiet(argv: Sequence[str]) -> bool:
-    """Whether ``argv`` turns the banner off: ``--no-banner`` the last of it and ``--banner``."""
+def quiet(argv: Sequence[str], env: Mapping[str, str] | None = None) -> bool:
+    """Whether the banner is off, as the settings will read it: the last of ``--banner`` and
+    ``--no-banner`` in ``argv``, else ``TTS_BANNER`` (a value it refuses: not quiet, the
+    settings say why once parsed)."""
     said = [arg for arg in argv if arg in ("--banner", "--no-banner")]
-    return bool(said) and said[-1] == "--no-banner"
+    if said:
+        return said[-1] == "--no-banner"
+    try:
+        return not from_env("banner", env)
+    except SystemExit:
+        return False
 
 
 def main() -> None:

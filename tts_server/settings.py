@@ -239,6 +239,13 @@ def parse_settings(
     return Settings(**{name: getattr(args, name) for name in names})
 
 
+def from_env(name: str, env: Mapping[str, str] | None = None) -> Any:
+    """Setting ``name``'s value from its ``TTS_*`` variable, else its default (no flags read);
+    ``SystemExit`` with one line for a value that its rule refuses."""
+    setting = next(setting for setting in dataclasses.fields(Settings) if setting.name == name)
+    return _from_env(setting, setting.metadata["option"], os.environ if env is None else env)
+
+
 def _from_env(setting: dataclasses.Field[Any], option: Option, env: Mapping[str, str]) -> Any:
     """The field's value from its variable, else its default (the flag's default, then).
 

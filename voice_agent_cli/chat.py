@@ -23,7 +23,6 @@ import asyncio
 import contextlib
 import json
 import sys
-import threading
 import uuid
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
@@ -36,6 +35,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 from websockets.http11 import Response
 
 from agent.browser_leg import SESSION_HEADER, split_audio_frame
+from observability.stopping import read_lines
 from tts_protocol import BYTES_PER_SAMPLE, SAMPLE_RATE, wav_bytes
 
 PRESIGNED_URL_S = 300  # AgentCore's longest
@@ -190,24 +190,6 @@ async def open_socket(handshake: Handshake) -> ClientConnection:
     )
 
 
-async def lines(stream: TextIO) -> AsyncIterator[str]:
-    """The lines of ``stream``, read in a daemon thread of their own: the socket keeps answering
-    pings meanwhile, and a stop (Ctrl+C, SIGTERM) does not wait for a line that may never come,
-    as the loop's close would wait for a thread of its executor."""
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[str] = asyncio.Queue()
-
-    def read() -> None:
-        with contextlib.suppress(RuntimeError):  # the loop closed: no one reads on
-            for line in iter(stream.readline, ""):
-                loop.call_soon_threadsafe(queue.put_nowait, line)
-            loop.call_soon_threadsafe(queue.put_nowait, "")  # the stream's end
-
-    threading.Thread(target=read, name="chat stdin", daemon=True).start()
-    while line := await queue.get():
-        yield line.rstrip("\n")
-
-
 async def listed(prompts: Iterable[str]) -> AsyncIterator[str]:
     """``prompts`` as an async iterator."""
     for prompt in prompts:
@@ -263,7 +245,7 @@ def handshake_from(args: argparse.Namespace) -> Handshake:
 
 def run(args: argparse.Namespace) -> int:
     """Chat; the exit status as the module says."""
-    prompts = listed(args.prompt) if args.prompt else lines(sys.stdin)
+    prompts = listed(args.prompt) if args.prompt else read_lines(sys.stdin)
     options = {k: v for k in ("voice", "speed", "mode") if (v := getattr(args, k)) is not None}
     try:
         results = asyncio.run(chat(handshake_from(args), prompts, options, sys.stdout))

@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import signal
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -32,7 +30,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.server import Server, ServerConnection, serve
 
 from observability.stopping import Stopped, stops_caught
-from tests.stops import ROOT, Command, Ended, gone
+from tests.stops import ROOT, Command, Ended, Silent, gone, only_line
 
 VOICE_AGENT = [sys.executable, "-m", "voice_agent_cli"]
 WAIT_S = 30.0  # how long a command may take to reach its wait (imports on a loaded box)
@@ -61,13 +59,6 @@ def waiting(command: Command, listener: socket.socket) -> socket.socket:
     return connection
 
 
-def only_line(ended: Ended) -> str:
-    """The one line a stopped command said on stderr, else fail showing all of it."""
-    lines = ended.err.splitlines()
-    assert len(lines) == 1 and "Traceback" not in ended.err, ended.err
-    return lines[0]
-
-
 def stopped(argv: list[str], listener: socket.socket, signum: int, **env: str) -> Ended:
     """Run ``argv``, wait until it has connected to ``listener``, send ``signum``."""
     command = Command(argv, env)
@@ -86,29 +77,6 @@ def test_chat_waiting_for_the_handshake_stopped_by_ctrl_c(silent: socket.socket)
         "voice-agent chat: stopped by Ctrl+C (SIGINT); "
         "nothing was lost: the conversation lives on in the agent"
     )
-
-
-class Silent(Command):
-    """``Command`` whose stdin is a pipe kept open and never written: a user who types nothing
-    (the test's end of the pipe closes with the test)."""
-
-    def __init__(self, argv: list[str]) -> None:
-        self.argv = argv
-        read, self.typing = os.pipe()
-        self.child = subprocess.Popen(
-            argv,
-            cwd=ROOT,
-            stdin=read,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        os.close(read)
-
-    def kill(self) -> None:
-        super().kill()
-        os.close(self.typing)
 
 
 @pytest.fixture
@@ -238,10 +206,12 @@ def slow_import(tmp_path: Path) -> tuple[dict[str, str], Path]:
     return {"PYTHONPATH": str(tmp_path)}, mark
 
 
-def stopped_importing(argv: list[str], slow: tuple[dict[str, str], Path], signum: int) -> Ended:
-    """Run ``argv`` with ``slow``'s uvicorn; signal it once the import has begun."""
-    env, mark = slow
-    command = Command(argv, env)
+def stopped_importing(
+    argv: list[str], slow: tuple[dict[str, str], Path], signum: int, **env: str
+) -> Ended:
+    """Run ``argv`` with ``slow``'s uvicorn (and ``env``); signal it once the import has begun."""
+    path, mark = slow
+    command = Command(argv, {**path, **env})
     try:
         deadline = time.monotonic() + WAIT_S
         while not mark.exists():
@@ -289,12 +259,15 @@ def test_a_stop_while_the_command_still_imports_is_one_line(
     assert only_line(ended) == line
 
 
+@pytest.mark.parametrize(
+    ("flags", "env"), [(["--no-banner"], {}), ([], {"TTS_BANNER": "0"})], ids=["flag", "variable"]
+)
 def test_tts_server_child_stopped_while_it_still_imports_says_nothing(
-    slow_import: tuple[dict[str, str], Path],
+    slow_import: tuple[dict[str, str], Path], flags: list[str], env: dict[str, str]
 ) -> None:
-    """``--no-banner`` (``voice-agent dev``'s child): the parent says the line."""
-    argv = [sys.executable, "-m", "tts_server", "--no-banner"]
-    ended = stopped_importing(argv, slow_import, signal.SIGTERM)
+    """The banner off (``voice-agent dev``'s child: ``--no-banner``): the parent says the line."""
+    argv = [sys.executable, "-m", "tts_server", *flags]
+    ended = stopped_importing(argv, slow_import, signal.SIGTERM, **env)
     assert ended.shell_status == 143 and ended.err == ""
 
 
