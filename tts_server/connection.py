@@ -283,24 +283,25 @@ class SynthesisConnection:
         self._reply = speak.reply
         timing = Timing(queued=segment.queued_at)
         await self.send(Start(id=speak.id))
-        chunks = self._engine.synthesize(segment.prepared, self._clock)
-        async for chunk in timing.measured(chunks):
-            offset = timing.samples - chunk.audio.size  # the chunk's first sample in the segment
-            if speak.marks and chunk.words:  # each piece's words, before its audio
-                words = [
-                    Word(
-                        w.text,
-                        samples_ms(offset + w.start),
-                        samples_ms(offset + w.end),
-                        w.spoken,
-                    )
-                    for w in chunk.words
-                ]
-                await self.send(Marks(id=speak.id, words=tuple(words)))
-            for frame in split_audio(to_pcm16(chunk.audio)):
-                await self._deliver(self._send_bytes, frame)
-            if self._clock is not None:
-                self._clock.sent(chunk.audio.size / self._engine.sample_rate)
+        synthesis = self._engine.synthesize(segment.prepared, self._clock)
+        async with contextlib.aclosing(synthesis) as chunks:  # a cancel ends its stream at once
+            async for chunk in timing.measured(chunks):
+                offset = timing.samples - chunk.audio.size  # its first sample in the segment
+                if speak.marks and chunk.words:  # each piece's words, before its audio
+                    words = [
+                        Word(
+                            w.text,
+                            samples_ms(offset + w.start),
+                            samples_ms(offset + w.end),
+                            w.spoken,
+                        )
+                        for w in chunk.words
+                    ]
+                    await self.send(Marks(id=speak.id, words=tuple(words)))
+                for frame in split_audio(to_pcm16(chunk.audio)):
+                    await self._deliver(self._send_bytes, frame)
+                if self._clock is not None:
+                    self._clock.sent(chunk.audio.size / self._engine.sample_rate)
         if self._metrics is not None:
             self._metrics.synthesized(self._engine.name, timing)
         await self.send(End(id=speak.id, samples=timing.samples, synth_ms=timing.synthesis_ms))

@@ -3,6 +3,7 @@ segments, dropped on a cancel; the engine's windows grow with what that clock ho
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 
 import pytest
@@ -123,3 +124,21 @@ async def test_a_segment_of_another_reply_starts_a_new_playback() -> None:
         assert clock.ends_at == pytest.approx(fresh + engine.sent_s - more, abs=0.01)  # queued
     finally:
         await peer.stop()
+
+
+async def test_each_sentence_decoding_is_a_stream_until_its_end_or_its_close(
+    engine: Engine,
+) -> None:
+    assert [chunk async for chunk in engine.synthesize(engine.prepare(TEXT))]  # prior ready
+    rate = engine.decode_rate
+    assert rate.streams == 0
+    first = engine.synthesize(engine.prepare(TEXT), PlaybackClock())
+    second = engine.synthesize(engine.prepare(TEXT), PlaybackClock())
+    async with contextlib.aclosing(first), contextlib.aclosing(second):
+        await anext(first)
+        assert rate.streams == 1  # one sentence between its first window and its last
+        await anext(second)
+        assert rate.streams == 2  # a second listener's: each window's pace counts both
+        rest = [chunk async for chunk in first]
+        assert rest and rate.streams == 1  # the first sentence ended
+    assert rate.streams == 0  # the second was closed half-way (a cancel): counted out

@@ -3,6 +3,7 @@ grow with the audio buffered, simulated on a scripted clock (no sleeping)."""
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
 
@@ -96,7 +97,9 @@ def test_the_first_window_grows_only_where_the_rate_could_not_feed_the_second() 
     assert DEFAULT.paced(0.0, 0.0075) == DEFAULT.first  # this box, idle: 8 frames suffice
     slow = 0.017  # a real-time factor of 0.68
     opening = DEFAULT.paced(0.0, slow)
-    following = math.ceil(8 * slow / (FRAME_SECONDS - slow))  # keeps up with its decode
+    keeps_up = math.ceil(8 * slow / (FRAME_SECONDS - slow))  # plays as long as its decode
+    following = 2 * keeps_up  # and adds to the buffer what its 8 frames of context cost
+    assert following * FRAME_SECONDS - slow * (following + 8) >= slow * 8 - 1e-9
     assert opening > DEFAULT.first
     # the next window, decoded with the margin, is ready before the lead and this one played
     ready = 1.3 * slow * (following + 8) + 0.05
@@ -104,6 +107,43 @@ def test_the_first_window_grows_only_where_the_rate_could_not_feed_the_second() 
     assert LISTENER_LEAD_S + (opening - 1) * FRAME_SECONDS < ready  # and no more than that
     # as slow as real time no window keeps up: the opening covers a next window of `first`
     assert DEFAULT.paced(0.0, FRAME_SECONDS) == math.ceil((1.3 * 0.025 * 16 + 0.05 - 0.1) / 0.025)
+
+
+def test_streams_decoding_at_once_share_the_rate() -> None:
+    rate = DecodeRate()
+    rate.learn(0.64, 64)  # 0.01 a frame, the engine alone
+    assert rate.streams == 0 and rate.seconds_per_frame == pytest.approx(0.01)
+    with rate.streaming():
+        assert rate.streams == 1 and rate.seconds_per_frame == pytest.approx(0.01)
+        with rate.streaming():  # a second listener's sentence: each gets half the engine
+            assert rate.streams == 2 and rate.seconds_per_frame == pytest.approx(0.02)
+            # so its opening is sized for the engine it shares, and larger than one alone's
+            assert DEFAULT.paced(0.0, rate.seconds_per_frame) > DEFAULT.paced(0.0, 0.01)
+        assert rate.seconds_per_frame == pytest.approx(0.01)
+    with pytest.raises(RuntimeError), rate.streaming():
+        raise RuntimeError("a sentence that failed")
+    assert rate.streams == 0  # counted out, whatever ended it
+
+
+async def test_a_job_is_learned_per_stream_that_decoded_beside_it() -> None:
+    now = Time()
+    rate = DecodeRate(now=now)
+
+    async def job() -> None:
+        now.t += 0.5  # 50 frames in 0.5 s, sharing the engine with another stream
+
+    with rate.streaming(), rate.streaming():
+        await rate.measured(job(), 50)
+        assert rate.seconds_per_frame == pytest.approx(0.01)  # what each of the two sees
+    assert rate.seconds_per_frame == pytest.approx(0.005)  # what one alone would see
+    with rate.streaming(), contextlib.ExitStack() as later:
+
+        async def joined() -> None:
+            now.t += 0.3  # 30 frames, and a second stream came: 1.5 streams on average
+            later.enter_context(rate.streaming())
+
+        await rate.measured(joined(), 30)
+    assert 0.005 < rate.seconds_per_frame < 0.01 / 1.5 + 1e-9
 
 
 async def test_the_rate_times_a_job_from_its_submission_to_its_result() -> None:
@@ -254,5 +294,37 @@ async def test_the_paced_windows_never_let_the_listener_run_dry_after_the_first(
         now.t += 0.05 * frames * FRAME_SECONDS * rtf  # the text side
         async for window, _, _ in DEFAULT.decoded(decode, frames, pad, clock=clock, rate=rate):
             audio = window.stop - max(window.start, pad)  # the leading pad is trimmed away
+            waited.append(clock.sent(audio * FRAME_SECONDS))
+    assert max(waited[1:], default=0.0) < 1e-6
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rtf=st.floats(0.05, 0.8),
+    frames=st.integers(64, 1200),
+    pad=st.integers(0, 14),
+    sentences=st.integers(1, 3),
+    lead_s=st.sampled_from([0.1, 0.15]),
+)
+async def test_with_a_measured_rate_the_pace_holds_to_four_fifths_of_real_time(
+    rtf: float, frames: int, pad: int, sentences: int, lead_s: float
+) -> None:
+    """As above, the rate measured before the reply (the engine's calibration, or the streams
+    it shares the engine with): the opening covers a next window that adds to the buffer, so
+    nothing runs dry after the first window up to a real-time factor of 0.8, across sentences
+    whose text side each costs a twentieth of their decode (two listeners on this box's two
+    cores decode at about 0.86 each: docs/tts_server.md, "Two listeners at once")."""
+    now = Time()
+    clock, rate = PlaybackClock(lead_s, now), DecodeRate(rtf * FRAME_SECONDS, now=now)
+    waited: list[float] = []
+
+    async def decode(window: Window) -> Window:
+        now.t += rtf * FRAME_SECONDS * window.decoded_frames
+        return window
+
+    for _ in range(sentences):
+        now.t += 0.05 * frames * FRAME_SECONDS * rtf  # the text side
+        async for window, _, _ in DEFAULT.decoded(decode, frames, pad, clock=clock, rate=rate):
+            audio = window.stop - max(window.start, pad)
             waited.append(clock.sent(audio * FRAME_SECONDS))
     assert max(waited[1:], default=0.0) < 1e-6

@@ -298,8 +298,9 @@ class Engine(ABC):
                     chunks = self._whole(piece, named, span)
                 else:
                     chunks = self._windowed(piece, named, span, self.window_plan, clock)
-                async for chunk in chunks:
-                    yield chunk
+                async with aclosing(chunks):  # closed with this one: its stream ends now
+                    async for chunk in chunks:
+                        yield chunk
 
     async def _whole(
         self, piece: Piece, named: Sequence[WordSpan], span: tuple[int, int]
@@ -314,6 +315,21 @@ class Engine(ABC):
             yield Chunk(trimmed, words)
 
     async def _windowed(
+        self,
+        piece: Piece,
+        named: Sequence[WordSpan],
+        span: tuple[int, int],
+        plan: WindowPlan,
+        clock: PlaybackClock | None = None,
+    ) -> AsyncIterator[Chunk]:
+        """``_windows``, counted as one of the streams sharing the engine's ``decode_rate``
+        from the piece's text side to its last window."""
+        with self.decode_rate.streaming():
+            async with aclosing(self._windows(piece, named, span, plan, clock)) as chunks:
+                async for chunk in chunks:
+                    yield chunk
+
+    async def _windows(
         self,
         piece: Piece,
         named: Sequence[WordSpan],

@@ -5,9 +5,10 @@ models it (``PlaybackClock``, one per connection). The plan, which reads them, i
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TypeVar
 
 from tts_protocol import PLAYER_LEAD_S
@@ -28,6 +29,11 @@ class DecodeRate:
     counts), pooled into an average weighing each job by its frames (an old rate counts half
     after ``RATE_HALF_LIFE_FRAMES`` new ones). The first measurement (the engine's calibration,
     if any) replaces ``seconds_per_frame``, a conservative guess. Thread-safe.
+
+    The streams decoding at once share the engine: a job is learned per stream (its time over
+    the streams that decoded beside it), and ``seconds_per_frame`` is that times the streams
+    decoding now, so that a second listener's opening is sized for the engine it will share,
+    not for the one the first had alone (docs/tts_server.md, "Two listeners at once").
     """
 
     def __init__(
@@ -41,20 +47,40 @@ class DecodeRate:
         self._rate = seconds_per_frame
         self._latest = 0.0  # the last job's own rate
         self._measured = False
+        self._streams = 0  # sentences decoding now (``streaming``)
         self._lock = threading.Lock()
 
     @property
     def seconds_per_frame(self) -> float:
-        """The current estimate: the average, or the last job's rate if it was slower (a load
-        that has just come shows there first)."""
+        """A stream's estimate now: the average, or the last job's rate if it was slower (a load
+        that has just come shows there first), times the streams decoding (at least one)."""
         with self._lock:
-            return max(self._rate, self._latest)
+            return max(self._rate, self._latest) * max(1, self._streams)
 
-    def learn(self, seconds: float, frames: int) -> None:
-        """Pool one job that decoded ``frames`` frames in ``seconds``."""
+    @property
+    def streams(self) -> int:
+        """The sentences decoding now."""
+        with self._lock:
+            return self._streams
+
+    @contextlib.contextmanager
+    def streaming(self) -> Iterator[None]:
+        """One sentence decoding, from its text side to its last window: a stream sharing the
+        engine with every other one inside this block."""
+        with self._lock:
+            self._streams += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._streams -= 1
+
+    def learn(self, seconds: float, frames: int, streams: float = 1.0) -> None:
+        """Pool one job that decoded ``frames`` frames in ``seconds`` while ``streams`` streams
+        (on average, at least one) decoded."""
         if frames <= 0 or seconds < 0:
             return
-        observed = max(seconds / frames, MIN_SECONDS_PER_FRAME)
+        observed = max(seconds / frames / max(1.0, streams), MIN_SECONDS_PER_FRAME)
         weight = 1 - 0.5 ** (frames / RATE_HALF_LIFE_FRAMES)
         with self._lock:
             self._rate = observed if not self._measured else self._rate
@@ -63,10 +89,11 @@ class DecodeRate:
             self._measured = True
 
     async def measured(self, job: Awaitable[T], frames: int) -> T:
-        """``job``'s result, its time (submission to result) learned for ``frames`` frames."""
-        started = self.now()
+        """``job``'s result, its time (submission to result) learned for ``frames`` frames and
+        the streams decoding meanwhile (those at its submission and at its result, averaged)."""
+        started, streams = self.now(), self.streams
         result = await job
-        self.learn(self.now() - started, frames)
+        self.learn(self.now() - started, frames, (streams + self.streams) / 2)
         return result
 
 
