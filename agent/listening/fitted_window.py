@@ -17,6 +17,14 @@ not ``settled`` (they disagree, one is doubted, or none is ``sure`` enough): two
 readings, 10 ms apart, kept four readings' word error rate at two thirds of their median time
 on the page-hearing corpus (docs/benchmarks/asr_readings.md); one reading and a confidence
 bar did not.
+
+A reading can loop and still pass Whisper's compression rule, which is set for its 30 s
+window: "Hey, we're all to the first computer, we're all to the first computer, we're all"
+compresses only 1.74 times. So a reading that ``loops`` (words said again straight after
+themselves, ``LOOP_WORDS`` or more of them: no right transcript in the project's benchmarks
+repeats more than 2, every loop there 4 or more) loses to any that does not, and counts as
+unsure; where every reading loops, the surest is kept ``collapsed`` to its first copy (the
+whole window loops on such audio too).
 """
 
 from __future__ import annotations
@@ -42,6 +50,7 @@ MIN_TOKENS = 24
 NO_SPEECH_PROB = 0.6  # Whisper's bar for "nobody spoke" (faster-whisper's default)
 ENCODER_FRAME_S = 0.02  # two log-mel hops: the encoder's stride
 WORD = re.compile(r"[a-z0-9']+")  # readings agree when their words do, case and marks aside
+LOOP_WORDS = 4  # the fewest words said again that make a loop (see the module's docstring)
 
 
 def window_frames(samples: int, sample_rate: int, context_s: float) -> int | None:
@@ -93,8 +102,9 @@ def fitted(
     ``phases`` over 1, up to that many readings, the audio delayed by even steps of one encoder
     frame (20 ms): tiny.en reads the same words differently as they move against its frames.
     ``first`` of them (all, by default), spread over the frame, are read in one batch; the
-    surest that passes Whisper's rules is kept alone where they are ``settled``, else the
-    others are read in a second batch and the surest of all is kept."""
+    ``surest`` that passes Whisper's rules is kept alone where they are ``settled``, else the
+    others are read in a second batch and the surest of all is kept (one that loops only
+    where all do)."""
     delays = [round(sample_rate * ENCODER_FRAME_S * n / phases) for n in range(phases)]
     frames = window_frames(audio.size + delays[-1], sample_rate, context_s)
     if frames is None:
@@ -106,18 +116,66 @@ def fitted(
     if rest and not settled(readings, sure):
         readings += read(model, audio, sample_rate, frames, [delays[n] for n in rest])
     sure_ones = [reading for reading in readings if reading is not None]
-    return max(sure_ones)[1] if sure_ones else None
+    return surest(sure_ones) if sure_ones else None
+
+
+def surest(readings: list[tuple[float, str]]) -> str:
+    """The surest of ``readings`` that does not loop; where all do, the surest collapsed."""
+    plain = [reading for reading in readings if not loops(reading[1])]
+    return max(plain)[1] if plain else collapsed(max(readings)[1])
+
+
+def words(text: str) -> list[tuple[str, int]]:
+    """``text``'s words as readings compare them (case and marks aside), each with where it
+    ends in ``text``."""
+    found = ((WORD.findall(m.group().lower()), m.end()) for m in re.finditer(r"\S+", text))
+    return [("".join(parts), end) for parts, end in found if parts]
+
+
+def loop(keys: list[str]) -> tuple[int, int, int] | None:
+    """The longest run of ``keys`` said again straight after itself, at least once whole and
+    ``LOOP_WORDS`` keys in all: its start, the length of what repeats, its end (exclusive)."""
+    best: tuple[int, int, int] | None = None
+    for unit in range(1, len(keys) // 2 + 1):
+        start = unit  # where the current run of keys equal to theirs ``unit`` back began
+        for end in range(unit, len(keys) + 1):
+            if end < len(keys) and keys[end] == keys[end - unit]:
+                continue
+            again = end - start
+            if again >= max(unit, LOOP_WORDS) and (
+                best is None or again > best[2] - best[0] - best[1]
+            ):
+                best = (start - unit, unit, end)
+            start = end + 1
+    return best
+
+
+def loops(text: str) -> bool:
+    """Whether the decoder repeated itself in ``text`` (``loop``)."""
+    return loop([key for key, _ in words(text)]) is not None
+
+
+def collapsed(text: str) -> str:
+    """``text`` with each loop cut to its first copy: the whole copies after it go, and a
+    copy the decoder broke off at the end of the text."""
+    while (found := words(text)) and (run := loop([key for key, _ in found])):
+        start, unit, end = run
+        whole = start + unit + (end - start - unit) // unit * unit  # after the whole copies
+        cut = end if end == len(found) else whole
+        head, tail = text[: found[start + unit - 1][1]], text[found[cut - 1][1] :]
+        text = head + tail if tail.strip() else head.rstrip(",;:- ")
+    return text.strip()
 
 
 def settled(readings: list[tuple[float, str] | None], sure: float) -> bool:
     """Whether more phases would add nothing: every reading passes Whisper's rules, all read
     the same words, and the surest's mean token probability (the exponent of its average
-    log-probability) is at least ``sure``."""
+    log-probability) is at least ``sure``; none ``loops``."""
     kept = [reading for reading in readings if reading is not None]
-    if not kept or len(kept) < len(readings):
+    if not kept or len(kept) < len(readings) or any(loops(text) for _, text in kept):
         return False
-    words = {tuple(WORD.findall(text.lower())) for _, text in kept}
-    return len(words) == 1 and math.exp(max(score for score, _ in kept)) >= sure
+    said = {tuple(WORD.findall(text.lower())) for _, text in kept}
+    return len(said) == 1 and math.exp(max(score for score, _ in kept)) >= sure
 
 
 def read(

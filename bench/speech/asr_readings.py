@@ -12,7 +12,8 @@ ms, as the page's capture moves them. Each utterance is recognized by every rule
 on the fitted window, one after the other (the order turns from utterance to utterance), each
 timed; where the fitted window doubts every reading, faster-whisper's whole window decides, as
 in the recognizer. Besides, all four phases are read in one batch, untimed, and the rules'
-thresholds swept on those readings (``sweep``).
+thresholds swept on those readings (``sweep``), and the surest reading kept with and without
+the rule that sets a looping reading back (``looping``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ import json
 import os
 import statistics
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -35,9 +35,12 @@ from agent.config import ListeningConfig
 from agent.listening.endpointer import TAIL_MS, Ended, Endpointer
 from agent.listening.fitted_window import (
     ENCODER_FRAME_S,
+    LOOP_WORDS,
     fitted,
+    loops,
     read,
     settled,
+    surest,
     window_frames,
 )
 from agent.listening.vad import VoiceActivity
@@ -128,9 +131,13 @@ def phase_readings(model: Counted, audio: np.ndarray) -> list[list[Any] | None]:
     ]
 
 
-def surest(readings: Sequence[list[Any] | None]) -> str | None:
-    sure = [(r[0], r[1]) for r in readings if r is not None]
-    return max(sure)[1] if sure else None
+def kept(row: dict[str, Any], first: int, sure: float) -> tuple[list[tuple[float, str]], bool]:
+    """The readings of ``row``'s four phases that the rule keeps (``first`` of them, or all
+    where those are not ``settled``; none that Whisper doubts), and whether it read again."""
+    phases = [None if r is None else (r[0], r[1]) for r in row["phases"]]
+    firsts = [phases[round(n * PHASES / first)] for n in range(first)]
+    again = not settled(firsts, sure)
+    return [r for r in (phases if again else firsts) if r is not None], again
 
 
 def sweep(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -138,16 +145,12 @@ def sweep(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     window's text where no reading passes) and how many utterances read more."""
     out = []
     for first in (1, 2):
-        leading = [round(n * PHASES / first) for n in range(first)]
         for sure in SWEEP_SURE:
             wers, more = [], 0
             for row in rows:
-                phases = [None if r is None else (r[0], r[1]) for r in row["phases"]]
-                firsts = [phases[n] for n in leading]
-                again = not settled(firsts, sure)
+                readings, again = kept(row, first, sure)
                 more += again
-                text = surest(phases if again else firsts)
-                heard = row["rules"]["four"]["text"] if text is None else text
+                heard = surest(readings) if readings else row["rules"]["four"]["text"]
                 wers.append(score(row["text"], heard)["wer"])
             out.append(
                 {
@@ -158,6 +161,72 @@ def sweep(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 }
             )
     return out
+
+
+def looping(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """How many phase readings loop and, for each rule of several phases on those readings,
+    the WER with the surest of the readings it keeps (``before``) and with a looping one set
+    back (``after``), the transcripts that changed, and each clip's WER where any did."""
+    out: dict[str, Any] = {
+        "readings": sum(r is not None for row in rows for r in row["phases"]),
+        "looping": sum(r is not None and loops(r[1]) for row in rows for r in row["phases"]),
+        "rules": {},
+    }
+    for name, rule in RULES.items():
+        if rule["phases"] != PHASES:
+            continue
+        clips: dict[str, list[tuple[float, float]]] = {}
+        changed = 0
+        for row in rows:
+            readings, _ = kept(row, rule.get("first", PHASES), rule.get("sure", 0.0))
+            whole = row["rules"]["four"]["text"]  # no reading passes: the whole window's
+            before, after = (max(readings)[1], surest(readings)) if readings else (whole, whole)
+            changed += before != after
+            wers = (score(row["text"], before)["wer"], score(row["text"], after)["wer"])
+            clips.setdefault(row["clip"], []).append(wers)
+        pairs = [pair for wers in clips.values() for pair in wers]
+        out["rules"][name] = {
+            "wer_before": round(statistics.fmean(b for b, _ in pairs), 4),
+            "wer_after": round(statistics.fmean(a for _, a in pairs), 4),
+            "changed": changed,
+            "clips": {
+                clip: [round(statistics.fmean(p[n] for p in wers), 3) for n in (0, 1)]
+                for clip, wers in clips.items()
+                if any(b != a for b, a in wers)
+            },
+        }
+    return out
+
+
+def looping_lines(result: dict[str, Any]) -> list[str]:
+    """``looping``'s figures as the report's last section."""
+    lines = [
+        "",
+        f"Looping readings: {result['looping']} of the {result['readings']} phase readings "
+        "Whisper kept loop (words said again straight after themselves, "
+        f"{LOOP_WORDS} or more: `fitted_window.loops`). On the four phases' readings, the "
+        "surest of those a rule keeps (before) against the surest that does not loop, or the "
+        "surest collapsed where all do (after, the recognizer's rule):",
+        "",
+        "| rule | WER before | WER after | transcripts changed |",
+        "|---|---:|---:|---:|",
+    ]
+    rules = result["rules"]
+    lines += [
+        f"| {name} | {r['wer_before']:.4f} | {r['wer_after']:.4f} | {r['changed']} |"
+        for name, r in rules.items()
+    ]
+    clips = list(dict.fromkeys(clip for r in rules.values() for clip in r["clips"]))
+    if clips:
+        lines += ["", f"| clip, WER before → after | {' | '.join(rules)} |"]
+        lines.append("|---|" + "---:|" * len(rules))
+        for clip in clips:
+            cells = [
+                "{:.3f} → {:.3f}".format(*r["clips"][clip]) if clip in r["clips"] else "same"
+                for r in rules.values()
+            ]
+            lines.append(f"| {clip} | {' | '.join(cells)} |")
+    return lines
 
 
 def run(clips: int) -> dict[str, Any]:
@@ -224,6 +293,7 @@ def report(rows: list[dict[str, Any]], load: list[float]) -> dict[str, Any]:
         "tails_ms": TAILS_MS,
         "rules": rules,
         "sweep": sweep(rows),
+        "looping": looping(rows),
         "rows": rows,
     }
 
@@ -280,6 +350,7 @@ def markdown(result: dict[str, Any]) -> str:
         f"| {s['first']} | {s['sure']} | {s['wer_mean']:.4f} | {s['read_more']} |"
         for s in result["sweep"]
     ]
+    lines += looping_lines(result["looping"])
     return "\n".join(lines) + "\n"
 
 

@@ -17,10 +17,13 @@ from agent.listening.fitted_window import (
     MAX_COMPRESSION,
     MIN_TOKENS,
     TOKENS_PER_S,
+    collapsed,
     compression_ratio,
     english_decoding,
     fitted,
+    loops,
     settled,
+    surest,
     window_frames,
 )
 from agent.listening.recognizer import RecognitionError
@@ -442,3 +445,103 @@ def test_the_rules_settings_reach_the_shared_recognizer() -> None:
     assert (recognizer._first, recognizer._sure) == (defaults.asr_first, defaults.asr_sure)
     shared = shared_whisper(ListeningConfig(asr_first=3, asr_sure=0.5))
     assert (shared._first, shared._sure) == (3, 0.5)
+
+
+# --- a reading that loops loses to one that does not (docs/listening.md) ----------------------
+
+# tiny.en's readings of the Scottish voice's "Hey, who wrote the first computer program?" at
+# four phases (docs/benchmarks/asr_readings.json, 26 ms lead, 96 ms tail): the loop was the
+# surest, and its compression ratio (1.74) is far under Whisper's limit.
+LOOP = "Hey, we're all to the first computer, we're all to the first computer, we're all"
+SCOTTISH = [
+    (LOOP, -0.412),
+    ("Hey, we're all to the first computer for all, run.", -0.56),
+    ("Hey, we're all to the first computer program.", -0.547),
+    ("Hey, we're all to the first computer problem.", -0.479),
+]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        LOOP,
+        "Hey, we're all to the first computer, we're all to the first computer, we're all to",
+        "the the the the the the",
+        "Hey, I'm your host, and I'm your host, and I'm your host.",
+        "I've never met him before, I've never met him before.",
+        "I'll win the last long Chicago to win the half, I'll win the last long Chicago to win "
+        "the half, I'll win the last half.",
+    ],
+)
+def test_a_decoder_that_repeats_itself_loops(text: str) -> None:
+    """Readings tiny.en and base gave on the project's benchmarks (asr_readings, asr_voices);
+    none compresses past Whisper's limit."""
+    assert loops(text)
+    assert compression_ratio(text) < MAX_COMPRESSION
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        SENTENCE,
+        "My number is five five five one two three four.",  # three alike: a number
+        "visit w w w dot example dot com slash help today",
+        "Ah, I'm even with lots of work, I'm doomed, let's hop hop hop, too!",
+        "No, no, no, no.",  # three said again: under LOOP_WORDS
+        "Book a table for for at a Italian restaurant in the a comment garden.",
+        "We might meet at 30,000,000,000,000,000 on the 20th of August.",  # one word
+        "Thank you, thank you.",
+        "I think that I think",  # a part said again, not a whole copy
+    ],
+)
+def test_speech_that_says_a_few_words_again_does_not_loop(text: str) -> None:
+    assert not loops(text)
+    assert collapsed(text) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (LOOP, "Hey, we're all to the first computer"),  # the broken-off copy goes too
+        ("the the the the the the.", "the"),
+        (
+            "I'm not sure, I'm not sure, I'm sure that I will be back in 15 minutes.",
+            "I'm not sure, I'm sure that I will be back in 15 minutes.",
+        ),
+        ("Go on, go on, go on. Stop, stop, stop, stop, stop.", "Go on, Stop"),  # two loops
+    ],
+)
+def test_a_loop_collapses_to_its_first_copy(text: str, kept: str) -> None:
+    assert collapsed(text) == kept
+    assert not loops(kept)
+
+
+def test_the_surest_reading_that_does_not_loop_is_kept() -> None:
+    readings = [(score, text) for text, score in SCOTTISH]
+    assert max(readings)[1] == LOOP  # the surest by log-probability alone
+    assert surest(readings) == "Hey, we're all to the first computer problem."
+    loops_only = [(-0.43, LOOP), (-0.2, "the the the the the the")]
+    assert surest(loops_only) == "the"  # where all loop: the surest, collapsed
+
+
+def test_four_phases_keep_a_reading_that_does_not_loop_over_a_surer_loop(
+    whisper: WhisperModel, utterance: np.ndarray
+) -> None:
+    model = Scripted(whisper, SENTENCE)
+    model.answers = [(text, score) for text, score in SCOTTISH]
+    text = fitted(model, utterance, RATE, 8.0, phases=4, first=2, sure=0.0)  # type: ignore[arg-type]
+    assert text == "Hey, we're all to the first computer problem."
+    model.answers = [(LOOP, -0.41), (LOOP, -0.45), (LOOP, -0.6), (LOOP, -0.7)]
+    text = fitted(model, utterance, RATE, 8.0, phases=4)  # type: ignore[arg-type]
+    assert text == "Hey, we're all to the first computer"  # all loop: collapsed
+
+
+def test_first_readings_that_agree_on_a_loop_read_the_other_phases(
+    whisper: WhisperModel, utterance: np.ndarray
+) -> None:
+    assert settled([(-0.4, LOOP), (-0.5, LOOP.lower())], 0.0) is False
+    model = Scripted(whisper, SENTENCE)
+    model.answers = [(LOOP, -0.41), (LOOP, -0.45), *[(text, s) for text, s in SCOTTISH[2:]]]
+    text = fitted(model, utterance, RATE, 8.0, phases=4, first=2, sure=0.0)  # type: ignore[arg-type]
+    assert model.batches == [2, 2]
+    assert text == "Hey, we're all to the first computer problem."

@@ -1,4 +1,5 @@
-"""The readings benchmark's own parts: the page-like cuts, the sweep of the rules, its report."""
+"""The readings benchmark's own parts: the page-like cuts, the sweep of the rules, the looping
+readings set back, its report."""
 
 from __future__ import annotations
 
@@ -6,7 +7,16 @@ import itertools
 from typing import Any
 
 from agent.config import ListeningConfig
-from bench.speech.asr_readings import LEADS_MS, RULES, TAILS_MS, markdown, sweep, utterances
+from bench.speech.asr_readings import (
+    LEADS_MS,
+    RULES,
+    TAILS_MS,
+    looping,
+    looping_lines,
+    markdown,
+    sweep,
+    utterances,
+)
 from bench.speech.page_hearing import CORPUS, spoken
 
 
@@ -61,8 +71,32 @@ def test_the_report_names_every_rule_and_clip() -> None:
         "tails_ms": TAILS_MS,
         "rules": rules,
         "sweep": [],
+        "looping": {"readings": 0, "looping": 0, "rules": {}},
         "rows": [{"clip": "a clip", "rules": heard}],
     }
     text = markdown(result)
     assert all(f"| {name} |" in text for name in RULES)
     assert "| a clip | 0.000 | 0.000 | 0.000 (1) | 0.000 (1) |" in text
+
+
+LOOP = "a b c d a b c d a b"  # the decoder said "a b c d" again and broke off
+
+
+def test_a_looping_reading_set_back_is_counted_before_and_after() -> None:
+    rows = [
+        {**row("a b c d", [[-0.1, LOOP], [-0.5, "a b c x"], [-0.2, "a b c d"], None]), "clip": "c"},
+        {**row("e f", [[-0.1, "e f"], [-0.2, "e f"], [-0.3, "e f"], [-0.4, "e f"]]), "clip": "d"},
+    ]
+    found = looping(rows)
+    assert (found["readings"], found["looping"]) == (7, 1)
+    # Four at once and two first (they disagree: all four read) kept the loop (WER 1.5).
+    for name in ("four", "agree_2"):
+        assert found["rules"][name] == {
+            "wer_before": 0.75,
+            "wer_after": 0.0,
+            "changed": 1,
+            "clips": {"c": [1.5, 0.0]},
+        }
+    text = "\n".join(looping_lines(found))
+    assert "| four | 0.7500 | 0.0000 | 1 |" in text
+    assert "| c | 1.500 → 0.000 | 1.500 → 0.000 | 1.500 → 0.000 |" in text
