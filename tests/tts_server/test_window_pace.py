@@ -15,6 +15,7 @@ from tts_server.engines.pace import DEFAULT_SECONDS_PER_FRAME
 from tts_server.engines.windows import (
     FRAME_SECONDS,
     LISTENER_LEAD_S,
+    PACE_MARGIN_S,
     DecodeRate,
     PlaybackClock,
     Window,
@@ -102,11 +103,12 @@ def test_the_first_window_grows_only_where_the_rate_could_not_feed_the_second() 
     assert following * FRAME_SECONDS - slow * (following + 8) >= slow * 8 - 1e-9
     assert opening > DEFAULT.first
     # the next window, decoded with the margin, is ready before the lead and this one played
-    ready = 1.3 * slow * (following + 8) + 0.05
+    ready = 1.3 * slow * (following + 8) + PACE_MARGIN_S
     assert LISTENER_LEAD_S + opening * FRAME_SECONDS >= ready
     assert LISTENER_LEAD_S + (opening - 1) * FRAME_SECONDS < ready  # and no more than that
     # as slow as real time no window keeps up: the opening covers a next window of `first`
-    assert DEFAULT.paced(0.0, FRAME_SECONDS) == math.ceil((1.3 * 0.025 * 16 + 0.05 - 0.1) / 0.025)
+    opening = (1.3 * 0.025 * 16 + PACE_MARGIN_S - 0.1) / 0.025
+    assert DEFAULT.paced(0.0, FRAME_SECONDS) == math.ceil(opening)
 
 
 def test_streams_decoding_at_once_share_the_rate() -> None:
@@ -180,8 +182,8 @@ def test_the_pace_grows_with_the_audio_buffered_and_shrinks_with_a_slower_rate()
     assert sizes == sorted(sizes) and sizes[-1] == plan.size and sizes[3] > 2 * sizes[2]
     slower = [plan.paced(1.2, rate * k) for k in (1, 1.5, 2, 3)]
     assert slower == sorted(slower, reverse=True) and slower[0] > slower[-1]
-    # (1.2 - 0.05) / 1.3 s at 6.25 ms a frame, less the context: 133 frames
-    assert plan.paced(1.2, rate) == int((1.2 - 0.05) / 1.3 / rate) - 8
+    # (1.2 - 0.1) / 1.3 s at 6.25 ms a frame, less the context: 127 frames
+    assert plan.paced(1.2, rate) == int((1.2 - PACE_MARGIN_S) / 1.3 / rate) - 8 == 127
 
 
 @given(

@@ -47,9 +47,11 @@ CROSSFADE_SAMPLES = 240  # 10 ms at 24 kHz: each seam fades from one window into
 # would gain little, and its statistics stray furthest from any prior (``onnx/priors.py``).
 MIN_WINDOWED_FRAMES = 64  # 1.6 s
 FRAME_SECONDS = SAMPLES_PER_FRAME / 24_000  # 25 ms of audio a frame
-# The pace (docs/tts_server.md, "Decoding in windows"): a window's predicted decode x 1.3 + 50 ms
+# The pace (docs/tts_server.md, "Decoding in windows"): a window's predicted decode x 1.3 + 0.1 s
 PACE_MARGIN = 1.3  # a window's time strays ~20 % from the average rate on a shared box
-PACE_MARGIN_S = 0.05  # the send, the event loop, a decoder call's cost beyond its frames
+# The send, the relay through the agent, a page busy with the streamed text, a decoder call's
+# cost beyond its frames: chunks that ran dry on the page came 10-90 ms late with 50 ms
+PACE_MARGIN_S = 0.1
 OPENING_GROWTH = 2  # the window after an opening: this times the smallest that keeps up
 
 
