@@ -47,12 +47,9 @@ CROSSFADE_SAMPLES = 240  # 10 ms at 24 kHz: each seam fades from one window into
 # would gain little, and its statistics stray furthest from any prior (``onnx/priors.py``).
 MIN_WINDOWED_FRAMES = 64  # 1.6 s
 FRAME_SECONDS = SAMPLES_PER_FRAME / 24_000  # 25 ms of audio a frame
-# The pace (docs/tts_server.md, "Decoding in windows"): a window's predicted decode x 1.3 + 0.1 s
+# The pace (docs/tts_server.md, "Decoding in windows"): a window's predicted decode x 1.3 + 50 ms
 PACE_MARGIN = 1.3  # a window's time strays ~20 % from the average rate on a shared box
-# The send, the relay through the agent, a page busy with the streamed text, a decoder call's
-# cost beyond its frames: chunks that ran dry on the page came 10-90 ms late with 50 ms
-PACE_MARGIN_S = 0.1
-OPENING_GROWTH = 2  # the window after an opening: this times the smallest that keeps up
+PACE_MARGIN_S = 0.05  # the send, the event loop, a decoder call's cost beyond its frames
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,13 +231,10 @@ class WindowPlan:
 
     def _opening(self, rate: float) -> int:
         """The first window with nothing buffered: ``first`` frames, or more where the rate is
-        so slow that the next window would not be decoded (with the margin) before this one and
-        the listener's lead have played. That next window is twice the smallest that keeps up
-        with its own decode, so that it adds to the buffer what its context costs: one that
-        only keeps up leaves the buffer as it was, and any window late by a little runs dry
-        (docs/tts_server.md, "Two listeners at once")."""
+        so slow that the next window, as small as keeps up with its own decode, would not be
+        decoded (with the margin) before this one and the listener's lead have played."""
         context = 2 * self.context
-        following = max(self.first, OPENING_GROWTH * _keeping_up(context, rate))
+        following = max(self.first, _keeping_up(context, rate))
         needed = PACE_MARGIN * rate * (following + context) + PACE_MARGIN_S - self.listener_lead_s
         return max(self.first, min(self.size, math.ceil(needed / FRAME_SECONDS)))
 
