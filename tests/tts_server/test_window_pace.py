@@ -265,6 +265,30 @@ async def test_without_a_clock_the_windows_are_the_static_plans() -> None:
     assert rate.seconds_per_frame != DEFAULT_SECONDS_PER_FRAME  # still timed
 
 
+async def listener_waits(
+    rtf: float, frames: int, pad: int, sentences: int, lead_s: float, *, measured: bool
+) -> list[float]:
+    """A reply of ``sentences`` sentences of ``frames`` frames (``pad`` of them its leading
+    pad), decoded on a scripted clock at ``rtf`` (context included; each sentence's text side a
+    twentieth of its decode) and paced for a listener with ``lead_s``: how long the listener
+    waited for each chunk. The rate starts at ``rtf`` if ``measured``, else at its guess."""
+    now = Time()
+    start = rtf * FRAME_SECONDS if measured else DEFAULT_SECONDS_PER_FRAME
+    clock, rate = PlaybackClock(lead_s, now), DecodeRate(start, now=now)
+    waited: list[float] = []
+
+    async def decode(window: Window) -> Window:
+        now.t += rtf * FRAME_SECONDS * window.decoded_frames
+        return window
+
+    for _ in range(sentences):
+        now.t += 0.05 * frames * FRAME_SECONDS * rtf  # the text side
+        async for window, _, _ in DEFAULT.decoded(decode, frames, pad, clock=clock, rate=rate):
+            audio = window.stop - max(window.start, pad)  # the leading pad is trimmed away
+            waited.append(clock.sent(audio * FRAME_SECONDS))
+    return waited
+
+
 @settings(max_examples=300, deadline=None)
 @given(
     rtf=st.floats(0.05, 0.58),
@@ -282,19 +306,7 @@ async def test_the_paced_windows_never_let_the_listener_run_dry_after_the_first(
     of their decode. (At 0.6, 8 frames of speech and a lead of 0.1 s only just hold the next
     window's 12 with its 8 of context, and anything more runs dry.)"""
     sentences = sentences if rtf <= 0.5 else 1
-    now = Time()
-    clock, rate = PlaybackClock(lead_s, now), DecodeRate(now=now)
-    waited: list[float] = []
-
-    async def decode(window: Window) -> Window:
-        now.t += rtf * FRAME_SECONDS * window.decoded_frames
-        return window
-
-    for _ in range(sentences):
-        now.t += 0.05 * frames * FRAME_SECONDS * rtf  # the text side
-        async for window, _, _ in DEFAULT.decoded(decode, frames, pad, clock=clock, rate=rate):
-            audio = window.stop - max(window.start, pad)  # the leading pad is trimmed away
-            waited.append(clock.sent(audio * FRAME_SECONDS))
+    waited = await listener_waits(rtf, frames, pad, sentences, lead_s, measured=False)
     assert max(waited[1:], default=0.0) < 1e-6
 
 
@@ -314,17 +326,5 @@ async def test_with_a_measured_rate_the_pace_holds_a_reply_to_three_fifths_of_re
     sentences, each sentence's text side costing a twentieth of its decode, never runs dry
     after its first window up to a real-time factor of 0.6 (0.5 from the guess; at 0.625 two
     sentences of 64 frames ran dry at their boundary)."""
-    now = Time()
-    clock, rate = PlaybackClock(lead_s, now), DecodeRate(rtf * FRAME_SECONDS, now=now)
-    waited: list[float] = []
-
-    async def decode(window: Window) -> Window:
-        now.t += rtf * FRAME_SECONDS * window.decoded_frames
-        return window
-
-    for _ in range(sentences):
-        now.t += 0.05 * frames * FRAME_SECONDS * rtf  # the text side
-        async for window, _, _ in DEFAULT.decoded(decode, frames, pad, clock=clock, rate=rate):
-            audio = window.stop - max(window.start, pad)
-            waited.append(clock.sent(audio * FRAME_SECONDS))
+    waited = await listener_waits(rtf, frames, pad, sentences, lead_s, measured=True)
     assert max(waited[1:], default=0.0) < 1e-6
