@@ -23,7 +23,7 @@ import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import aclosing
+from contextlib import AbstractContextManager, aclosing, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -294,13 +294,16 @@ class Engine(ABC):
             named = written_words(phonemized.words, part, offset, spoken)
             for span in split_spans(phonemes, MAX_PHONEMES):
                 piece = Piece(phonemes[span[0] : span[1]], prepared.voice, prepared.speed)
+                stream: AbstractContextManager[None] = nullcontext()
                 if self.window_plan is None:
                     chunks = self._whole(piece, named, span)
                 else:
                     chunks = self._windowed(piece, named, span, self.window_plan, clock)
-                async with aclosing(chunks):  # closed with this one: its stream ends now
-                    async for chunk in chunks:
-                        yield chunk
+                    stream = self.decode_rate.streaming()  # its text side to its last window
+                with stream:  # one of the streams sharing the engine's rate, closed with this one
+                    async with aclosing(chunks):
+                        async for chunk in chunks:
+                            yield chunk
 
     async def _whole(
         self, piece: Piece, named: Sequence[WordSpan], span: tuple[int, int]
@@ -315,21 +318,6 @@ class Engine(ABC):
             yield Chunk(trimmed, words)
 
     async def _windowed(
-        self,
-        piece: Piece,
-        named: Sequence[WordSpan],
-        span: tuple[int, int],
-        plan: WindowPlan,
-        clock: PlaybackClock | None = None,
-    ) -> AsyncIterator[Chunk]:
-        """``_windows``, counted as one of the streams sharing the engine's ``decode_rate``
-        from the piece's text side to its last window."""
-        with self.decode_rate.streaming():
-            async with aclosing(self._windows(piece, named, span, plan, clock)) as chunks:
-                async for chunk in chunks:
-                    yield chunk
-
-    async def _windows(
         self,
         piece: Piece,
         named: Sequence[WordSpan],
