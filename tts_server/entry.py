@@ -16,8 +16,8 @@ from tts_server.settings import from_env  # a leaf: the standard library and tts
 
 def quiet(argv: Sequence[str], env: Mapping[str, str] | None = None) -> bool:
     """Whether the banner is off, as the settings will read it: the last of ``--banner`` and
-    ``--no-banner`` in ``argv``, else ``TTS_BANNER`` (a value it refuses: not quiet, the
-    settings say why once parsed)."""
+    ``--no-banner`` in ``argv`` (spelled in full: the settings' parser takes no abbreviation),
+    else ``TTS_BANNER`` (a value it refuses: not quiet, the settings say why once parsed)."""
     said = [arg for arg in argv if arg in ("--banner", "--no-banner")]
     if said:
         return said[-1] == "--no-banner"

@@ -218,9 +218,17 @@ def env_name(field: str) -> str:
 def parse_settings(
     argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
 ) -> Settings:
-    """Flags win over ``TTS_*`` environment variables, which win over the defaults."""
+    """Flags win over ``TTS_*`` environment variables, which win over the defaults.
+
+    Each flag is taken only as it is spelled in full (no ``--no-ban`` for ``--no-banner``): the
+    entry point reads ``--banner`` / ``--no-banner`` before this parser is imported, and an
+    abbreviation it cannot see would let the two disagree; a full name also keeps working when a
+    new flag would make its abbreviation ambiguous.
+    """
     env = os.environ if env is None else env
-    parser = argparse.ArgumentParser(prog="tts-server", description="Kokoro-82M speech server")
+    parser = argparse.ArgumentParser(
+        prog="tts-server", description="Kokoro-82M speech server", allow_abbrev=False
+    )
     parser.add_argument("command", nargs="?", choices=["serve"], help="SageMaker passes 'serve'")
     for setting in dataclasses.fields(Settings):
         option: Option = setting.metadata["option"]

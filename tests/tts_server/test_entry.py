@@ -35,3 +35,13 @@ def test_a_variable_the_settings_refuse_leaves_the_line_on() -> None:
     assert quiet([], {"TTS_BANNER": "maybe"}) is False
     with pytest.raises(SystemExit, match="TTS_BANNER='maybe' is not a boolean"):
         parse_settings([], {"TTS_BANNER": "maybe"})
+
+
+@pytest.mark.parametrize("flag", ["--no-ban", "--no-b", "--ban"])
+def test_an_abbreviated_banner_flag_is_refused_so_the_early_check_cannot_miss_it(
+    flag: str,
+) -> None:
+    """``quiet`` sees only full names; the parser, which would take a prefix, refuses one."""
+    assert quiet([flag], {}) is False
+    with pytest.raises(SystemExit):
+        parse_settings([flag], {})
