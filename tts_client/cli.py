@@ -8,14 +8,16 @@ TEXT is one segment; without it every non-empty stdin line is one segment, sent 
 it is read. Prints each segment's time to first audio and the total time.
 
 Ctrl+C (SIGINT) or SIGTERM, at any point after its imports (waiting for a line, a handshake or
-audio): the connection is closed, one line on stderr says what stopped and that no WAV was
-written, and the process ends by the signal (``observability.stopping``: 130 or 143).
+audio, writing the WAV): the connection is closed, one line on stderr says what stopped and that
+no WAV was written, and the process ends by the signal (``observability.stopping``: 130 or 143).
+The WAV is written whole or not at all (``write_whole``), so the output file is as it was.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import time
 from collections.abc import AsyncIterator, Sequence
@@ -148,22 +150,35 @@ async def synthesize(args: argparse.Namespace) -> tuple[bytes, int]:
         await transport.aclose()
 
 
-async def run(args: argparse.Namespace) -> int:
-    """Connect, speak, write the WAV; 0 on success, 1 on a client error."""
+async def run(args: argparse.Namespace) -> bytes | None:
+    """Connect and speak; the WAV to write, or None after a client error (said on stderr)."""
     started = time.perf_counter()
     try:
         pcm, sample_rate = await synthesize(args)
     except (TTSError, ValueError) as exc:  # ValueError: e.g. no AWS region configured
         print(f"error: {exc}", file=sys.stderr)
-        return 1
-    args.output.write_bytes(wav_bytes(pcm, sample_rate))
+        return None
     seconds = len(pcm) / BYTES_PER_SAMPLE / sample_rate
     print(
         f"total {time.perf_counter() - started:.3f} s for {seconds:.2f} s of audio "
         f"-> {args.output}",
         flush=True,
     )
-    return 0
+    return wav_bytes(pcm, sample_rate)
+
+
+def write_whole(path: Path, data: bytes) -> None:
+    """``data`` at ``path`` whole or not at all: written beside it, then renamed over it, so
+    that a stop midway (or a full disk) leaves ``path`` as it was and no partial file."""
+    part = path.with_name(f".{path.name}.{os.getpid()}.part")
+    try:
+        with part.open("wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(part, path)
+    finally:
+        part.unlink(missing_ok=True)
 
 
 def kept(output: Path) -> str:
@@ -176,7 +191,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     with stops_caught():
         try:
-            status = asyncio.run(run(args))
+            wav = asyncio.run(run(args))
+            if wav is None:
+                return 1
+            write_whole(args.output, wav)  # the last step: a stop before its end writes nothing
         except Stopped as stopped:
             end_stopped(stop_line(PROG, stopped, kept(args.output)), stopped.signum)
-    return status
+    return 0

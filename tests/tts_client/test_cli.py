@@ -1,5 +1,6 @@
 """``python -m tts_client`` against the real server; stopped by Ctrl+C or SIGTERM as a real
-process (``tests.stops``) waiting on loopback: for a line on stdin, for a handshake, for audio.
+process (``tests.stops``) waiting on loopback: for a line on stdin, for a handshake, for audio;
+and stopped while it writes the WAV, which is whole or not at all.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.server import ServerConnection, serve
 
+from observability.stopping import Stopped
 from tests.stops import Command, Ended, Silent, only_line
-from tts_client.cli import main
+from tts_client.cli import main, write_whole
 from tts_protocol import SAMPLE_RATE, Close, Ready, encode
 from tts_server.testing.server_thread import ServerThread
 
@@ -152,3 +154,31 @@ def test_a_stop_while_it_waits_for_the_handshake(tmp_path: Path) -> None:
         finally:
             client.kill()
     assert_stopped(ended, signal.SIGTERM, output)
+
+
+@pytest.mark.parametrize("before", [None, b"the WAV of an earlier run"])
+def test_a_stop_while_the_wav_is_written_leaves_the_file_as_it_was_and_no_part(
+    before: bytes | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stopped with the bytes written but not yet on disk for sure: nothing at the output but
+    what was there, and no partial file beside it."""
+    output = tmp_path / "out.wav"
+    if before is not None:
+        output.write_bytes(before)
+
+    def stopped(_fd: int) -> None:
+        raise Stopped(signal.SIGTERM)
+
+    monkeypatch.setattr("tts_client.cli.os.fsync", stopped)
+    with pytest.raises(Stopped):
+        write_whole(output, b"RIFF" + bytes(4096))
+    assert list(tmp_path.iterdir()) == ([] if before is None else [output])
+    assert before is None or output.read_bytes() == before
+
+
+def test_a_whole_wav_replaces_the_last_and_leaves_nothing_else(tmp_path: Path) -> None:
+    output = tmp_path / "out.wav"
+    output.write_bytes(b"the WAV of an earlier run")
+    write_whole(output, b"RIFF" + bytes(4096))
+    assert list(tmp_path.iterdir()) == [output]
+    assert output.read_bytes() == b"RIFF" + bytes(4096)
