@@ -127,11 +127,13 @@ def test_the_last_window_starts_by_the_last_words_first_frame() -> None:
     assert [(w.start, w.stop) for w in plan.windows(60, last_from=0)] == [(0, 60)]
 
 
-def test_only_the_span_is_kept_with_context_from_beyond_it() -> None:
+def test_only_the_span_is_kept_with_context_after_it_and_none_before_it() -> None:
     plan = WindowPlan(first=8, size=240, context=4, min_last=8, growth=3)
     windows = plan.windows(180, lead=12, span=(6, 150))
     assert [(w.start, w.stop) for w in windows] == [(6, 20), (20, 44), (44, 116), (116, 150)]
-    assert windows[0].first == 2 and windows[-1].last == 154  # context beyond the span
+    # the first window's margin of silence is its context: nothing decoded before the span
+    assert (windows[0].left, windows[0].right, windows[0].decoded_frames) == (0, 4, 18)
+    assert windows[1].left == 4 and windows[-1].last == 154  # context after the span
     assert plan.windows(180, lead=12, span=(0, 180)) == plan.windows(180, lead=12)
     assert plan.windows(180, span=(30, 30)) == []
 

@@ -206,7 +206,7 @@ class WindowPlan:
                 kept = self.paced(clock.ahead(), rate.seconds_per_frame)
                 step = min(self.size, max(self.first, start + kept - base))
                 stop = self._paced_stop(base, step, end, last_from)
-            window = self._window(frames, start, stop)
+            window = self._window(frames, begin, start, stop)
             job = decode(window)
             result = await (job if rate is None else rate.measured(job, window.decoded_frames))
             yield window, result, stop == end
@@ -246,7 +246,8 @@ class WindowPlan:
         span: tuple[int, int] | None = None,
     ) -> list[Window]:
         """The windows of a sentence of ``frames`` frames, in order, covering each frame of
-        ``span`` (``[start, stop)``; None: all) once; context may come from outside it.
+        ``span`` (``[start, stop)``; None: all) once; context after it may come from outside it,
+        none before it: its first frames are the speech's margin of silence, context enough.
 
         ``lead`` frames (the leading pad's silence) come before the first window's ``first``:
         a window of silence alone is lifted by the decoder's instance norms. A window takes
@@ -259,7 +260,7 @@ class WindowPlan:
         start, base, step = begin, max(lead, begin), self.first
         while start < end:
             stop = self._stop(base, step, end, last_from)
-            out.append(self._window(frames, start, stop))
+            out.append(self._window(frames, begin, start, stop))
             start = base = stop
             step = min(self.size, round(step * self.growth))
         return out
@@ -293,10 +294,11 @@ class WindowPlan:
         merged = stop == end > base + step
         return cut if merged and cut >= base + self.first else stop
 
-    def _window(self, frames: int, start: int, stop: int) -> Window:
-        """Frames ``[start, stop)`` with their context: what the end denies, taken before."""
+    def _window(self, frames: int, begin: int, start: int, stop: int) -> Window:
+        """Frames ``[start, stop)`` with their context: what the end denies, taken before; none
+        before ``begin``, the span's first frame, whose margin of silence is context enough."""
         right = min(self.context, frames - stop)
-        return Window(start, stop, min(2 * self.context - right, start), right)
+        return Window(start, stop, min(2 * self.context - right, start - begin), right)
 
 
 def _keeping_up(context: int, rate: float) -> int:
