@@ -11,7 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tts_server.engines.pace import DEFAULT_SECONDS_PER_FRAME
+from tts_server.engines.pace import (
+    DEFAULT_SECONDS_PER_FRAME,
+    MISSES_KEPT,
+    MOST_PACE_MARGIN,
+    PACE_MARGIN,
+)
 from tts_server.engines.windows import (
     FRAME_SECONDS,
     LISTENER_LEAD_S,
@@ -158,6 +163,39 @@ async def test_the_rate_times_a_job_from_its_submission_to_its_result() -> None:
     assert rate.seconds_per_frame == pytest.approx(0.005)
 
 
+async def test_the_margin_is_the_least_until_jobs_miss_their_estimate_by_more() -> None:
+    now = Time()
+    rate = DecodeRate(0.01, now=now)
+
+    async def job(frames: int, missed: float) -> None:
+        now.t += rate.seconds_per_frame * frames * missed  # ``missed`` x its estimate
+
+    assert rate.margin == PACE_MARGIN  # nothing measured yet
+    for _ in range(10):
+        await rate.measured(job(20, 1.0), 20)
+    assert rate.margin == PACE_MARGIN  # on time: the least margin stays
+    for missed in (1.5, 1.7, 1.6):  # three of thirteen late: past the 90th percentile
+        await rate.measured(job(20, missed), 20)
+    assert rate.margin == pytest.approx(1.6)
+    await rate.measured(job(20, 9.0), 20)  # a stall counts no more than the most
+    assert PACE_MARGIN < rate.margin <= MOST_PACE_MARGIN
+    for _ in range(MISSES_KEPT):  # the load went: the late jobs are forgotten
+        await rate.measured(job(20, 0.9), 20)
+    assert rate.margin == PACE_MARGIN
+    await rate.measured(job(0, 5.0), 0)  # a job of no frames tells nothing
+    assert rate.margin == PACE_MARGIN
+
+
+def test_a_wider_margin_cuts_smaller_windows_and_a_larger_opening() -> None:
+    rate = 0.4 * FRAME_SECONDS
+    assert (
+        DEFAULT.paced(0.6, rate, 1.6)
+        < DEFAULT.paced(0.6, rate)
+        == DEFAULT.paced(0.6, rate, PACE_MARGIN)
+    )
+    assert DEFAULT.paced(0.0, 0.6 * FRAME_SECONDS, 1.6) > DEFAULT.paced(0.0, 0.6 * FRAME_SECONDS)
+
+
 def test_the_rate_is_safe_to_share_between_threads() -> None:
     rate = DecodeRate()
 
@@ -255,6 +293,35 @@ async def test_the_more_is_buffered_the_larger_the_first_window() -> None:
     )  # size frames at most, its lead included
 
 
+async def test_an_openings_frames_are_audio_after_the_leading_pad() -> None:
+    now = Time()
+    clock, rate = PlaybackClock(now=now), DecodeRate(0.017, now=now)  # an opening above first
+
+    async def decode(window: Window) -> Window:
+        return window
+
+    steps = DEFAULT.decoded(decode, 300, 12, span=(6, 290), clock=clock, rate=rate)
+    opening = (await anext(steps))[0]
+    assert DEFAULT.paced(0.0, 0.017) > DEFAULT.first
+    assert opening.stop - 12 == DEFAULT.paced(0.0, 0.017)  # not counting the pad's frames
+
+
+async def test_an_opening_is_estimated_at_the_openings_latest_miss() -> None:
+    now = Time()
+    rate = DecodeRate(0.01, now=now)
+
+    async def job(frames: int, missed: float) -> None:
+        now.t += rate.seconds_per_frame * frames * missed
+
+    assert rate.opening_seconds_per_frame == rate.seconds_per_frame  # none measured
+    await rate.measured(job(20, 1.5), 20, opening=True)
+    assert rate.opening_seconds_per_frame == pytest.approx(1.5 * rate.seconds_per_frame)
+    assert rate.margin == PACE_MARGIN  # an opening's miss is its own
+    for _ in range(8):  # openings on time again: forgotten
+        await rate.measured(job(20, 0.8), 20, opening=True)
+    assert rate.opening_seconds_per_frame == rate.seconds_per_frame
+
+
 async def test_without_a_clock_the_windows_are_the_static_plans() -> None:
     async def decode(window: Window) -> Window:
         return window
@@ -266,19 +333,33 @@ async def test_without_a_clock_the_windows_are_the_static_plans() -> None:
 
 
 async def listener_waits(
-    rtf: float, frames: int, pad: int, sentences: int, lead_s: float, *, measured: bool
+    rtf: float,
+    frames: int,
+    pad: int,
+    sentences: int,
+    lead_s: float,
+    *,
+    measured: bool,
+    rate: DecodeRate | None = None,
+    slower: tuple[float, int] = (1.0, 0),
 ) -> list[float]:
     """A reply of ``sentences`` sentences of ``frames`` frames (``pad`` of them its leading
     pad), decoded on a scripted clock at ``rtf`` (context included; each sentence's text side a
     twentieth of its decode) and paced for a listener with ``lead_s``: how long the listener
-    waited for each chunk. The rate starts at ``rtf`` if ``measured``, else at its guess."""
+    waited for each chunk. The rate starts at ``rtf`` if ``measured``, else at its guess (or is
+    ``rate``, kept from replies before). ``slower``: (factor, n), the reply's first n windows
+    decode ``factor`` times slower (a page that starts playing and drawing as a reply begins)."""
     now = Time()
     start = rtf * FRAME_SECONDS if measured else DEFAULT_SECONDS_PER_FRAME
-    clock, rate = PlaybackClock(lead_s, now), DecodeRate(start, now=now)
+    rate = rate or DecodeRate(start)
+    rate.now = now
+    clock = PlaybackClock(lead_s, now)
     waited: list[float] = []
+    factor, slow_windows = slower
 
     async def decode(window: Window) -> Window:
-        now.t += rtf * FRAME_SECONDS * window.decoded_frames
+        slowed = factor if len(waited) < slow_windows else 1.0
+        now.t += rtf * FRAME_SECONDS * window.decoded_frames * slowed
         return window
 
     for _ in range(sentences):
@@ -328,3 +409,36 @@ async def test_with_a_measured_rate_the_pace_holds_a_reply_to_three_fifths_of_re
     sentences of 64 frames ran dry at their boundary)."""
     waited = await listener_waits(rtf, frames, pad, sentences, lead_s, measured=True)
     assert max(waited[1:], default=0.0) < 1e-6
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rtf=st.floats(0.2, 0.45),
+    slower=st.floats(1.0, 1.65),
+    frames=st.integers(100, 400),
+    pad=st.integers(10, 14),
+)
+async def test_openings_that_ran_late_are_sized_for_it_in_the_replies_after(
+    rtf: float, slower: float, frames: int, pad: int
+) -> None:
+    """Each reply's first three windows decode ``slower`` times the rate the engine measured
+    between replies (the page starts playing and drawing as its reply begins): once one reply's
+    opening has missed its estimate, no later reply runs dry after its first window."""
+    rate = DecodeRate(rtf * FRAME_SECONDS)
+    await listener_waits(rtf, frames, pad, 2, 0.1, measured=True, rate=rate, slower=(slower, 3))
+    for _ in range(3):
+        waited = await listener_waits(
+            rtf, frames, pad, 2, 0.1, measured=True, rate=rate, slower=(slower, 3)
+        )
+        assert max(waited[1:]) < 1e-6
+
+
+async def test_a_reply_whose_opening_runs_late_unforeseen_runs_dry() -> None:
+    """The case above that the openings' misses are for: the first reply, its opening cut for
+    the rate measured between replies, waits for its second window."""
+    rate = DecodeRate(0.45 * FRAME_SECONDS)
+    first = await listener_waits(0.45, 100, 12, 2, 0.1, measured=True, rate=rate, slower=(1.5, 3))
+    assert max(first[1:]) > 0.1
+    assert rate.opening_seconds_per_frame > 1.4 * rate.seconds_per_frame  # learned
+    again = await listener_waits(0.45, 100, 12, 2, 0.1, measured=True, rate=rate, slower=(1.5, 3))
+    assert max(again[1:]) < 1e-6

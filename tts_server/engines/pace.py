@@ -5,7 +5,9 @@ models it (``PlaybackClock``, one per connection). The plan, which reads them, i
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import math
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -19,6 +21,16 @@ LISTENER_LEAD_S = PLAYER_LEAD_S  # a player's wait before a reply's first chunk 
 DEFAULT_SECONDS_PER_FRAME = 0.0125  # before any measurement: a real-time factor of 0.5
 MIN_SECONDS_PER_FRAME = 1e-6
 RATE_HALF_LIFE_FRAMES = 64  # decoded frames after which an old rate counts half
+# The margin a window's predicted decode is given (docs/tts_server.md, "The pace"): at least
+# ``PACE_MARGIN`` (a window's time strays ~20 % from the average rate on a shared box); where
+# the latest ``MISSES_KEPT`` jobs strayed more, the ``MISS_QUANTILE`` of their time over their
+# estimate, at most ``MOST_PACE_MARGIN``. A reply's opening window (nothing buffered) is
+# estimated at the rate times the same quantile of the latest ``OPENINGS_KEPT`` openings' miss.
+PACE_MARGIN = 1.3
+MOST_PACE_MARGIN = 2.0
+MISSES_KEPT = 32
+OPENINGS_KEPT = 8
+MISS_QUANTILE = 0.9
 
 
 class DecodeRate:
@@ -34,6 +46,12 @@ class DecodeRate:
     the streams that decoded beside it), and ``seconds_per_frame`` is that times the streams
     decoding now, so that a second listener's opening is sized for the engine it will share,
     not for the one the first had alone (docs/tts_server.md, "Two listeners at once").
+
+    ``margin`` is how far a job's time may stray from the estimate it was cut by, measured: the
+    latest jobs' time over their estimate (a load that comes and goes), so that windows are cut
+    for the misses this machine has. Openings, the first window of a reply, miss on their own:
+    a reply starts the listener's work too (a page that starts playing and drawing), so they
+    are estimated at ``opening_seconds_per_frame``, the rate times their own latest misses.
     """
 
     def __init__(
@@ -48,6 +66,8 @@ class DecodeRate:
         self._latest = 0.0  # the last job's own rate
         self._measured = False
         self._streams = 0  # sentences decoding now (``streaming``)
+        self._misses: collections.deque[float] = collections.deque(maxlen=MISSES_KEPT)
+        self._opening_misses: collections.deque[float] = collections.deque(maxlen=OPENINGS_KEPT)
         self._lock = threading.Lock()
 
     @property
@@ -56,6 +76,23 @@ class DecodeRate:
         that has just come shows there first), times the streams decoding (at least one)."""
         with self._lock:
             return max(self._rate, self._latest) * max(1, self._streams)
+
+    @property
+    def margin(self) -> float:
+        """The factor a window's predicted decode is given: ``PACE_MARGIN``, or where the latest
+        jobs took longer over their estimate, the ``MISS_QUANTILE`` of that (at most
+        ``MOST_PACE_MARGIN``)."""
+        with self._lock:
+            miss = _quantile(self._misses)
+        return min(MOST_PACE_MARGIN, max(PACE_MARGIN, miss))
+
+    @property
+    def opening_seconds_per_frame(self) -> float:
+        """The estimate for a reply's opening window: ``seconds_per_frame`` times the latest
+        openings' miss (``MISS_QUANTILE``; none measured, or on time: 1)."""
+        with self._lock:
+            miss = _quantile(self._opening_misses)
+        return self.seconds_per_frame * min(MOST_PACE_MARGIN, max(1.0, miss))
 
     @property
     def streams(self) -> int:
@@ -88,13 +125,25 @@ class DecodeRate:
             self._latest = observed
             self._measured = True
 
-    async def measured(self, job: Awaitable[T], frames: int) -> T:
+    async def measured(self, job: Awaitable[T], frames: int, *, opening: bool = False) -> T:
         """``job``'s result, its time (submission to result) learned for ``frames`` frames and
-        the streams decoding meanwhile (those at its submission and at its result, averaged)."""
-        started, streams = self.now(), self.streams
+        the streams decoding meanwhile (those at its submission and at its result, averaged),
+        and how far that time missed ``seconds_per_frame`` at its submission: ``margin``'s, or
+        with ``opening`` (a reply's first window), ``opening_seconds_per_frame``'s."""
+        started, streams, expected = self.now(), self.streams, self.seconds_per_frame * frames
         result = await job
-        self.learn(self.now() - started, frames, (streams + self.streams) / 2)
+        seconds = self.now() - started
+        self.learn(seconds, frames, (streams + self.streams) / 2)
+        if frames > 0:
+            with self._lock:
+                (self._opening_misses if opening else self._misses).append(seconds / expected)
         return result
+
+
+def _quantile(misses: collections.deque[float]) -> float:
+    """The ``MISS_QUANTILE`` of ``misses`` (0 for none)."""
+    ranked = sorted(misses)
+    return ranked[math.ceil(MISS_QUANTILE * len(ranked)) - 1] if ranked else 0.0
 
 
 class PlaybackClock:

@@ -31,6 +31,7 @@ import numpy as np
 from tts_server.engines.pace import (
     LISTENER_LEAD_S,
     MIN_SECONDS_PER_FRAME,
+    PACE_MARGIN,
     DecodeRate,
     PlaybackClock,
 )
@@ -47,8 +48,8 @@ CROSSFADE_SAMPLES = 240  # 10 ms at 24 kHz: each seam fades from one window into
 # would gain little, and its statistics stray furthest from any prior (``onnx/priors.py``).
 MIN_WINDOWED_FRAMES = 64  # 1.6 s
 FRAME_SECONDS = SAMPLES_PER_FRAME / 24_000  # 25 ms of audio a frame
-# The pace (docs/tts_server.md, "Decoding in windows"): a window's predicted decode x 1.3 + 50 ms
-PACE_MARGIN = 1.3  # a window's time strays ~20 % from the average rate on a shared box
+# The pace (docs/tts_server.md, "Decoding in windows"): a window's predicted decode x the rate's
+# margin (``DecodeRate.margin``, at least ``PACE_MARGIN``) + 50 ms
 PACE_MARGIN_S = 0.05  # the send, the event loop, a decoder call's cost beyond its frames
 
 
@@ -200,42 +201,50 @@ class WindowPlan:
         begin, end = self._extent(frames, lead, last_from, span)
         start, base, step = begin, max(lead, begin), self.first
         while start < end:
+            opening = False  # a reply's first window, nothing buffered at the listener
             if clock is None or rate is None:
                 stop = self._stop(base, step, end, last_from)
             else:
-                kept = self.paced(clock.ahead(), rate.seconds_per_frame)
-                step = min(self.size, max(self.first, start + kept - base))
+                ahead = clock.ahead()
+                opening = ahead <= 0
+                estimate = rate.opening_seconds_per_frame if opening else rate.seconds_per_frame
+                kept = self.paced(ahead, estimate, rate.margin)
+                # an opening's frames are audio to play, after the leading pad; a later
+                # window's are its decode, from its start (a next sentence's: its pad's too)
+                step = min(self.size, max(self.first, kept if opening else start + kept - base))
                 stop = self._paced_stop(base, step, end, last_from)
             window = self._window(frames, begin, start, stop)
             job = decode(window)
-            result = await (job if rate is None else rate.measured(job, window.decoded_frames))
+            if rate is not None:
+                job = rate.measured(job, window.decoded_frames, opening=opening)
+            result = await job
             yield window, result, stop == end
             start = base = stop
             step = min(self.size, round(step * self.growth))
 
-    def paced(self, ahead: float, seconds_per_frame: float) -> int:
+    def paced(self, ahead: float, seconds_per_frame: float, margin: float = PACE_MARGIN) -> int:
         """Frames to keep in the next window with ``ahead`` seconds buffered at the listener
         and a decode rate of ``seconds_per_frame``, within ``[first, size]``; nothing buffered:
         ``first`` (the listener is waiting: audio soonest). Else the most whose predicted
-        decode, context included, times ``PACE_MARGIN`` plus ``PACE_MARGIN_S`` ends before that
+        decode, context included, times ``margin`` plus ``PACE_MARGIN_S`` ends before that
         audio does; if that window would not add to the buffer (a slow rate, little buffered),
         the smallest that adds to it with the margin, as far as the buffer holds its decode
         without the margin, and never one that falls behind its own decode."""
         rate, context = max(seconds_per_frame, MIN_SECONDS_PER_FRAME), 2 * self.context
         if ahead <= 0:
-            return self._opening(rate)
-        fits = math.floor((ahead - PACE_MARGIN_S) / PACE_MARGIN / rate) - context
+            return self._opening(rate, margin)
+        fits = math.floor((ahead - PACE_MARGIN_S) / margin / rate) - context
         holds = math.floor(ahead / rate) - context  # what the buffer holds, no margin
-        grows = min(_keeping_up(context, PACE_MARGIN * rate), holds)
+        grows = min(_keeping_up(context, margin * rate), holds)
         return max(self.first, min(self.size, max(fits, _keeping_up(context, rate), grows)))
 
-    def _opening(self, rate: float) -> int:
+    def _opening(self, rate: float, margin: float) -> int:
         """The first window with nothing buffered: ``first`` frames, or more where the rate is
         so slow that the next window, as small as keeps up with its own decode, would not be
         decoded (with the margin) before this one and the listener's lead have played."""
         context = 2 * self.context
         following = max(self.first, _keeping_up(context, rate))
-        needed = PACE_MARGIN * rate * (following + context) + PACE_MARGIN_S - self.listener_lead_s
+        needed = margin * rate * (following + context) + PACE_MARGIN_S - self.listener_lead_s
         return max(self.first, min(self.size, math.ceil(needed / FRAME_SECONDS)))
 
     def windows(
