@@ -28,6 +28,12 @@ C = TypeVar("C")
 T = TypeVar("T")
 FACTORY_SPEC = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")  # package.module:function
 ENDPOINTING = ("silence", "turn_model")  # how a turn's end is found (docs/listening.md)
+BACKCHANNEL_WORDS = (
+    *("mm", "mmm", "mhm", "mmhm", "mmhmm", "hmm", "hm", "uh", "huh", "uh-huh", "uh-uh", "um"),
+    *("yeah", "yep", "yes", "okay", "ok", "right", "oh", "ooh", "ah", "aha", "sure", "i see"),
+)  # what a user says over a reply without taking the turn (docs/listening.md, "False
+# interruptions"): tiny.en writes "mm-hm" as "Mm-hmm", "uh-huh" as "Uh-uh" and "Uh-huh"
+BACKCHANNEL_WORD = re.compile(r"[a-z]+(?:[ '-][a-z]+)*")  # one entry of the list
 
 
 def _positive(text: str, name: str, what: str, most: float = math.inf) -> float:
@@ -96,6 +102,19 @@ def _off_or_fraction(text: str, name: str) -> float:
 def _listed(text: str, _name: str) -> tuple[str, ...]:
     """Comma-separated entries (none: the default)."""
     return tuple(entry.strip() for entry in text.split(",") if entry.strip())
+
+
+def _backchannels(text: str, name: str) -> tuple[str, ...]:
+    """Comma-separated words or short phrases, lower case (letters, and a space, hyphen or
+    apostrophe between them)."""
+    entries = tuple(" ".join(entry.lower().split()) for entry in text.split(","))
+    bad = [entry for entry in entries if not BACKCHANNEL_WORD.fullmatch(entry)]
+    if bad:
+        raise ValueError(
+            f"{name} must be comma-separated words (letters, and a space, hyphen or apostrophe "
+            f"between them), not {bad[0]!r}"
+        )
+    return entries
 
 
 def _text(text: str, _name: str) -> str:
@@ -200,7 +219,30 @@ class ListeningConfig:
         "the score that ends a turn when the model is asked once more",
     )
     barge_in_ms: int = env_field(
-        "VOICE_AGENT_BARGE_IN_MS", 200, _count, "speech this long cuts a running turn"
+        "VOICE_AGENT_BARGE_IN_MS",
+        200,
+        _count,
+        "speech this long over a reply pauses it (hands-free; push-to-talk cuts at once)",
+    )
+    interrupt_ms: int = env_field(
+        "VOICE_AGENT_INTERRUPT_MS",
+        1000,
+        _count,
+        "speech this long over a paused reply cuts it without waiting for its words "
+        "(at most VOICE_AGENT_BARGE_IN_MS: every barge-in cuts at once)",
+    )
+    resume_ms: int = env_field(
+        "VOICE_AGENT_RESUME_MS",
+        1500,
+        _count,
+        "a paused reply with no words over it this long after the pause plays on",
+    )
+    backchannels: tuple[str, ...] = env_field(
+        "VOICE_AGENT_BACKCHANNELS",
+        BACKCHANNEL_WORDS,
+        _backchannels,
+        "words said over a reply that resume it (comma-separated): a transcript of only "
+        "these, or of nothing, is no prompt",
     )
     preroll_ms: int = env_field(
         "VOICE_AGENT_LISTEN_PREROLL_MS", 192, _count, "audio kept from before the onset"

@@ -293,6 +293,26 @@ class TurnWithdrawn(Event):
     prompt: str
 
 
+@dataclass(frozen=True, slots=True)
+class ReplyPaused(Event):
+    """The user speaks over turn ``turn_id``'s reply (hands-free, for ``barge_in_ms``): the
+    client pauses its playback where it is, keeps what comes, and waits for ``reply.resumed``
+    or ``cancelled`` (None: the turn had not started; pause what plays). docs/listening.md,
+    "False interruptions"."""
+
+    type: ClassVar[str] = "reply.paused"
+    turn_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyResumed(Event):
+    """The speech that paused turn ``turn_id``'s reply held no words but backchannels ("mm-hm",
+    "okay"), or none came within ``resume_ms``: the client plays on from where it paused."""
+
+    type: ClassVar[str] = "reply.resumed"
+    turn_id: str | None
+
+
 # --- frames within the limit (AgentCore's WebSocket frame: MAX_FRAME_BYTES) -----------------
 
 CUT = "…"  # ends a text cut short to fit a frame

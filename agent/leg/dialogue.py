@@ -5,16 +5,20 @@ comes here (``Dialogue.take``). A prompt starts a turn and ``cancel`` stops it (
 ``agent.leg.turns``); ``config`` and playback reports set the defaults of the next turn
 (``agent.leg.messages.Defaults``); listening messages and microphone frames go to the sans-I/O
 ``VoiceInput`` (``agent.leg.voice_input``), whose actions are carried out here: say an event,
-recognize an utterance, ask the turn model about a pause, cut the running turn.
+recognize an utterance, ask the turn model about a pause, pause the reply the user speaks over
+(and play it on at the resume bound if no words came), cut the running turn.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Protocol
+
+from starlette.websockets import WebSocketDisconnect
 
 from agent.events import (
     AudioDelta,
@@ -43,7 +47,16 @@ from agent.leg.messages import (
     TalkStart,
 )
 from agent.leg.turns import EarlyReply, TurnRunner
-from agent.leg.voice_input import Action, CancelTurn, JudgeTurn, Recognize, Send, VoiceInput
+from agent.leg.voice_input import (
+    Action,
+    CancelTurn,
+    JudgeTurn,
+    PauseReply,
+    Recognize,
+    Send,
+    StartTurn,
+    VoiceInput,
+)
 from agent.listening.eager import EagerRecognition
 from agent.listening.endpointer import Resumed
 from agent.listening.listener import ListeningService, Utterance
@@ -96,6 +109,7 @@ class Dialogue:
         self._continuation = Continuation(conversation, withdraw, wire.tell)
         self._eager = None if listening is None else EagerRecognition(listening.recognizer)
         self._early = None
+        self._resume: asyncio.Task[None] | None = None  # plays a paused reply on at its bound
         if self._eager is not None:
             self._early = EarlyReply(self._turns, self._eager, self._start_held, withdraw)
 
@@ -127,6 +141,8 @@ class Dialogue:
 
     async def close(self) -> None:
         """The socket ends: drop the early reply and the eager recognition, stop the turn."""
+        if self._resume is not None:
+            self._resume.cancel()
         await self._drop_early()
         if self._eager is not None:
             self._eager.drop()
@@ -158,9 +174,9 @@ class Dialogue:
                         await service.turn_judge.load()
                 except (RecognitionError, TurnModelError) as exc:
                     raise BadRequest(exc.code, str(exc)) from exc
-                return self._input.listen(message.mode)
+                return self._input.listen(message.mode, now)
             if isinstance(message, ListenStop):
-                return self._input.listen_stop()
+                return self._input.listen_stop(now)
             if isinstance(message, TalkStart):
                 return self._input.talk_start(now, running)
             return self._input.talk_end()
@@ -178,6 +194,11 @@ class Dialogue:
                 await self._recognize(action.utterance)
             elif isinstance(action, JudgeTurn):
                 await self._judge(action)
+            elif isinstance(action, PauseReply):
+                await self._wire.tell(action.event)
+                self._resume_at(action.resume_at)
+            elif isinstance(action, StartTurn):
+                await self._start_spoken(action.text)
             elif isinstance(action, Resumed):  # only while listening, with an EarlyReply
                 await self._early.resumed()  # type: ignore[union-attr]
             else:
@@ -206,7 +227,8 @@ class Dialogue:
         if actions or not config.eager_asr or not (paused.last or turn is None):
             return  # the turn ended, or the model is asked again in this pause
         self._eager.start(paused.ticket, paused.pcm)
-        if turn is not None and config.eager_start and self._early.enabled:
+        held = self._input.holding  # a reply paused for these words: none starts before them
+        if turn is not None and config.eager_start and self._early.enabled and not held:
             await self._early.drop()  # an older pause's, if speech did not say resumed
             self._early.begin(paused.ticket)
 
@@ -229,14 +251,30 @@ class Dialogue:
             recognition = await self._eager.recognize(utterance.pcm, utterance.ticket)
         except RecognitionError as exc:
             await self._wire.tell(ErrorEvent(exc.code, str(exc)))
+            await self._do(self._input.heard("", self._now(), self._turns.running))
             return
         await self._wire.tell(Transcript(recognition.text, utterance.audio_ms, recognition.asr_ms))
-        if recognition.text:
-            prompt = await self._continuation.prompt(recognition.text, self._defaults.request.heard)
-            try:
-                await self._start(self._defaults.turn(prompt))
-            except BadRequest as exc:  # e.g. a voice in the defaults the TTS server lost
-                await self._wire.tell(Refused(exc.code, exc.message, "transcript"))
+        await self._do(self._input.heard(recognition.text, self._now(), self._turns.running))
+
+    async def _start_spoken(self, text: str) -> None:
+        """Start the turn of the user's words (after what they continue, if anything)."""
+        prompt = await self._continuation.prompt(text, self._defaults.request.heard)
+        try:
+            await self._start(self._defaults.turn(prompt))
+        except BadRequest as exc:  # e.g. a voice in the defaults the TTS server lost
+            await self._wire.tell(Refused(exc.code, exc.message, "transcript"))
+
+    def _resume_at(self, when: float) -> None:
+        """Play the paused reply on at ``when`` if no words have come by then (the reader may be
+        waiting for a recognition, so no frame would tell)."""
+        if self._resume is not None:
+            self._resume.cancel()
+        self._resume = asyncio.create_task(self._resume_when(when), name="ws-resume")
+
+    async def _resume_when(self, when: float) -> None:
+        await asyncio.sleep(max(0.0, when - self._now()))
+        with contextlib.suppress(WebSocketDisconnect):  # the client went: nothing to resume
+            await self._do(self._input.due(self._now()))
 
     async def _start_held(self, text: str) -> None:
         prompt = await self._continuation.prompt(text, self._defaults.request.heard)
@@ -255,7 +293,7 @@ class Dialogue:
             self._input.audio_sent(self._now(), len(event.pcm), self._turns.turn_id)
             return
         if isinstance(event, TurnStart):
-            self._input.turn_started()
+            self._input.turn_started(event.turn_id)
         await self._wire.send(event)
 
     @staticmethod

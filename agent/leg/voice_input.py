@@ -10,12 +10,20 @@ clock and whether a turn runs, and returns what the socket does next, in order, 
 - ``Recognize``: recognize this utterance, then start a turn of its transcript;
 - ``JudgeTurn``: ask the turn model about the utterance so far, and answer ``judged``;
 - ``CancelTurn``: stop the running turn (user speech over it) and say ``cancelled``;
+- ``PauseReply``: say ``reply.paused``, and resume it at ``resume_ms`` unless words came;
+- ``StartTurn``: start a turn of the words the user said;
 - ``Resumed``: speech came back after a judged pause: drop what was started on it.
 
 The barge-in rule: the agent is speaking while a turn runs *or* the page still plays audio it
-was sent (a reply synthesized faster than real time is all sent before it is heard). Speech of
-``barge_in_ms`` over it cuts it: the running turn is cancelled; a turn that has ended but
-whose audio still plays is named in a ``cancelled`` so that the page stops it.
+was sent (a reply synthesized faster than real time is all sent before it is heard). A
+push-to-talk press over it cuts it: the running turn is cancelled; a turn that has ended but
+whose audio still plays is named in a ``cancelled`` so that the page stops it. Hands-free,
+speech of ``barge_in_ms`` over it pauses it (``reply.paused``; the playback clock stops with
+the page's player), and its transcript decides (``heard``): any word but a backchannel cuts
+it as a press would, and the words are the next prompt; only backchannels, or nothing, and it
+plays on (``reply.resumed``), no prompt. Speech that lasts ``interrupt_ms`` cuts it without
+waiting for the words; no words by ``resume_ms`` after the pause, and it plays on
+(docs/listening.md, "False interruptions").
 """
 
 from __future__ import annotations
@@ -24,11 +32,13 @@ from dataclasses import dataclass
 
 from agent.config import ListeningConfig
 from agent.core.playback import Playback
-from agent.events import Event, TurnCancelled
+from agent.events import Event, ReplyPaused, ReplyResumed, TurnCancelled
 from agent.leg.messages import AUDIO, MicFrame
+from agent.listening.backchannel import only_backchannel
 from agent.listening.endpointer import Paused, Resumed
 from agent.listening.listener import (
     BargeIn,
+    Hold,
     Listener,
     ListenerOutput,
     ListeningService,
@@ -69,7 +79,32 @@ class CancelTurn:
     playing: str | None
 
 
-Action = Send | Recognize | JudgeTurn | CancelTurn | Resumed
+@dataclass(frozen=True, slots=True)
+class PauseReply:
+    """Say ``event`` (``reply.paused``); at ``resume_at`` (the loop's clock) ask ``due``."""
+
+    event: ReplyPaused
+    resume_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class StartTurn:
+    """Start a turn of ``text``, the user's words, as a typed prompt would."""
+
+    text: str
+
+
+Action = Send | Recognize | JudgeTurn | CancelTurn | PauseReply | StartTurn | Resumed
+
+
+@dataclass(slots=True)
+class _Pause:
+    """The reply paused at ``at`` for the user's speech; ``resumed``: it plays on already (the
+    resume bound), and only words that are not backchannels still cut it."""
+
+    turn_id: str | None
+    at: float
+    resumed: bool = False
 
 
 def check_frame(frame: MicFrame, config: ListeningConfig) -> bytes:
@@ -97,7 +132,7 @@ def passed_on(output: ListenerOutput) -> Action:
         return JudgeTurn(output)
     if isinstance(output, Resumed):
         return output
-    assert not isinstance(output, BargeIn)  # the listener's only other output
+    assert not isinstance(output, BargeIn | Hold)  # the listener's only other outputs
     return Send(output)
 
 
@@ -114,13 +149,15 @@ class VoiceInput:
         self.listening = listening
         self.playback = Playback()
         self._listener: Listener | None = None
+        self._pause: _Pause | None = None  # the reply paused for the user's speech
 
     # --- messages (each raises ``BadRequest``) -----------------------------------------------
 
-    def listen(self, mode: ListenMode) -> list[Action]:
-        """Listen in ``mode`` from now on (an utterance in progress in another is dropped)."""
+    def listen(self, mode: ListenMode, now: float) -> list[Action]:
+        """Listen in ``mode`` from now on (an utterance in progress in another is dropped, and a
+        reply paused for it plays on)."""
         listening = self.service()
-        actions, self._listener = stopped(self._listener), None
+        actions, self._listener = [*stopped(self._listener), *self._play_on(now)], None
         try:
             turn_model = listening.turn_judge is not None
             self._listener = Listener(listening.config, mode, turn_model=turn_model)
@@ -128,10 +165,10 @@ class VoiceInput:
             raise BadRequest("listening_unavailable", f"no VAD here: {exc}") from exc
         return [*actions, Send(listening.state(mode))]
 
-    def listen_stop(self) -> list[Action]:
-        """Stop listening, and say so."""
+    def listen_stop(self, now: float) -> list[Action]:
+        """Stop listening, and say so (a reply paused for speech plays on: no words will come)."""
         listening = self.service()
-        actions, self._listener = stopped(self._listener), None
+        actions, self._listener = [*stopped(self._listener), *self._play_on(now)], None
         return [*actions, Send(listening.state(None))]
 
     def talk_start(self, now: float, turn_running: bool) -> list[Action]:
@@ -151,7 +188,7 @@ class VoiceInput:
         assert self.listening is not None  # a listener exists only with it
         pcm = check_frame(frame, self.listening.config)
         outputs = listener.feed(pcm, self._speaking(now, turn_running))
-        return self._act(outputs, now, turn_running)
+        return [*self._act(outputs, now, turn_running), *self.due(now)]
 
     def judged(
         self, ticket: int, turn: TurnScore | None, now: float, turn_running: bool
@@ -162,11 +199,38 @@ class VoiceInput:
         outputs = self._listener.judged(ticket, turn, self._speaking(now, turn_running))
         return self._act(outputs, now, turn_running)
 
+    @property
+    def holding(self) -> bool:
+        """A reply is paused for the user's speech, its words not heard yet."""
+        return self._pause is not None and not self._pause.resumed
+
+    def heard(self, text: str, now: float, turn_running: bool) -> list[Action]:
+        """The transcript ``text`` of an utterance: a turn of it, unless it paused the reply and
+        holds only backchannels (or nothing): then the reply plays on. Words that pause it
+        cut it first."""
+        assert self.listening is not None  # an utterance exists only with it
+        pause, self._pause = self._pause, None
+        if pause is None:
+            return [StartTurn(text)] if text else []
+        if only_backchannel(text, self.listening.config.backchannels):
+            return [] if pause.resumed else self._play_on(now, pause)
+        return [*self._cut(now, turn_running), StartTurn(text)]
+
+    def due(self, now: float) -> list[Action]:
+        """The reply paused for speech plays on if no words have come by ``resume_ms``."""
+        pause = self._pause
+        if pause is None or pause.resumed or now < self._resume_at(pause):
+            return []
+        pause.resumed = True
+        self.playback.resume(now)
+        return [Send(ReplyResumed(pause.turn_id))]
+
     # --- the turn's audio, as the socket relays it ----------------------------------------
 
-    def turn_started(self) -> None:
-        """A new turn starts: the page drops what an older turn left."""
-        self.playback.stop()
+    def turn_started(self, turn_id: str) -> None:
+        """A new turn starts: the page drops what an older turn left (and any pause)."""
+        self.playback.started(turn_id)
+        self._pause = None
 
     def audio_sent(self, now: float, pcm_bytes: int, turn_id: str | None) -> None:
         """``pcm_bytes`` of turn ``turn_id``'s audio went to the page."""
@@ -175,6 +239,7 @@ class VoiceInput:
     def turn_stopped(self) -> None:
         """The turn was cut: the page stops playing on ``cancelled``."""
         self.playback.stop()
+        self._pause = None
 
     # --- rules --------------------------------------------------------------------------
 
@@ -186,12 +251,16 @@ class VoiceInput:
         actions: list[Action] = []
         for output in outputs:
             if isinstance(output, BargeIn):
-                actions += self._barge_in(now, turn_running)
+                actions += self._cut(now, turn_running)
+            elif isinstance(output, Hold):
+                actions += self._hold(now, turn_running)
             else:
                 actions.append(passed_on(output))
         return actions
 
-    def _barge_in(self, now: float, turn_running: bool) -> list[Action]:
+    def _cut(self, now: float, turn_running: bool) -> list[Action]:
+        """Cut the reply the user speaks over (a paused one too)."""
+        self._pause = None
         playing = self.playback.turn_id if self.playback.playing(now) else None
         if turn_running:  # the same stop as a `cancel`
             return [CancelTurn(playing)]
@@ -199,6 +268,27 @@ class VoiceInput:
             return []
         self.playback.stop()  # its turn has ended; its audio still plays
         return [Send(TurnCancelled(playing))]
+
+    def _hold(self, now: float, turn_running: bool) -> list[Action]:
+        """Pause the reply the user may be speaking over, until their words decide."""
+        if not self._speaking(now, turn_running):
+            return []
+        self.playback.pause(now)
+        pause = self._pause = _Pause(self.playback.turn_id, now)
+        return [PauseReply(ReplyPaused(pause.turn_id), self._resume_at(pause))]
+
+    def _play_on(self, now: float, pause: _Pause | None = None) -> list[Action]:
+        """The paused reply plays on at ``now`` (``pause``, else the one paused now, if any)."""
+        pause = pause or self._pause
+        self._pause = None
+        if pause is None or pause.resumed:
+            return []
+        self.playback.resume(now)
+        return [Send(ReplyResumed(pause.turn_id))]
+
+    def _resume_at(self, pause: _Pause) -> float:
+        assert self.listening is not None
+        return pause.at + self.listening.config.resume_ms / 1000
 
     def service(self) -> ListeningService:
         """What this socket listens with; raises ``BadRequest`` where the server does not."""

@@ -3,9 +3,11 @@
 A ``Listener`` is made by a ``listen`` message and lives until ``listen.stop`` (or the
 socket's end). Hands-free, every frame goes through the VAD and the endpointer; push-to-talk,
 ``talk.start`` and ``talk.end`` bracket an utterance and the VAD does not run. It returns what
-the socket does next, in order: events to send, an ``Utterance`` to recognize, a ``BargeIn``
-(cut the running turn), a ``Paused`` to ask the turn model about and a ``Resumed`` (speech
-after that pause: drop what was started on it). Audio may run ahead of real time by
+the socket does next, in order: events to send, an ``Utterance`` to recognize, a ``Hold``
+(hands-free speech over the reply for ``barge_in_ms``: pause it while its words are heard), a
+``BargeIn`` (cut the reply: a push-to-talk press, or speech over it for ``interrupt_ms``), a
+``Paused`` to ask the turn model about and a ``Resumed`` (speech after that pause: drop what was
+started on it). Audio may run ahead of real time by
 ``burst_s`` at most (a tab that stalled and caught up); beyond that frames are dropped with
 ``audio_too_fast``, so a client can never make a socket spend more than real time's worth of
 VAD. Sans-I/O: the clock is
@@ -53,7 +55,13 @@ class BargeIn:
     """The user is talking over the running turn: cancel it."""
 
 
-ListenerOutput = Event | Utterance | BargeIn | Paused | Resumed
+@dataclass(frozen=True, slots=True)
+class Hold:
+    """The user may be talking over the reply (hands-free): pause it until their words say
+    whether they take the turn."""
+
+
+ListenerOutput = Event | Utterance | BargeIn | Hold | Paused | Resumed
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,7 +131,8 @@ class Listener:
         self._told_too_fast = False
         self._vad = VoiceActivity() if mode == "hands_free" else None
         self._endpointer = Endpointer(config, turn_model)
-        self._barged = False
+        self._barged = False  # this utterance held the reply (and will be recognized)
+        self._interrupted = False  # ... and went on long enough to cut it
         self._talk: bytearray | None = None  # push-to-talk: the press's audio so far
         self._talk_started_at = 0.0
         self._talk_cut = False
@@ -156,7 +165,7 @@ class Listener:
         for window, probability in self._vad.windows(pcm):
             for found in self._endpointer.push(window, probability):
                 if isinstance(found, Started):
-                    self._barged = False
+                    self._barged = self._interrupted = False
                     outputs.append(SpeechStart(found.at_ms))
                 elif isinstance(found, Paused):
                     outputs += self._paused(found, agent_speaking)
@@ -164,10 +173,20 @@ class Listener:
                     outputs.append(found)
                 else:
                     outputs += self._ended(found, agent_speaking)
-            speech_ms = self._endpointer.speech_ms
-            if agent_speaking and not self._barged and speech_ms >= self._config.barge_in_ms:
-                self._barged = True
-                outputs.append(BargeIn())
+            outputs += self._over_the_reply(agent_speaking)
+        return outputs
+
+    def _over_the_reply(self, agent_speaking: bool) -> list[ListenerOutput]:
+        """Speech of ``barge_in_ms`` while the agent speaks holds the reply; of ``interrupt_ms``,
+        it cuts it without waiting for its words."""
+        speech_ms, config = self._endpointer.speech_ms, self._config
+        outputs: list[ListenerOutput] = []
+        if agent_speaking and not self._barged and speech_ms >= config.barge_in_ms:
+            self._barged = True
+            outputs.append(Hold())
+        if self._barged and not self._interrupted and speech_ms >= config.interrupt_ms:
+            self._interrupted = True
+            outputs.append(BargeIn())
         return outputs
 
     def _paused(self, paused: Paused, agent_speaking: bool) -> list[ListenerOutput]:

@@ -6,10 +6,18 @@ fast a real interruption cuts it.
 
 Each sound is played, as the page's 20 ms microphone frames, into the server's listening path
 while a reply runs: a ``VoiceInput`` listening hands-free with the defaults (Silero VAD, the
-endpointer, the ``barge_in_ms`` rule), every frame fed with ``turn_running=True``, exactly as
-the socket feeds it while a turn streams. A ``CancelTurn`` is the cut. The only knob changed is
-``burst_s`` (the pacing bound), so that a clip may be fed faster than real time: the decisions
-depend on the audio alone, never on the clock.
+endpointer with Smart Turn, the ``barge_in_ms``, ``interrupt_ms`` and ``resume_ms`` rules),
+every frame fed with ``turn_running=True``, exactly as the socket feeds it while a turn streams.
+A ``PauseReply`` is the reply paused (its time from the sound's onset is the barge-in stop time:
+what the user hears stop); a ``CancelTurn`` is the cut; a ``reply.resumed`` the reply played on.
+The utterance's transcript (the project's recognizer) is answered as the socket answers it
+(``VoiceInput.heard``). The clock is the socket's: each frame is taken when it arrives (its
+audio time) or when the one before it was done, and the turn model's and the recognizer's own
+time is added, as the socket's reader waits for them (frames queue meanwhile); the resume bound
+runs on that clock. Recognition starts at the utterance's end (the socket may start it earlier,
+at a pause the turn model called unfinished: so the bound is reached here no later than there).
+The only knob changed is ``burst_s`` (the pacing bound), so that a clip may be fed faster than
+real time.
 
 The corpus is made here, offline and deterministically (nothing recorded ships):
 
@@ -22,14 +30,14 @@ The corpus is made here, offline and deterministically (nothing recorded ships):
 - **interruptions**: short questions and "wait, stop", in the same twelve voices.
 
 Every clip sits in a quiet room's floor (-70 dBFS white noise) with 0.5 s before it and 1.5 s
-after. Per clip: whether the reply was cut, and where (audio time from the sound's onset, the
+after. Per clip: whether the reply was paused, and when (audio time from the sound's onset, the
 first 10 ms whose level is within 20 dB of the clip's loudest, to the end of the frame whose
-processing cancelled, plus that processing's own time): for an interruption that is the
-barge-in stop time the server adds; the page then needs the ``cancelled``'s trip and its
-few-ms ramp. With ``--asr`` (the default) each utterance that cut is also recognized by the
-project's recognizer, and the text is checked against ``BACKCHANNEL_WORDS``: what a rule "cut only
-on words that are not a backchannel" would decide. Writes
-``docs/benchmarks/false_interruptions.{json,md}``.
+processing paused it, plus that processing's own time): the stop time the server adds (the page
+then needs the ``reply.paused``'s trip and the context's suspension); then whether it was cut
+(``cancelled``: words that are not backchannels, or speech past ``interrupt_ms``) or resumed
+(only backchannel words, or none, or none by ``resume_ms``), and how long it was silent. With
+``--no-asr`` nothing is recognized: only the pauses and the interrupt bound's cuts are known.
+Writes ``docs/benchmarks/false_interruptions.{json,md}``.
 """
 
 from __future__ import annotations
@@ -40,7 +48,6 @@ import dataclasses
 import datetime
 import json
 import os
-import re
 import statistics
 import time
 from collections.abc import Iterator
@@ -52,11 +59,22 @@ import numpy as np
 
 from agent.browser_leg import MIC_SAMPLE_RATE
 from agent.config import ListeningConfig
-from agent.events import SpeechEnd, SpeechStart
+from agent.events import ReplyResumed, SpeechEnd, SpeechStart, TurnCancelled
 from agent.leg.messages import MicFrame
-from agent.leg.voice_input import CancelTurn, Recognize, Send, VoiceInput
+from agent.leg.voice_input import (
+    Action,
+    CancelTurn,
+    JudgeTurn,
+    PauseReply,
+    Recognize,
+    Send,
+    StartTurn,
+    VoiceInput,
+)
+from agent.listening.backchannel import only_backchannel
 from agent.listening.listener import ListeningService
-from agent.listening.recognizer import Recognition
+from agent.listening.recognizer import Recognition, Recognizer
+from agent.listening.turn_model import TurnJudge
 from bench.speech.espeak_voice import VOICES as ESPEAK_VOICES
 from bench.speech.espeak_voice import say
 from bench.speech.intelligibility import to_whisper_input
@@ -79,17 +97,10 @@ INTERRUPTIONS = (
     "What time is it in Tokyo?",
     "Can you say that again?",
 )
+
+
 # What a transcript may be and still be a backchannel (lower case, punctuation dropped): the
 # proposed rule's list (docs/listening.md, "False interruptions").
-BACKCHANNEL_WORDS = frozenset(
-    {"mm", "mhm", "mmhm", "mmhmm", "hmm", "hm", "uh", "huh", "um", "yeah", "yep", "yes"}
-    | {"okay", "ok", "right", "oh", "ah", "aha", "sure", "i see"}
-)
-# What a transcript may hold and still be a backchannel: only these words (lower case,
-# punctuation and hyphens dropped; "i see" as one), or nothing. The proposed rule's list
-# (docs/listening.md, "False interruptions").
-
-
 @dataclass(frozen=True, slots=True)
 class Sound:
     """One clip: ``kind`` (backchannel, noise, interruption), what it is and who made it."""
@@ -352,39 +363,131 @@ def clip(sound: Sound, index: int) -> np.ndarray:
     return np.clip(samples + floor, -1, 1)
 
 
-def listened(config: ListeningConfig, samples: np.ndarray) -> dict[str, Any]:
-    """Feed ``samples`` as 20 ms frames over a running turn; what the server decided."""
-    voice = VoiceInput(ListeningService(config, NoRecognizer()))
-    voice.listen("hands_free")
-    pcm = (samples * 32767).astype("<i2").tobytes()
-    size = ms(FRAME_MS) * 2
-    found: dict[str, Any] = {"speech_start_ms": None, "cut_ms": None, "end": None, "pcm": None}
-    for offset in range(0, len(pcm), size):
+class Socket:
+    """A ``VoiceInput`` over a running turn, on the socket's clock (seconds of audio time): a
+    frame is taken when it arrives or when the one before it was done; the turn model's and
+    the recognizer's time holds the reader, as on the socket. What happened, and when."""
+
+    def __init__(
+        self, config: ListeningConfig, judge: TurnJudge | None, recognizer: Recognizer | None
+    ) -> None:
+        self.voice = VoiceInput(ListeningService(config, NoRecognizer(), judge))
+        self.voice.listen("hands_free", 0.0)
+        self.judge, self.recognizer = judge, recognizer
+        self.now = 0.0
+        self.resume_at: float | None = None  # the paused reply's resume bound
+        self.found: dict[str, Any] = {
+            "speech_start_ms": None,
+            "end": None,
+            "pause_s": None,
+            "cut_s": None,
+            "cut_by": None,
+            "resumed_s": None,
+            "resumed_by": None,
+            "pcm": None,
+            "heard": None,
+            "prompt": None,
+        }
+
+    @property
+    def decided(self) -> bool:
+        """The reply was cut, or the utterance's words were answered (or, with no recognizer,
+        the utterance has ended)."""
+        found = self.found
+        if self.recognizer is None and found["pcm"] is not None:
+            return True
+        return found["cut_s"] is not None or found["heard"] is not None
+
+    def frame(self, pcm: bytes, arrives_s: float) -> None:
+        self.now = max(self.now, arrives_s)
+        self.take(self.timed(lambda: self.voice.frame(MicFrame(pcm), self.now, True)))
+
+    def timed(self, work: Any) -> Any:
         began = time.perf_counter()
-        actions = voice.frame(MicFrame(pcm[offset : offset + size]), time.monotonic(), True)
-        spent_ms = (time.perf_counter() - began) * 1000
-        end_ms = (offset + size) / 2 / RATE * 1000
+        try:
+            return work()
+        finally:
+            self.now += time.perf_counter() - began
+
+    def waited(self, work: Any) -> Any:
+        """``work`` that the socket's reader awaits (the turn model, recognition): the resume
+        bound's timer runs meanwhile, so a bound within it resumes there."""
+        began = self.now
+        result = self.timed(work)
+        if self.resume_at is not None and began < self.resume_at <= self.now:
+            end, self.now = self.now, self.resume_at
+            self.take(self.voice.due(self.resume_at))
+            self.now = end
+        return result
+
+    def take(self, actions: list[Action]) -> None:
+        found = self.found
         for action in actions:
-            if isinstance(action, CancelTurn) and found["cut_ms"] is None:
-                found["cut_ms"], found["decide_ms"] = end_ms, spent_ms
+            if isinstance(action, PauseReply):
+                found["pause_s"], self.resume_at = self.now, action.resume_at
+            elif isinstance(action, CancelTurn) or (
+                isinstance(action, Send) and isinstance(action.event, TurnCancelled)
+            ):
+                found["cut_s"] = self.now
+                found["cut_by"] = "interrupt_ms" if found["heard"] is None else "words"
+                found["resumed_s"] = found["resumed_by"] = None  # resumed at the bound, then cut
+            elif isinstance(action, Send) and isinstance(action.event, ReplyResumed):
+                found["resumed_s"] = self.now
+                found["resumed_by"] = "resume_ms" if found["heard"] is None else "words"
             elif isinstance(action, Send) and isinstance(action.event, SpeechStart):
                 found["speech_start_ms"] = found["speech_start_ms"] or action.event.at_ms
             elif isinstance(action, Send) and isinstance(action.event, SpeechEnd):
                 found["end"] = found["end"] or action.event.reason
                 found["speech_ms"] = action.event.audio_ms
+            elif isinstance(action, JudgeTurn):
+                self.take(self.judged(action))
             elif isinstance(action, Recognize) and found["pcm"] is None:
                 found["pcm"] = action.utterance.pcm
+                self.take(self.recognized(action.utterance.pcm))
+            elif isinstance(action, StartTurn):
+                found["prompt"] = action.text
+
+    def judged(self, action: JudgeTurn) -> list[Action]:
+        assert self.judge is not None  # asked only with one
+        judge = self.judge
+        score = self.waited(lambda: asyncio.run(judge.judge(action.paused.pcm)))
+        return self.voice.judged(action.paused.ticket, score, self.now, True)
+
+    def recognized(self, pcm: bytes) -> list[Action]:
+        """The transcript, answered as the socket answers it (nothing without a recognizer)."""
+        if self.recognizer is None:
+            return []
+        recognizer = self.recognizer
+        text = self.waited(lambda: asyncio.run(recognizer.recognize(pcm))).text
+        self.found["heard"] = text
+        return self.voice.heard(text, self.now, True)
+
+
+def listened(
+    config: ListeningConfig,
+    samples: np.ndarray,
+    judge: TurnJudge | None = None,
+    recognizer: Recognizer | None = None,
+) -> dict[str, Any]:
+    """Feed ``samples`` as 20 ms frames over a running turn until the reply is cut or the
+    words are answered; what the server decided, and when (ms of the clip's audio time)."""
+    socket = Socket(config, judge, recognizer)
+    pcm = (samples * 32767).astype("<i2").tobytes()
+    size = ms(FRAME_MS) * 2
+    for offset in range(0, len(pcm), size):
+        socket.frame(pcm[offset : offset + size], (offset + size) / 2 / RATE)
+        if socket.decided:
+            break
+    found = socket.found
+    for key in ("pause", "cut", "resumed"):
+        seconds = found.pop(f"{key}_s")
+        found[f"{key}_ms"] = None if seconds is None else seconds * 1000
     return found
 
 
-def words(text: str) -> str:
-    return " ".join(re.sub(r"[^a-z' ]+", " ", text.lower().replace("-", " ")).split())
-
-
-def is_backchannel(text: str) -> bool:
+def is_backchannel(text: str, config: ListeningConfig) -> bool:
     """Whether a transcript is nothing but backchannel words (or nothing at all)."""
-    said = words(text).replace("i see", "i_see").split()
-    return all(word.replace("_", " ") in BACKCHANNEL_WORDS for word in said)
+    return only_backchannel(text, config.backchannels)
 
 
 def loudest_probability(samples: np.ndarray) -> float:
@@ -395,12 +498,21 @@ def loudest_probability(samples: np.ndarray) -> float:
     return max(p for _, p in VoiceActivity().windows(pcm))
 
 
+def since(at_ms: float | None, onset: float) -> float | None:
+    """Ms from the sound's onset to ``at_ms`` (None: it never came)."""
+    return None if at_ms is None else round(at_ms - onset, 1)
+
+
 def measure(quick: bool = False, asr: bool = True, phases: int | None = None) -> dict[str, Any]:
     """Every clip through the listening path; ``phases``: the recognizer's readings (None: the
     default)."""
+    from agent.listening.turn_model import shared_smart_turn
+
     config = ListeningConfig(burst_s=1e6)
     if phases is not None:
         config = dataclasses.replace(config, asr_phases=phases)
+    judge = shared_smart_turn()
+    asyncio.run(judge.load())
     recognizer = None
     if asr:
         from agent.listening.whisper import shared_whisper
@@ -411,8 +523,9 @@ def measure(quick: bool = False, asr: bool = True, phases: int | None = None) ->
     for index, sound in enumerate(corpus(quick)):
         onset = LEAD_MS + onset_ms(sound.samples)
         samples = clip(sound, index)
-        found = listened(config, samples)
-        cut = found["cut_ms"] is not None
+        found = listened(config, samples, judge, recognizer)
+
+        paused, cut, resumed = (found[f"{k}_ms"] is not None for k in ("pause", "cut", "resumed"))
         row: dict[str, Any] = {
             "kind": sound.kind,
             "name": sound.name,
@@ -422,17 +535,32 @@ def measure(quick: bool = False, asr: bool = True, phases: int | None = None) ->
             "vad_max": round(loudest_probability(samples), 3),
             "speech_start": found["speech_start_ms"] is not None,
             "speech_end": found["end"],
+            "paused": paused,
+            "stop_ms": since(found["pause_ms"], onset),
             "cut": cut,
-            "stop_ms": round(found["cut_ms"] - onset + found["decide_ms"], 1) if cut else None,
+            "cut_by": found["cut_by"],
+            "cut_ms": since(found["cut_ms"], onset),
+            "resumed": resumed,
+            "resumed_by": found["resumed_by"],
+            "silent_ms": (
+                round(found["resumed_ms"] - found["pause_ms"], 1) if resumed and paused else None
+            ),
         }
-        if cut and recognizer is not None and found["pcm"] is not None:
-            heard = asyncio.run(recognizer.recognize(found["pcm"])).text
-            row["heard"], row["heard_backchannel"] = heard, is_backchannel(heard)
+        if found["heard"] is not None:
+            heard = found["heard"]
+            row["heard"], row["heard_backchannel"] = heard, is_backchannel(heard, config)
         rows.append(row)
+        outcome = (
+            f"CUT {row['cut_ms']} ms ({row['cut_by']})"
+            if cut
+            else f"RESUMED after {row['silent_ms']} ms ({row['resumed_by']})"
+            if resumed
+            else f"PAUSED {row['stop_ms']} ms"
+            if paused
+            else str(found["end"] or "-")
+        )
         print(
-            f"{sound.kind:12} {sound.label[:58]:58} "
-            f"{'CUT ' + str(row['stop_ms']) + ' ms' if cut else str(found['end'] or '-'):>14}"
-            f"  {row.get('heard', '')!r}",
+            f"{sound.kind:12} {sound.label[:50]:50} {outcome:>36}  {row.get('heard', '')!r}",
             flush=True,
         )
     return summary(rows, config, asr)
@@ -451,36 +579,45 @@ def stats(values: list[float]) -> dict[str, float] | None:
 
 
 def summary(rows: list[dict[str, Any]], config: ListeningConfig, asr: bool) -> dict[str, Any]:
-    """Totals per kind, per text, per source; the stop times."""
+    """Totals per kind, per text, per source; the stop, cut and silent times."""
     kinds: dict[str, Any] = {}
     for kind in ("backchannel", "noise", "interruption"):
         mine = [r for r in rows if r["kind"] == kind]
-        cut = [r for r in mine if r["cut"]]
         kinds[kind] = {
             "clips": len(mine),
-            "cut": len(cut),
             "speech_start": sum(r["speech_start"] for r in mine),
             "too_short": sum(r["speech_end"] == "too_short" for r in mine),
+            "paused": sum(r["paused"] for r in mine),
+            "cut": sum(r["cut"] for r in mine),
+            "cut_at_interrupt_ms": sum(r["cut_by"] == "interrupt_ms" for r in mine),
+            "resumed": sum(r["resumed"] for r in mine),
+            "resumed_at_resume_ms": sum(r["resumed_by"] == "resume_ms" for r in mine),
             "heard_as_backchannel": (
-                sum(bool(r.get("heard_backchannel")) for r in cut) if asr else None
+                sum(bool(r.get("heard_backchannel")) for r in mine) if asr else None
             ),
         }
     per_text: dict[str, dict[str, int]] = {}
     for row in rows:
         if row["kind"] != "noise":
-            entry = per_text.setdefault(row["name"], {"clips": 0, "cut": 0, "heard_bc": 0})
+            entry = per_text.setdefault(
+                row["name"], {"clips": 0, "paused": 0, "cut": 0, "resumed": 0}
+            )
             entry["clips"] += 1
-            entry["cut"] += row["cut"]
-            entry["heard_bc"] += bool(row.get("heard_backchannel"))
+            for key in ("paused", "cut", "resumed"):
+                entry[key] += row[key]
     interruptions = [r for r in rows if r["kind"] == "interruption"]
+    backchannels = [r for r in rows if r["kind"] == "backchannel"]
     return {
         "date": datetime.datetime.now().isoformat(timespec="minutes"),
         "cpus": os.cpu_count(),
         "load_average": [round(x, 2) for x in os.getloadavg()],
         "config": {
             "barge_in_ms": config.barge_in_ms,
+            "interrupt_ms": config.interrupt_ms,
+            "resume_ms": config.resume_ms,
             "vad_threshold": config.vad_threshold,
             "onset_ms": config.onset_ms,
+            "endpointing": config.endpointing,
             "frame_ms": FRAME_MS,
             "speech_dbfs": SPEECH_DBFS,
             "soft_db": SOFT_DB,
@@ -488,15 +625,14 @@ def summary(rows: list[dict[str, Any]], config: ListeningConfig, asr: bool) -> d
         },
         "asr": asr,
         "asr_phases": config.asr_phases,
-        "backchannel_words": sorted(BACKCHANNEL_WORDS),
+        "backchannel_words": list(config.backchannels),
         "kinds": kinds,
         "per_text": per_text,
-        "stop_ms": stats([r["stop_ms"] for r in interruptions if r["cut"]]),
+        "stop_ms": stats([r["stop_ms"] for r in interruptions if r["paused"]]),
+        "cut_ms": stats([r["cut_ms"] for r in interruptions if r["cut"]]),
+        "silent_ms": stats([r["silent_ms"] for r in backchannels if r["resumed"]]),
         "false_cut_sound_ms": stats(
             [r["sound_ms"] for r in rows if r["kind"] != "interruption" and r["cut"]]
-        ),
-        "passed_sound_ms": stats(
-            [r["sound_ms"] for r in rows if r["kind"] != "interruption" and not r["cut"]]
         ),
         "rows": rows,
     }
@@ -505,58 +641,76 @@ def summary(rows: list[dict[str, Any]], config: ListeningConfig, asr: bool) -> d
 def markdown(result: dict[str, Any]) -> str:
     """The report as a Markdown page."""
     config, kinds = result["config"], result["kinds"]
-    stop = result["stop_ms"] or {}
+    stop, cut, silent = (result[key] or {} for key in ("stop_ms", "cut_ms", "silent_ms"))
     lines = [
         "# False interruptions: what cuts a reply",
         "",
         f"`python -m bench.speech.false_interruptions` ({result['date']}, {result['cpus']} "
         f"CPUs, load average {result['load_average'][0]}). Each clip fed as "
         f"{config['frame_ms']} ms microphone frames into a `VoiceInput` listening hands-free "
-        "while a turn runs (Silero "
-        f"VAD at {config['vad_threshold']}, onset {config['onset_ms']} ms, "
-        f"`barge_in_ms` {config['barge_in_ms']}); a `CancelTurn` is a cut. Speech at "
-        f"{config['speech_dbfs']} dBFS active level (backchannels also {config['soft_db']:+} dB), "
-        f"in a {config['floor_dbfs']} dBFS floor. Corpus: bench/speech/false_interruptions.py. "
-        f"The cuts recognized by tiny.en with {result.get('asr_phases', '-')} reading(s) "
-        "(`--asr-phases`).",
+        f"while a turn runs (Silero VAD at {config['vad_threshold']}, onset "
+        f"{config['onset_ms']} ms, endpointing `{config['endpointing']}`, `barge_in_ms` "
+        f"{config['barge_in_ms']}: the reply paused; `interrupt_ms` {config['interrupt_ms']}: "
+        f"cut without waiting for words; `resume_ms` {config['resume_ms']}: played on with no "
+        "words by then); a `CancelTurn` is a cut, a `reply.resumed` the reply played on. Speech "
+        f"at {config['speech_dbfs']} dBFS active level (backchannels also "
+        f"{config['soft_db']:+} dB), in a {config['floor_dbfs']} dBFS floor. Corpus: "
+        "bench/speech/false_interruptions.py. The utterances recognized by tiny.en with "
+        f"{result.get('asr_phases', '-')} reading(s) (`--asr-phases`), each transcript answered "
+        "as the socket answers it.",
         "",
-        "| kind | clips | cut the reply | `speech.start` | `too_short` | of the cuts, heard as "
-        "a backchannel (or nothing) |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| kind | clips | `speech.start` | `too_short` | paused | cut the reply (at "
+        "`interrupt_ms`) | resumed (at `resume_ms`) | heard as only backchannel words (or "
+        "nothing) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for kind, k in kinds.items():
         heard = "-" if k["heard_as_backchannel"] is None else k["heard_as_backchannel"]
         lines.append(
-            f"| {kind} | {k['clips']} | {k['cut']} | {k['speech_start']} | {k['too_short']} "
-            f"| {heard} |"
+            f"| {kind} | {k['clips']} | {k['speech_start']} | {k['too_short']} | {k['paused']} "
+            f"| {k['cut']} ({k['cut_at_interrupt_ms']}) | {k['resumed']} "
+            f"({k['resumed_at_resume_ms']}) | {heard} |"
         )
     lines += [
         "",
-        f"Barge-in stop time on the {kinds['interruption']['cut']} interruptions that cut (the "
-        "sound's onset to the end of the frame whose processing cancelled, plus that "
-        f"processing): median {stop.get('median')} ms, p90 {stop.get('p90')}, max "
-        f"{stop.get('max')}, min {stop.get('min')}.",
+        f"Barge-in stop time on the {kinds['interruption']['paused']} interruptions that paused "
+        "the reply (the sound's onset to the end of the frame whose processing paused it, plus "
+        f"that processing): median {stop.get('median')} ms, p90 {stop.get('p90')}, max "
+        f"{stop.get('max')}, min {stop.get('min')}. From the onset to the cut (`cancelled`): "
+        f"median {cut.get('median')} ms, p90 {cut.get('p90')}, max {cut.get('max')}. The "
+        f"resumed backchannels were silent (paused) for median {silent.get('median')} ms, p90 "
+        f"{silent.get('p90')}, max {silent.get('max')}.",
         "",
         "## Per phrase (backchannels and interruptions, every voice and level)",
         "",
-        "| phrase | clips | cut | of the cuts, heard as a backchannel |",
-        "|---|---:|---:|---:|",
+        "| phrase | clips | paused | cut | resumed |",
+        "|---|---:|---:|---:|---:|",
     ]
     for text, entry in result["per_text"].items():
-        lines.append(f"| {text} | {entry['clips']} | {entry['cut']} | {entry['heard_bc']} |")
+        lines.append(
+            f"| {text} | {entry['clips']} | {entry['paused']} | {entry['cut']} "
+            f"| {entry['resumed']} |"
+        )
     lines += [
         "",
         "## Every clip",
         "",
         "| kind | sound | source | length (ms) | level (dBFS) | Silero's highest | `speech.end` "
-        "| cut | stop (ms) | heard |",
-        "|---|---|---|---:|---:|---:|---|---|---:|---|",
+        "| stop (ms) | outcome | heard |",
+        "|---|---|---|---:|---:|---:|---|---:|---|---|",
     ]
     for r in result["rows"]:
+        outcome = (
+            f"cut at {r['cut_ms']} ms ({r['cut_by']})"
+            if r["cut"]
+            else f"resumed after {r['silent_ms']} ms ({r['resumed_by']})"
+            if r["resumed"]
+            else "-"
+        )
         lines.append(
             f"| {r['kind']} | {r['name']} | {r['source']} | {r['sound_ms']} | {r['level_dbfs']} "
-            f"| {r['vad_max']} | {r['speech_end'] or '-'} | {'yes' if r['cut'] else 'no'} "
-            f"| {r['stop_ms'] if r['stop_ms'] is not None else '-'} "
+            f"| {r['vad_max']} | {r['speech_end'] or '-'} "
+            f"| {r['stop_ms'] if r['stop_ms'] is not None else '-'} | {outcome} "
             f"| {r.get('heard', '-')!s} |"
         )
     return "\n".join([*lines, ""])

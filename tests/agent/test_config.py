@@ -66,6 +66,8 @@ def test_listening_defaults_and_the_environment_that_changes_them() -> None:
     assert AgentConfig.from_env({}).listening == ListeningConfig()
     defaults = ListeningConfig()
     assert (defaults.silence_ms, defaults.barge_in_ms, defaults.max_utterance_s) == (500, 200, 20)
+    assert (defaults.interrupt_ms, defaults.resume_ms) == (1000, 1500)
+    assert {"mm", "mhm", "mmm", "ooh", "okay", "uh-uh", "i see"} <= set(defaults.backchannels)
     env = {
         "VOICE_AGENT_VAD_THRESHOLD": "0.6",
         "VOICE_AGENT_LISTEN_ONSET_MS": "96",
@@ -90,6 +92,9 @@ def test_listening_defaults_and_the_environment_that_changes_them() -> None:
         "VOICE_AGENT_ASR_SURE": "0.9",
         "VOICE_AGENT_EAGER_ASR": "off",
         "VOICE_AGENT_EAGER_START": "off",
+        "VOICE_AGENT_INTERRUPT_MS": "800",
+        "VOICE_AGENT_RESUME_MS": "2000",
+        "VOICE_AGENT_BACKCHANNELS": "Mm-hm, I  see,yeah",
     }
     assert AgentConfig.from_env(env).listening == ListeningConfig(
         vad_threshold=0.6,
@@ -115,6 +120,9 @@ def test_listening_defaults_and_the_environment_that_changes_them() -> None:
         asr_context_s=0.0,
         eager_asr=False,
         eager_start=False,
+        interrupt_ms=800,
+        resume_ms=2000,
+        backchannels=("mm-hm", "i see", "yeah"),
     )
 
 
@@ -135,6 +143,12 @@ def test_listening_defaults_and_the_environment_that_changes_them() -> None:
         ("VOICE_AGENT_ASR_FIRST", "-1", "must be a positive"),
         ("VOICE_AGENT_EAGER_ASR", "yes", "must be on or off, not 'yes'"),
         ("VOICE_AGENT_EAGER_START", "1", "must be on or off, not '1'"),
+        ("VOICE_AGENT_INTERRUPT_MS", "0", "must be a positive number"),
+        ("VOICE_AGENT_INTERRUPT_MS", "inf", "must be a finite positive number, not 'inf'"),
+        ("VOICE_AGENT_RESUME_MS", "nan", "must be a positive number, not 'nan'"),
+        ("VOICE_AGENT_RESUME_MS", "-1500", "must be a positive number"),
+        ("VOICE_AGENT_BACKCHANNELS", "yeah,,okay", "must be comma-separated words .*, not ''"),
+        ("VOICE_AGENT_BACKCHANNELS", "yeah, mm.", "must be comma-separated words .*, not 'mm.'"),
     ],
 )
 def test_a_bad_listening_knob_fails_at_start_with_its_name(
@@ -196,5 +210,5 @@ def test_each_setting_declares_its_variable_and_help_once_and_the_docs_name_it()
             if "env" in spec.metadata:
                 assert spec.metadata["help"], spec.name
                 names += spec.metadata["env"]
-    assert len(names) == len(set(names)) == 34
+    assert len(names) == len(set(names)) == 37
     assert [name for name in names if f"`{name}`" not in docs] == []

@@ -43,3 +43,31 @@ def test_stopped_playback_has_nothing_left_even_early_on_the_clock() -> None:
     playback.sent(0.1, SECOND, "turn-a")
     playback.stop()
     assert not playback.playing(0.5) and playback.left(0.5) == 0.0
+
+
+def test_a_paused_player_holds_what_it_had_left_and_what_comes_until_it_resumes() -> None:
+    playback = Playback()
+    playback.sent(10.0, 3 * SECOND, "turn-a")  # plays 10 - 13
+    playback.pause(11.0)  # 2 s left, held
+    assert playback.left(11.0) == playback.left(60.0) == 2.0 and playback.playing(60.0)
+    playback.sent(12.0, SECOND, "turn-a")  # streams into the paused player: after the 2 s
+    playback.pause(12.5)  # a second pause changes nothing
+    assert playback.left(40.0) == 3.0
+    playback.resume(20.0)  # plays on from where it paused
+    assert playback.until == 23.0 and playback.playing(22.9) and not playback.playing(23.0)
+    playback.resume(21.0)  # not paused: nothing moves
+    assert playback.until == 23.0
+
+
+def test_a_stop_or_a_new_turn_ends_a_pause() -> None:
+    playback = Playback()
+    playback.sent(10.0, SECOND, "turn-a")
+    playback.pause(10.5)
+    playback.stop()
+    assert not playback.playing(10.5)
+    playback.sent(11.0, SECOND, "turn-a")
+    playback.pause(11.5)
+    playback.started("turn-b")
+    assert not playback.playing(11.5) and playback.turn_id == "turn-b"
+    playback.sent(12.0, SECOND, "turn-b")
+    assert playback.until == 13.0  # plays as it comes, not paused

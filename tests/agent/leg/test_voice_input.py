@@ -9,9 +9,24 @@ from __future__ import annotations
 import pytest
 
 from agent.config import ListeningConfig
-from agent.events import Listening, SpeechEnd, SpeechStart, TurnCancelled
+from agent.events import (
+    Listening,
+    ReplyPaused,
+    ReplyResumed,
+    SpeechEnd,
+    SpeechStart,
+    TurnCancelled,
+)
 from agent.leg.messages import MicFrame
-from agent.leg.voice_input import CancelTurn, Recognize, Send, VoiceInput, check_frame
+from agent.leg.voice_input import (
+    CancelTurn,
+    PauseReply,
+    Recognize,
+    Send,
+    StartTurn,
+    VoiceInput,
+    check_frame,
+)
 from agent.listening.listener import ListeningService
 from agent.listening.recognizer import Recognition
 from agent.listening.settings import WINDOW_BYTES
@@ -38,7 +53,7 @@ def voice_input() -> VoiceInput:
 
 def push_to_talk() -> VoiceInput:
     given = voice_input()
-    [sent] = given.listen("push_to_talk")
+    [sent] = given.listen("push_to_talk", 0.0)
     assert isinstance(sent, Send) and isinstance(sent.event, Listening)
     assert sent.event.mode == "push_to_talk"
     return given
@@ -66,8 +81,8 @@ def test_a_bad_frame_is_a_typed_refusal(pcm: bytes, code: str) -> None:
 def test_without_listening_every_listening_message_is_refused_but_audio_is_not_listening() -> None:
     given = VoiceInput(None)
     for call in (
-        lambda: given.listen("hands_free"),
-        given.listen_stop,
+        lambda: given.listen("hands_free", 0.0),
+        lambda: given.listen_stop(0.0),
         lambda: given.talk_start(0.0, False),
         given.talk_end,
     ):
@@ -107,7 +122,7 @@ def test_a_press_over_a_running_turn_cancels_it() -> None:
 
 def test_a_press_while_an_ended_turn_still_plays_stops_that_playback_by_name() -> None:
     given = push_to_talk()
-    given.turn_started()
+    given.turn_started("t0")
     given.audio_sent(10.0, 3 * TTS_SECOND, "t1")  # 3 s of audio, sent at once
     start, cancelled = given.talk_start(11.0, False)  # the turn has ended; its audio plays on
     assert isinstance(start, Send) and cancelled == Send(TurnCancelled("t1"))
@@ -131,7 +146,7 @@ def test_a_running_turn_is_cancelled_naming_what_still_plays() -> None:
 def test_a_new_turn_and_a_stop_forget_what_was_playing() -> None:
     given = push_to_talk()
     given.audio_sent(10.0, 3 * TTS_SECOND, "t1")
-    given.turn_started()
+    given.turn_started("t0")
     assert not given.playback.playing(10.5)
     given.audio_sent(10.0, 3 * TTS_SECOND, "t2")
     given.turn_stopped()
@@ -142,11 +157,11 @@ def test_listen_again_drops_the_press_in_progress_and_says_so() -> None:
     given = push_to_talk()
     given.talk_start(0.0, False)
     frames(given, 3)
-    ended, state = given.listen("push_to_talk")
+    ended, state = given.listen("push_to_talk", 0.0)
     assert isinstance(ended, Send) and isinstance(ended.event, SpeechEnd)
     assert (ended.event.audio_ms, ended.event.reason) == (0.0, "listen.stop")
     assert isinstance(state, Send) and isinstance(state.event, Listening)
-    stopped = given.listen_stop()
+    stopped = given.listen_stop(0.0)
     assert [type(a.event) for a in stopped if isinstance(a, Send)] == [Listening]
     assert stopped[-1] == Send(ListeningService(CONFIG, NeverCalled()).state(None))
 
@@ -162,7 +177,7 @@ def test_each_refusal_says_what_was_wrong_in_words() -> None:
         check_frame(MicFrame(silence(102)), CONFIG)
     assert large.value.message == "an audio frame is at most 100 ms (3200 bytes)"
     with pytest.raises(BadRequest) as deaf:
-        VoiceInput(None).listen_stop()
+        VoiceInput(None).listen_stop(0.0)
     assert deaf.value.message == "this server does not listen"
     given = voice_input()
     for call, what in (
@@ -182,7 +197,7 @@ def test_a_listener_that_cannot_be_made_is_listening_unavailable(
 
     monkeypatch.setattr("agent.leg.voice_input.Listener", no_vad)
     with pytest.raises(BadRequest) as refused:
-        voice_input().listen("hands_free")
+        voice_input().listen("hands_free", 0.0)
     assert (refused.value.code, refused.value.message) == (
         "listening_unavailable",
         "no VAD here: onnxruntime is missing",
@@ -221,7 +236,7 @@ class LoudIsSpeech:
 def hands_free(monkeypatch: pytest.MonkeyPatch) -> VoiceInput:
     monkeypatch.setattr("agent.listening.listener.VoiceActivity", LoudIsSpeech)
     given = voice_input()
-    given.listen("hands_free")
+    given.listen("hands_free", 0.0)
     return given
 
 
@@ -230,24 +245,120 @@ def speak(given: VoiceInput, ms: int, now: float, running: bool, loud: bool = Tr
     return [a for _ in range(ms // 32) for a in given.frame(frame, now, running)]
 
 
-def test_speech_over_a_running_turn_cancels_it_once_at_the_barge_in_threshold(
+def test_speech_over_a_running_turn_pauses_it_once_at_the_barge_in_threshold(
     hands_free: VoiceInput,
 ) -> None:
-    actions = speak(hands_free, 640, 10.0, True)
-    assert [a for a in actions if isinstance(a, CancelTurn)] == [CancelTurn(None)]
-    ended = speak(hands_free, 800, 10.0, False, loud=False)
-    assert isinstance(ended[-1], Recognize)  # then it is the next prompt
+    hands_free.turn_started("t1")
+    actions = speak(hands_free, 640, 10.0, True)  # under the 1000 ms interrupt bound
+    paused = [a for a in actions if isinstance(a, PauseReply)]
+    assert paused == [PauseReply(ReplyPaused("t1"), 11.5)]  # resumed at the bound if no words
+    assert not any(isinstance(a, CancelTurn) for a in actions)
+    assert hands_free.holding
+    ended = speak(hands_free, 800, 10.0, True, loud=False)
+    assert isinstance(ended[-1], Recognize)  # its words decide
 
 
-def test_speech_while_an_ended_turn_still_plays_stops_that_playback(
+def test_words_that_are_not_a_backchannel_cut_the_paused_reply_and_are_the_next_prompt(
+    hands_free: VoiceInput,
+) -> None:
+    hands_free.turn_started("t1")
+    hands_free.audio_sent(10.0, 3 * TTS_SECOND, "t1")
+    speak(hands_free, 640, 10.0, True)
+    assert hands_free.heard("Okay, stop.", 10.6, True) == [
+        CancelTurn("t1"),
+        StartTurn("Okay, stop."),
+    ]
+    assert not hands_free.holding and hands_free.due(20.0) == []
+
+
+@pytest.mark.parametrize(
+    "text", ["Mm-hmm.", "Okay.", "Uh-uh.", "I see.", "Yeah, yeah.", "Ooh!", ""]
+)
+def test_only_backchannels_or_nothing_resume_the_paused_reply_and_start_no_turn(
+    hands_free: VoiceInput, text: str
+) -> None:
+    hands_free.turn_started("t1")
+    hands_free.audio_sent(9.0, 3 * TTS_SECOND, "t1")  # plays until 12.0
+    speak(hands_free, 640, 10.0, True)  # paused at 10.0, 2 s of it left
+    hands_free.audio_sent(10.2, TTS_SECOND, "t1")  # streamed into the paused player
+    assert hands_free.playback.left(30.0) == pytest.approx(3.0)  # the clock stands still
+    assert hands_free.heard(text, 10.6, True) == [Send(ReplyResumed("t1"))]
+    assert hands_free.playback.left(10.6) == pytest.approx(3.0)  # plays on from the pause
+    assert not hands_free.playback.playing(13.6)
+    assert hands_free.due(20.0) == []  # resumed once
+
+
+def test_a_transcript_over_no_paused_reply_is_a_turn_even_a_backchannel(
+    hands_free: VoiceInput,
+) -> None:
+    assert hands_free.heard("Okay.", 10.0, False) == [StartTurn("Okay.")]
+    assert hands_free.heard("", 10.0, False) == []
+
+
+def test_no_words_by_the_resume_bound_plays_the_reply_on_and_later_words_still_cut_it(
+    hands_free: VoiceInput,
+) -> None:
+    hands_free.turn_started("t1")
+    speak(hands_free, 640, 10.0, True)
+    assert hands_free.due(11.49) == []
+    assert hands_free.due(11.5) == [Send(ReplyResumed("t1"))]
+    assert not hands_free.holding and hands_free.due(12.0) == []
+    # The words come after the bound: a backchannel is nothing more; other words cut it.
+    assert hands_free.heard("Yeah.", 11.6, True) == []
+    speak(hands_free, 800, 12.0, True, loud=False)
+    speak(hands_free, 640, 13.0, True)
+    assert hands_free.due(14.5) == [Send(ReplyResumed("t1"))]
+    assert hands_free.heard("What time is it?", 14.6, True)[0] == CancelTurn(None)  # none left
+
+
+def test_a_frame_past_the_resume_bound_plays_the_reply_on(hands_free: VoiceInput) -> None:
+    hands_free.turn_started("t1")
+    speak(hands_free, 640, 10.0, True)
+    speak(hands_free, 800, 10.0, True, loud=False)  # the utterance ends; its words are awaited
+    assert speak(hands_free, 32, 11.5, True, loud=False) == [Send(ReplyResumed("t1"))]
+
+
+def test_speech_past_the_interrupt_bound_cuts_the_paused_reply_without_its_words(
+    hands_free: VoiceInput,
+) -> None:
+    hands_free.turn_started("t1")
+    actions = speak(hands_free, 1280, 10.0, True)
+    kinds = [type(a).__name__ for a in actions if not isinstance(a, Send)]
+    assert kinds == ["PauseReply", "CancelTurn"]
+    speak(hands_free, 800, 10.0, False, loud=False)
+    assert hands_free.heard("Yeah okay.", 11.0, False) == [StartTurn("Yeah okay.")]
+
+
+def test_listen_stop_plays_a_paused_reply_on(hands_free: VoiceInput) -> None:
+    hands_free.turn_started("t1")
+    speak(hands_free, 640, 10.0, True)
+    ended, resumed, stopped = hands_free.listen_stop(10.5)
+    assert isinstance(ended.event, SpeechEnd) and ended.event.reason == "listen.stop"  # type: ignore[union-attr]
+    assert resumed == Send(ReplyResumed("t1")) and isinstance(stopped, Send)
+
+
+def test_a_push_to_talk_press_over_the_reply_still_cuts_it_at_once() -> None:
+    given = push_to_talk()
+    given.turn_started("t1")
+    given.audio_sent(10.0, 3 * TTS_SECOND, "t1")
+    assert given.talk_start(10.5, True)[1:] == [CancelTurn("t1")]
+    assert not given.holding
+
+
+def test_speech_while_an_ended_turn_still_plays_pauses_it_and_words_stop_it(
     hands_free: VoiceInput,
 ) -> None:
     hands_free.audio_sent(10.0, 5 * TTS_SECOND, "t1")
     actions = speak(hands_free, 640, 11.0, False)
-    assert [a for a in actions if isinstance(a, Send) and isinstance(a.event, TurnCancelled)] == [
-        Send(TurnCancelled("t1"))
+    assert [a for a in actions if isinstance(a, PauseReply)] == [
+        PauseReply(ReplyPaused("t1"), 12.5)
     ]
     assert not any(isinstance(a, CancelTurn) for a in actions)
+    assert hands_free.heard("Wait.", 11.6, False) == [
+        Send(TurnCancelled("t1")),
+        StartTurn("Wait."),
+    ]
+    assert not hands_free.playback.playing(11.6)
 
 
 def test_speech_while_the_agent_is_silent_cuts_nothing(hands_free: VoiceInput) -> None:

@@ -740,8 +740,10 @@ async def test_speech_over_a_running_turn_cuts_it_hands_free(engine: Engine) -> 
         await client.wait_for("turn.start", 2)
     order = [k for k in client.kinds() if k != "<audio>"]
     cancelled = order.index("cancelled")
-    assert order[cancelled - 1] == "speech.start"  # cut while the user still speaks
+    # Paused at once, cut while the user still speaks (the interrupt bound: 1 s of speech).
+    assert order[cancelled - 2 : cancelled] == ["speech.start", "reply.paused"]
     assert order[cancelled + 1 :][:3] == ["speech.end", "transcript", "turn.start"]
+    assert client.of_type("reply.paused") == [{"type": "reply.paused", "turn_id": "t1"}]
     assert client.of_type("cancelled") == [{"type": "cancelled", "turn_id": "t1"}]
 
 

@@ -200,16 +200,19 @@ async def test_speech_over_a_running_turn_cancels_it_and_becomes_the_next_prompt
         coughed = await until(socket, "speech.end")
         assert of_type(coughed, "speech.end")[0]["reason"] == "too_short"
         assert "cancelled" not in kinds(coughed)
-        # ...speech does, at once, and is heard as the next prompt.
+        # ...speech does: it pauses the reply at once, cuts it while the user still speaks
+        # (the interrupt bound: it goes on past any backchannel), and is the next prompt.
         await say(socket, speech[INTERRUPTION] + silence(TURN_ENDS))
         frames = await until_turn_starts(socket)
     order = [k for k in kinds(frames) if k != "<audio>"]
     cancelled = order.index("cancelled")
-    # Cut while the user still speaks: after speech.start, before speech.end (the reply's
-    # own events may still arrive in the 200 ms of speech that a barge-in takes).
+    # Cut while the user still speaks: after speech.start and reply.paused, before speech.end
+    # (the reply's own events may still arrive in the 200 ms of speech that a pause takes).
     assert "speech.start" in order[:cancelled]
-    while_speaking = set(order[order.index("speech.start") + 1 : cancelled])
-    assert not while_speaking & {"speech.start", "speech.end", "transcript", "turn.start"}
+    while_speaking = order[order.index("speech.start") + 1 : cancelled]
+    assert [e for e in while_speaking if e.startswith(("speech", "reply", "trans", "turn.s"))] == [
+        "reply.paused"
+    ]
     assert order[cancelled + 1 :][:3] == ["speech.end", "transcript", "turn.start"]
     assert of_type(frames, "cancelled")[0]["turn_id"] == first[-1]["turn_id"]  # type: ignore[index]
     transcript = of_type(frames, "transcript")[0]["text"]
@@ -240,9 +243,10 @@ async def test_speech_after_turn_end_while_its_audio_still_plays_cancels_that_tu
         frames = await until_turn_starts(socket)
     turn_id = of_type(ended, "turn.start")[0]["turn_id"]
     order = [k for k in kinds(frames) if k != "<audio>"]
-    assert order[:2] == ["speech.start", "cancelled"], order
-    assert of_type(frames, "cancelled")[0]["turn_id"] == turn_id  # the turn still heard
-    assert order[2:5] == ["speech.end", "transcript", "turn.start"]
+    assert order[:3] == ["speech.start", "reply.paused", "cancelled"], order
+    assert of_type(frames, "reply.paused")[0]["turn_id"] == turn_id  # the turn still heard
+    assert of_type(frames, "cancelled")[0]["turn_id"] == turn_id
+    assert order[3:6] == ["speech.end", "transcript", "turn.start"]
 
 
 async def test_bad_listening_input_gets_typed_errors_and_the_socket_keeps_serving(

@@ -9,6 +9,7 @@ from agent.events import ErrorEvent, Listening, Refused, SpeechEnd, SpeechStart
 from agent.listening.endpointer import Paused, Resumed
 from agent.listening.listener import (
     BargeIn,
+    Hold,
     Listener,
     ListeningService,
     Utterance,
@@ -108,20 +109,35 @@ def request_pcm(engine: Engine) -> bytes:
     return spoken(engine, "What is the capital of France?")
 
 
-def test_hands_free_speech_over_a_running_turn_barges_in_after_the_threshold(
+def test_hands_free_speech_over_a_running_turn_holds_it_then_cuts_it_at_the_bounds(
     request_pcm: bytes,
 ) -> None:
+    """At ``barge_in_ms`` the reply is held (paused while the words are heard); speech that
+    lasts ``interrupt_ms`` cuts it without waiting for them."""
     listener = Listener(UNPACED, "hands_free", Clock())
     heard = []
     stream = silence(300) + request_pcm + silence(700)
     for start in range(0, len(stream), 640):
         heard += [(start, h) for h in listener.feed(stream[start : start + 640], True)]
     kinds = [type(h).__name__ for _, h in heard]
-    assert kinds == ["SpeechStart", "BargeIn", "SpeechEnd", "Utterance"]
-    (_, start), (barged_at, _) = heard[:2]
+    assert kinds == ["SpeechStart", "Hold", "BargeIn", "SpeechEnd", "Utterance"]
+    (_, start), (held_at, _), (barged_at, _) = heard[:3]
     assert isinstance(start, SpeechStart)
-    barged_ms = barged_at / 32 + 20  # the end of the frame that brought the barge-in
-    assert start.at_ms + 200 <= barged_ms <= start.at_ms + 200 + 32 + 20
+    held_ms = held_at / 32 + 20  # the end of the frame that brought the hold
+    assert start.at_ms + 200 <= held_ms <= start.at_ms + 200 + 32 + 20
+    barged_ms = barged_at / 32 + 20
+    assert start.at_ms + 1000 <= barged_ms <= start.at_ms + 1000 + 32 + 20
+
+
+def test_speech_over_the_reply_under_the_interrupt_bound_only_holds_it(
+    request_pcm: bytes,
+) -> None:
+    listener = Listener(UNPACED, "hands_free", Clock())
+    stream = silence(300) + request_pcm[:12800] + silence(1500)  # 400 ms said: a backchannel's
+    heard = [
+        h for i in range(0, len(stream), 640) for h in listener.feed(stream[i : i + 640], True)
+    ]
+    assert [type(h).__name__ for h in heard] == ["SpeechStart", "Hold", "SpeechEnd", "Utterance"]
 
 
 def test_hands_free_speech_under_the_threshold_over_a_running_turn_is_not_heard(
@@ -146,7 +162,7 @@ def test_each_utterance_over_a_running_turn_is_judged_on_its_own(request_pcm: by
     heard = []
     for start in range(0, len(stream), 640):
         heard += listener.feed(stream[start : start + 640], True)
-    speech = ["SpeechStart", "BargeIn", "SpeechEnd", "Utterance"]
+    speech = ["SpeechStart", "Hold", "BargeIn", "SpeechEnd", "Utterance"]
     assert [type(h).__name__ for h in heard] == [*speech, "SpeechStart", "SpeechEnd", *speech]
     reasons = [h.reason for h in heard if isinstance(h, SpeechEnd)]
     assert reasons == ["silence", "too_short", "silence"]
@@ -400,7 +416,7 @@ def test_a_cough_over_the_reply_is_too_short_even_when_its_silence_rule_ends_it_
 
 
 @pytest.mark.parametrize(("barge_in_ms", "windows"), [(192, 4), (200, 5), (224, 5)])
-def test_a_barge_in_comes_in_the_window_whose_speech_reaches_the_threshold(
+def test_a_hold_comes_in_the_window_whose_speech_reaches_the_threshold(
     request_pcm: bytes, barge_in_ms: int, windows: int
 ) -> None:
     """Speech is counted in 32 ms windows: 192 ms is reached in the sixth (the onset's two and
@@ -410,8 +426,18 @@ def test_a_barge_in_comes_in_the_window_whose_speech_reaches_the_threshold(
     stream = silence(300) + request_pcm
     said = [listener.feed(stream[i : i + 1024], True) for i in range(0, 40 * 1024, 1024)]
     started = next(i for i, out in enumerate(said) if SpeechStart in map(type, out))
-    barged = next(i for i, out in enumerate(said) if BargeIn() in out)
-    assert barged - started == windows
+    held = next(i for i, out in enumerate(said) if Hold() in out)
+    assert held - started == windows
+
+
+def test_an_interrupt_bound_at_most_the_barge_in_cuts_at_once(request_pcm: bytes) -> None:
+    """``interrupt_ms`` no longer than ``barge_in_ms``: the hold and the cut come together (the
+    old rule: every barge-in cuts)."""
+    config = ListeningConfig(burst_s=1e6, interrupt_ms=100)
+    listener = Listener(config, "hands_free", Clock())
+    stream = silence(300) + request_pcm
+    said = [listener.feed(stream[i : i + 1024], True) for i in range(0, 40 * 1024, 1024)]
+    assert [out for out in said if Hold() in out] == [[Hold(), BargeIn()]]
 
 
 class Hears:
