@@ -271,13 +271,16 @@ class SpeechEnd(Event):
 @dataclass(frozen=True, slots=True)
 class Transcript(Event):
     """What was recognized of an utterance of ``audio_ms``, in ``asr_ms``; ``final``: not a
-    partial. A non-empty final text is the prompt of the turn that follows."""
+    partial. A non-empty final text is the prompt of the turn that follows, unless
+    ``backchannel``: it was said over a paused reply and holds only backchannel words, so no
+    turn follows and the reply plays on (docs/listening.md, "False interruptions")."""
 
     type: ClassVar[str] = "transcript"
     text: str
     audio_ms: float
     asr_ms: float
     final: bool = True
+    backchannel: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -227,7 +227,7 @@ class Dialogue:
         if actions or not config.eager_asr or not (paused.last or turn is None):
             return  # the turn ended, or the model is asked again in this pause
         self._eager.start(paused.ticket, paused.pcm)
-        held = self._input.holding  # a reply paused for these words: none starts before them
+        held = self._input.holding  # a reply was paused for these words: none starts early
         if turn is not None and config.eager_start and self._early.enabled and not held:
             await self._early.drop()  # an older pause's, if speech did not say resumed
             self._early.begin(paused.ticket)
@@ -253,8 +253,13 @@ class Dialogue:
             await self._wire.tell(ErrorEvent(exc.code, str(exc)))
             await self._do(self._input.heard("", self._now(), self._turns.running))
             return
-        await self._wire.tell(Transcript(recognition.text, utterance.audio_ms, recognition.asr_ms))
-        await self._do(self._input.heard(recognition.text, self._now(), self._turns.running))
+        text = recognition.text
+        actions = self._input.heard(text, self._now(), self._turns.running)
+        backchannel = bool(text) and not any(isinstance(a, StartTurn) for a in actions)
+        await self._wire.tell(
+            Transcript(text, utterance.audio_ms, recognition.asr_ms, backchannel=backchannel)
+        )
+        await self._do(actions)
 
     async def _start_spoken(self, text: str) -> None:
         """Start the turn of the user's words (after what they continue, if anything)."""

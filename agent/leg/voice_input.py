@@ -201,8 +201,9 @@ class VoiceInput:
 
     @property
     def holding(self) -> bool:
-        """A reply is paused for the user's speech, its words not heard yet."""
-        return self._pause is not None and not self._pause.resumed
+        """A reply was paused for the user's speech whose words are not heard yet (it may play
+        on already, at the resume bound)."""
+        return self._pause is not None
 
     def heard(self, text: str, now: float, turn_running: bool) -> list[Action]:
         """The transcript ``text`` of an utterance: a turn of it, unless it paused the reply and

@@ -28,7 +28,7 @@ export class AudioClock {
   check(then) {
     setTimeout(() => {
       this.sync();
-      const running = this.player.currentTime > then;
+      const running = this.player.paused || this.player.currentTime > then; // paused: by us
       this.chat.audio.running = running;
       this.note.hidden = running;
       if (!running) {
@@ -43,7 +43,7 @@ export class AudioClock {
   listen() {
     document.addEventListener("pointerdown", () => {
       const ctx = this.player.ctx;
-      if (ctx && ctx.state !== "running") {
+      if (ctx && ctx.state !== "running" && !this.player.paused) {
         ctx.resume().then(() => this.sync(), () => {});
       }
     });

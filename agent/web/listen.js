@@ -5,9 +5,11 @@
 // space bar outside the text box). The server finds the speech, recognizes it, sends
 // `transcript` and starts its turn. The microphone starts once the server has confirmed
 // (`listening`; its first `listen` loads the recognizer), so no speech is lost meanwhile; the page shows the words as the user's message and plays
-// the reply. Speech over the reply (`speech.start`) lowers it at once; the server's `cancelled`
-// (the speech lasted its barge-in time) cuts it, a `speech.end` `too_short` (a cough, "mm-hm")
-// brings it back; a push-to-talk press cuts it at once. Voice always rides the WebSocket leg, whatever the transport switch says.
+// the reply. Speech over the reply (`speech.start`) lowers it at once; `reply.paused` (the
+// speech lasted the barge-in time) pauses it where it is, and then the server's `cancelled`
+// (words, or speech past its interrupt bound) cuts it, or `reply.resumed` (only a backchannel,
+// "mm-hm", or no words in time) plays it on from the same sample; a `speech.end` `too_short`
+// (a cough) brings it back up; a push-to-talk press cuts it at once. Voice always rides the WebSocket leg, whatever the transport switch says.
 
 import { MIC_SAMPLE_RATE } from "./browser-leg.js";
 import { Microphone, microphoneProblem } from "./mic.js";
@@ -184,7 +186,7 @@ export class Listening {
         state.speaking = true;
         state.problem = null;
         state.speechStarts.push(this.turns.player.currentTime); // on the audio clock
-        // Lowered, not cut: the server cuts it (`cancelled`) if the speech lasts barge_in_ms.
+        // Lowered, not cut: the server pauses it (`reply.paused`) if the speech lasts barge_in_ms.
         if (this.active === "hands_free") this.turns.duck();
         break;
       case "speech.end":
@@ -194,8 +196,20 @@ export class Listening {
         if (event.reason === "too_short") this.turns.resume(); // a cough, not a barge-in
         break;
       case "transcript":
-        state.transcripts.push({ text: event.text, audioMs: event.audio_ms, asrMs: event.asr_ms });
-        if (event.text) this.turns.spoken(event.text, this.listened());
+        state.transcripts.push({
+          text: event.text,
+          audioMs: event.audio_ms,
+          asrMs: event.asr_ms,
+          backchannel: event.backchannel === true,
+        });
+        // A backchannel over a paused reply starts no turn: the reply plays on (`reply.resumed`).
+        if (event.text && !event.backchannel) this.turns.spoken(event.text, this.listened());
+        break;
+      case "reply.paused":
+        this.turns.pauseReply(event.turn_id);
+        break;
+      case "reply.resumed":
+        this.turns.resumeReply(event.turn_id);
         break;
       case "turn.withdrawn":
         state.withdrawn.push(event.turn_id);

@@ -6,6 +6,10 @@
 // and no chunk carries a WAV header. The context runs at 24 kHz, the stream's rate, so no
 // chunk is resampled on its own. All sources of a turn feed one GainNode: stopping a turn
 // ramps that gain to zero in a few milliseconds (no click) and stops every source at once.
+// Pausing suspends the context: its clock stops, so every scheduled chunk keeps its place on it
+// and plays on from the same sample when it resumes; chunks that come meanwhile queue behind
+// them as ever (the clock has not passed their start, so no underrun is counted). The
+// microphone captures on a context of its own (mic.js), which a pause leaves running.
 
 import { SAMPLE_RATE } from "./browser-leg.js";
 
@@ -42,6 +46,7 @@ export class PcmPlayer {
     this.onEnded = onEnded;
     this.ctx = null;
     this.turn = null; // {id, gain, sources: Map<source, entry>, nextTime, chunks, underruns}
+    this.paused = false; // the context is suspended by `pause`, not by the browser
   }
 
   /** Create or resume the AudioContext. Call it from a user gesture (send, click). */
@@ -54,8 +59,26 @@ export class PcmPlayer {
         this.ctx = new Context({ latencyHint: "interactive" }); // resamples each buffer
       }
     }
-    if (this.ctx.state === "suspended") this.ctx.resume().catch(() => {});
+    if (this.ctx.state === "suspended" && !this.paused) this.ctx.resume().catch(() => {});
     return this.ctx;
+  }
+
+  /**
+   * Pause playback where it is: the audio clock stops with every chunk in its place. Resolves
+   * once the context is suspended, with the audio clock where it stopped.
+   */
+  async pause() {
+    if (!this.ctx || this.paused) return this.currentTime;
+    this.paused = true;
+    await this.ctx.suspend().catch(() => {});
+    return this.currentTime;
+  }
+
+  /** Play on from where `pause` stopped. */
+  resume() {
+    if (!this.paused) return;
+    this.paused = false;
+    this.ctx.resume().catch(() => {});
   }
 
   get currentTime() {
@@ -122,23 +145,28 @@ export class PcmPlayer {
     return entry;
   }
 
-  /** Stop the current turn's audio at once: ramp its gain to 0, stop every source. */
+  /**
+   * Stop the current turn's audio at once: ramp its gain to 0, stop every source. A paused turn
+   * is silenced where it paused (nothing more of it sounds), and the context runs again.
+   */
   stop() {
     const turn = this.turn;
-    if (turn === null) return;
+    if (turn === null) return this.resume();
     this.turn = null;
     const now = this.ctx.currentTime;
+    const ramp = this.paused ? 0 : STOP_S;
     const gain = turn.gain.gain;
     gain.cancelScheduledValues(now);
-    gain.setValueAtTime(gain.value, now);
-    gain.linearRampToValueAtTime(0, now + STOP_S);
+    gain.setValueAtTime(this.paused ? 0 : gain.value, now);
+    gain.linearRampToValueAtTime(0, now + ramp);
     for (const source of turn.sources.keys()) {
       try {
-        source.stop(now + STOP_S);
+        source.stop(now + ramp);
       } catch {
         // already stopped
       }
     }
+    this.resume();
     setTimeout(() => turn.gain.disconnect(), 500);
   }
 }

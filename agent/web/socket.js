@@ -8,7 +8,7 @@
 //
 // Listening (speaking instead of typing) rides the same socket: microphone frames go out as
 // binary frames (MIC magic + PCM), and the listening events (`listening`, `speech.start`,
-// `speech.end`, `transcript`, `turn.withdrawn`, and their errors) are not a turn's: they go to `onListening`
+// `speech.end`, `transcript`, `turn.withdrawn`, `reply.paused`, `reply.resumed`, and their errors) are not a turn's: they go to `onListening`
 // whenever they come. A transcript starts a turn on the server; the page takes its frames with
 // `expect`. A barge-in by voice ends the running turn with a `cancelled` the page did not ask
 // for: its turn is over, and `onCancelled` is told.
@@ -16,7 +16,15 @@
 import { SESSION_HEADER } from "./browser-leg.js";
 
 const OPEN_TIMEOUT_MS = 5000;
-const LISTENING_EVENTS = new Set(["listening", "speech.start", "speech.end", "transcript", "turn.withdrawn"]);
+const LISTENING_EVENTS = new Set([
+  "listening",
+  "speech.start",
+  "speech.end",
+  "transcript",
+  "turn.withdrawn",
+  "reply.paused",
+  "reply.resumed",
+]);
 const LISTENING_MESSAGES = new Set(["listen", "listen.stop", "talk.start", "talk.end", "audio", "transcript"]);
 const LISTENING_ERRORS = new Set(["utterance_too_long", "asr_failed", "asr_busy"]);
 

@@ -51,6 +51,7 @@ export class Turns {
     this.requests = new Map(); // turn number -> AbortController
     this.heard = null; // where playback of the last turn cut stopped, for the next prompt
     this.ducked = null; // {turn, at}: the reply lowered at the user's `speech.start`, and when
+    this.paused = null; // {turn, pause}: the reply paused by the server (`reply.paused`)
     this.continues = null; // a withdrawn turn's prompt, to lead the next spoken turn's
   }
 
@@ -142,6 +143,40 @@ export class Turns {
     this.level(1);
   }
 
+  /**
+   * The user has spoken over the reply for the barge-in time (`reply.paused`): pause it exactly
+   * where it is while the server hears their words. Its frames still come, and queue.
+   */
+  pauseReply(turnId) {
+    const turn = this.current;
+    if (turn === null || this.paused !== null || (turnId !== null && turn.id !== null && turn.id !== turnId)) return;
+    if (!(turn.status === "streaming" || this.player.busy(turn.n))) return;
+    const pause = { at: this.player.currentTime, resumedAt: null, wallMs: performance.now(), resumedWallMs: null };
+    turn.pauses.push(pause);
+    this.paused = { turn: turn.n, pause };
+    this.player.pause().then((at) => {
+      if (pause.resumedAt === null) pause.at = at; // where the audio clock stopped
+    });
+    this.display.render();
+  }
+
+  /**
+   * The words were only a backchannel, or none came (`reply.resumed`): the reply plays on from
+   * the sample where it paused, at its full volume.
+   */
+  resumeReply(turnId) {
+    const paused = this.paused;
+    const turn = this.current;
+    if (paused === null || turn === null || turn.n !== paused.turn) return;
+    if (turnId !== null && turn.id !== null && turn.id !== turnId) return;
+    this.paused = null;
+    paused.pause.resumedAt = this.player.currentTime;
+    paused.pause.resumedWallMs = performance.now();
+    this.player.resume();
+    this.resume();
+    this.display.render();
+  }
+
   /** Ramp the playing turn's volume to `value` (a few ms: no click). */
   level(value) {
     const gain = this.player.turn?.gain?.gain;
@@ -162,6 +197,7 @@ export class Turns {
   begin(prompt, options) {
     this.player.ensure();
     this.ducked = null; // the new turn plays at full volume
+    this.paused = null;
     const turn = newTurn(this.chat.turns.length + 1, prompt, options);
     this.chat.turns.push(turn);
     this.current = turn;
@@ -411,11 +447,14 @@ export class Turns {
     const playing = this.player.busy(turn.n); // a turn whose stream ended may still be heard
     this.requests.get(turn.n)?.abort();
     if (cancel && turn.transport === "websocket" && turn.status === "streaming") this.socket.cancel();
-    // Cut by the voice that ducked it: what was heard ended where the user began to speak.
+    // Cut by the voice that ducked it: what was heard ended where the user began to speak, or,
+    // paused for their words, where it paused (the audio clock has stood still since).
     const ducked = this.ducked?.turn === turn.n ? this.ducked.at : null;
+    const paused = this.paused?.turn === turn.n;
     this.ducked = null;
+    this.paused = null;
     turn.cutAt = this.player.currentTime; // when its audio stopped
-    turn.stoppedAt = ducked ?? turn.cutAt;
+    turn.stoppedAt = paused ? turn.cutAt : (ducked ?? turn.cutAt);
     this.player.stop();
     this.reportHeard(turn);
     this.display.setSpeaking(turn, null);

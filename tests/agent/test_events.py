@@ -180,4 +180,5 @@ def test_listening_events_have_one_json_form() -> None:
         "audio_ms": 900.0,
         "asr_ms": 310.5,
         "final": True,
+        "backchannel": False,
     }

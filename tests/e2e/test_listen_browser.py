@@ -22,8 +22,10 @@ from playwright.sync_api import sync_playwright
 from strands import Agent
 
 from agent.browser_leg import MIC_SAMPLE_RATE
+from agent.config import BACKCHANNEL_WORDS
 from agent.core.memory import INTERRUPTED_NOTE
 from agent.core.service import VoiceAgent
+from agent.listening.backchannel import only_backchannel
 from agent.listening.settings import WINDOW_MS, WINDOW_SAMPLES
 from agent.listening.vad import VoiceActivity
 from bench.speech.intelligibility import word_error_rate
@@ -32,6 +34,7 @@ from tests.e2e.browser_helpers import (
     CHROMIUM_ARGS,
     DESKTOP,
     Page,
+    assert_in_order,
     chromium_path,
     chunks_of,
     metric,
@@ -53,6 +56,7 @@ BARGE_IN_STOP_S = 0.3  # from `speech.start` to the reply's audio stopped (issue
 QUESTION = "Please tell me a short story about a friendly robot."
 INTERRUPTION = "Stop talking and tell me the time."
 BACKCHANNEL = "Mm-hmm."
+AGREED = "Okay."  # a backchannel tiny.en reads as itself: over the reply, it pauses, then resumes
 PUSHED = "What is the weather like on the moon?"
 # Between the question and the interruption: time for the reply to start playing on a loaded
 # 2-core box (end of turn, recognition, the first sentence's synthesis), and it lasts longer.
@@ -81,6 +85,7 @@ def playwright(
     paused_wav: Path,
     coughed_wav: Path,
     continued_wav: Path,
+    agreed_wav: Path,
 ) -> Iterator[Any]:
     """Playwright's sync API, started once the WAVs are made (it runs an event loop)."""
     with sync_playwright() as running:
@@ -167,9 +172,10 @@ def test_hands_free_a_spoken_question_a_spoken_reply_and_a_barge_in_by_voice(
         page.wait_for_function("voiceChat.scheduled.some((e) => e.turn === 1)", timeout=60_000)
         agent.model.update_config(sentences=2)  # the next reply: short, so the test is too
 
-        # The interruption: turn 1 is lowered at `speech.start` and its audio stops within
-        # 300 ms of it (the server's barge-in, `cancelled`), and what was said becomes turn 2,
-        # with the reply spoken. What was heard of turn 1 ends where the user began to speak.
+        # The interruption: turn 1 is lowered at `speech.start`, paused within 300 ms of it
+        # (`reply.paused`) and cut where it paused (`cancelled`: the speech went on past the
+        # interrupt bound), and what was said becomes turn 2, with the reply spoken. What was
+        # heard of turn 1 ends where it paused.
         page.wait_for_function("voiceChat.turns.length >= 2", timeout=60_000)
         wait_turn(page, 2, timeout_s=90)
         page.wait_for_function("voiceChat.scheduled.some((e) => e.turn === 2)", timeout=60_000)
@@ -178,8 +184,10 @@ def test_hands_free_a_spoken_question_a_spoken_reply_and_a_barge_in_by_voice(
         assert first["status"] == "interrupted" and first["stoppedAt"] is not None
         assert word_error_rate(INTERRUPTION, second["prompt"]) <= 0.2, second
         [barge_in] = listening(page)["speechStarts"][1:2]
-        assert 0 <= first["stoppedAt"] - barge_in < ONE_FRAME_S
-        assert first["cutAt"] - barge_in <= BARGE_IN_STOP_S, first["cutAt"] - barge_in
+        [pause] = first["pauses"]
+        assert 0 <= pause["at"] - barge_in <= BARGE_IN_STOP_S, pause["at"] - barge_in
+        assert pause["resumedAt"] is None  # cut, never resumed
+        assert first["stoppedAt"] == first["cutAt"] == pytest.approx(pause["at"], abs=1e-3)
         old = chunks_of(snapshot, 1)
         assert all(c["endedAt"] is not None for c in old), "a source of turn 1 is still playing"
         assert all(c["endedAt"] <= first["cutAt"] + ONE_FRAME_S for c in old)
@@ -273,6 +281,72 @@ def test_a_short_sound_over_the_reply_lowers_it_and_it_plays_on_to_its_end(
     assert first["status"] == "complete" and first["stoppedAt"] is None and first["heard"] is None
     assert snapshot["socket"]["cancels"] == 0
     assert all(c["endedAt"] >= c["startTime"] + c["duration"] - 0.01 for c in chunks)
+
+
+@pytest.fixture(scope="module")
+def agreed_wav(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A question; while its reply plays, "Okay." (over the barge-in time, under the interrupt
+    bound); then silence while the reply plays on."""
+    folder = tmp_path_factory.mktemp("mic")
+    return write_wav(
+        folder / "agreed.wav",
+        silence(1500),
+        spoken(engine, QUESTION),
+        silence(PAUSE_MS),
+        spoken(engine, AGREED),
+        silence(4000),
+    )
+
+
+def test_a_backchannel_over_the_reply_pauses_it_and_it_plays_on_from_the_same_sample(
+    playwright: Any, agreed_wav: Path, stack: ServerThread
+) -> None:
+    with mic_page(playwright, agreed_wav) as page:
+        agent = hands_free(page, stack, sentences=7)  # still playing then
+        try:
+            page.wait_for_function(
+                "voiceChat.turns.length > 0 && voiceChat.turns[0].pauses.length > 0"
+                " && voiceChat.turns[0].pauses[0].resumedAt !== null",
+                timeout=90_000,
+            )
+        except PlaywrightTimeout:
+            raise AssertionError(f"not paused and resumed: {listening(page)}") from None
+        page.wait_for_function(
+            """() => { const c = voiceChat.scheduled.filter((e) => e.turn === 1);
+                      return voiceChat.turns[0].status !== 'streaming' && c.length > 0
+                        && c.every((e) => e.endedAt !== null); }""",
+            timeout=120_000,
+        )
+        snapshot = state(page)
+        heard = listening(page)
+    prompts = [t["prompt"] for t in snapshot["turns"]]
+    assert len(prompts) == 1, prompts  # no turn of the backchannel
+    [first] = snapshot["turns"]
+    assert len(first["pauses"]) == 1, (first["pauses"], heard)
+    [pause] = first["pauses"]
+    # The backchannel paused the reply within 300 ms of its `speech.start`, was heard as
+    # words (no `too_short`), and no turn of it started; the reply played on and to its end.
+    assert heard["speechEnds"][-1]["reason"] == "silence", heard
+    [agreed] = heard["transcripts"][1:]
+    assert only_backchannel(agreed["text"], BACKCHANNEL_WORDS), agreed
+    assert 0 <= pause["at"] - heard["speechStarts"][1] <= BARGE_IN_STOP_S
+    assert first["status"] == "complete" and first["stoppedAt"] is None and first["heard"] is None
+    assert snapshot["socket"]["cancels"] == 0 and agreed["backchannel"] is True
+    # The audio clock stood still while it was paused (a wall-clock while), so the sample that
+    # sounded at the pause is the one that sounded next: nothing skipped, nothing played twice.
+    assert pause["resumedWallMs"] - pause["wallMs"] >= 200, pause
+    assert pause["resumedAt"] == pytest.approx(pause["at"], abs=1e-3), pause
+    chunks = chunks_of(snapshot, 1)
+    assert_in_order(chunks)
+    for chunk in chunks:  # each played whole, where it was first scheduled (none again)
+        assert chunk["endedAt"] >= chunk["startTime"] + chunk["duration"] - 0.01, chunk
+    total_s = sum(c["duration"] for c in chunks)
+    assert total_s == pytest.approx(first["latency"]["audioBytes"] / 2 / 24_000, abs=1e-3)
+    assert len(chunks) == first["latency"]["chunks"]
+    # The history: the question and the whole reply; the backchannel is not in it.
+    messages = [(m["role"], m["content"][0]["text"]) for m in agent.messages]
+    assert [role for role, _ in messages] == ["user", "assistant"], messages
+    assert messages[1][1] == first["text"] and INTERRUPTED_NOTE not in messages[1][1]
 
 
 @pytest.fixture(scope="module")

@@ -302,7 +302,7 @@ def test_no_words_by_the_resume_bound_plays_the_reply_on_and_later_words_still_c
     speak(hands_free, 640, 10.0, True)
     assert hands_free.due(11.49) == []
     assert hands_free.due(11.5) == [Send(ReplyResumed("t1"))]
-    assert not hands_free.holding and hands_free.due(12.0) == []
+    assert hands_free.holding and hands_free.due(12.0) == []  # plays on; its words awaited
     # The words come after the bound: a backchannel is nothing more; other words cut it.
     assert hands_free.heard("Yeah.", 11.6, True) == []
     speak(hands_free, 800, 12.0, True, loud=False)

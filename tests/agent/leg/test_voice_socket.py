@@ -563,6 +563,7 @@ async def test_push_to_talk_cuts_the_turn_at_the_press_and_its_words_are_the_nex
         "audio_ms": 320.0,
         "asr_ms": 12.5,
         "final": True,
+        "backchannel": False,
     }
     assert recognizer.heard == [AUDIO[:1024] * 10]
     assert script.requests[-1] == TurnRequest("What time is it?")

@@ -124,6 +124,7 @@ async def test_a_backchannel_pauses_the_reply_then_resumes_it_whole_and_is_no_pr
     ]
     assert of_type(frames, "reply.paused")[0]["turn_id"] == turn_id
     assert of_type(frames, "reply.resumed")[0]["turn_id"] == turn_id
+    assert of_type(frames, "transcript")[0]["backchannel"] is True  # no turn follows
     assert order.count("turn.start") == 0  # no turn of the backchannel
     assert "<audio>" in kinds(frames[frames.index(of_type(frames, "reply.paused")[0]) :])
     # The history: the prompt and the reply whole; the backchannel is not in it.
@@ -149,6 +150,7 @@ async def test_words_over_the_paused_reply_cut_it_and_are_the_next_prompt(
         "turn.start",
     ]
     assert "reply.resumed" not in order
+    assert of_type(frames, "transcript")[0]["backchannel"] is False
     assert of_type(frames, "cancelled")[0]["turn_id"] == turn_id
     (user, prompt), (_, reply), (user2, words) = said(agent)[:3]
     assert (user, prompt, user2, words) == ("user", PROMPT, "user", "Okay, stop.")

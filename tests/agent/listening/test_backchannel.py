@@ -10,8 +10,10 @@ from agent.listening.backchannel import only_backchannel, words
 
 @pytest.mark.parametrize(
     "text",
-    ["", " ", "...", "Mm-hmm.", "Mhm.", "Mmm.", "Uh-huh.", "Uh-uh.", "Okay.", "OK!", "Ooh!"]
-    + ["Right, right.", "I see.", "Oh, I see.", "Yeah, okay.", "Hmm?"],
+    [
+        *("", " ", "...", "Mm-hmm.", "Mhm.", "Mmm.", "Uh-huh.", "Uh-uh.", "Okay.", "OK!", "Ooh!"),
+        *("Right, right.", "I see.", "Oh, I see.", "Yeah, okay.", "Hmm?"),
+    ],
 )
 def test_only_words_of_the_list_or_none_are_a_backchannel(text: str) -> None:
     assert only_backchannel(text, BACKCHANNEL_WORDS)
