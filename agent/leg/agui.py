@@ -11,7 +11,8 @@ it returns, so the words before it (flushed and spoken at once) play while it ru
 sentence went to synthesis), ``voice.audio`` (at most 100 ms of its audio, base64; the word
 timings that came before it, if any, ride on it), ``voice.sentence.end``, ``voice.error`` (a problem
 the run goes on after) and ``voice.metrics``. ``agui_events`` runs one over a turn's events;
-closing it stops the turn.
+closing it stops the turn, and a failure of the stream itself is the run's ``RUN_ERROR``
+(``internal_error``), its open text closed first, after a ``RUN_STARTED`` if none went out.
 """
 
 from __future__ import annotations
@@ -95,10 +96,14 @@ def agui_json(event: BaseEvent) -> str:
     return event.model_dump_json(by_alias=True)
 
 
+def run_started(thread_id: str, run_id: str) -> RunStartedEvent:
+    """A run's first event."""
+    return RunStartedEvent(thread_id=thread_id, run_id=run_id, protocol_version=PROTOCOL_VERSION)
+
+
 def refused(thread_id: str, run_id: str, code: str, message: str) -> list[BaseEvent]:
     """A run refused before its turn started: ``RUN_STARTED`` then ``RUN_ERROR``."""
-    started = RunStartedEvent(thread_id=thread_id, run_id=run_id, protocol_version=PROTOCOL_VERSION)
-    return [started, RunErrorEvent(message=message, code=code)]
+    return [run_started(thread_id, run_id), RunErrorEvent(message=message, code=code)]
 
 
 class AguiTranslator:
@@ -155,11 +160,8 @@ class AguiTranslator:
             "sampleRate": SAMPLE_RATE,
             "channels": CHANNELS,
         }
-        started = RunStartedEvent(
-            thread_id=run.thread_id, run_id=run.run_id, protocol_version=PROTOCOL_VERSION
-        )
         self.started = True
-        return [started, self._custom(VOICE_START, voice)]
+        return [run_started(run.thread_id, run.run_id), self._custom(VOICE_START, voice)]
 
     def _text(self, event: TextDelta) -> list[BaseEvent]:
         events: list[BaseEvent] = []
@@ -237,6 +239,21 @@ class AguiTranslator:
         self._cancelled, self._failure = True, None
         return self._ended()
 
+    def failed(self, exc: Exception) -> list[BaseEvent]:
+        """The run's end when its turn's stream itself failed: ``RUN_ERROR``
+        (``internal_error``), after ``RUN_STARTED`` if it had not gone out and with the open
+        text closed; nothing once the run ended."""
+        if self.finished:
+            return []
+        events: list[BaseEvent] = []
+        if not self.started:
+            events.append(run_started(self._run.thread_id, self._run.run_id))
+        self.finished = True  # nothing more goes out: ``cancel`` reads no further
+        events += self._close_text()
+        message = f"the run failed: {type(exc).__name__}"
+        events.append(RunErrorEvent(message=message, code="internal_error"))
+        return events
+
     def _ended(self) -> list[BaseEvent]:
         self.finished = True
         events = self._close_text()
@@ -261,6 +278,5 @@ async def agui_events(
                     yield translated
         except Exception as exc:  # a bug, or the relay's loop gone: said, never a traceback
             log.exception("an AG-UI run failed")
-            translator.finished = True
-            message = f"the run failed: {type(exc).__name__}"
-            yield RunErrorEvent(message=message, code="internal_error")
+            for translated in translator.failed(exc):
+                yield translated

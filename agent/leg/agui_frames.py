@@ -29,7 +29,6 @@ from agent.events import CUT
 from agent.leg.agui import VOICE_AUDIO, agui_json
 
 BYTES_PER_SAMPLE = 2  # pcm_s16le
-WIDEST_CHARACTER = 6  # bytes of JSON one character may take (a control character, \u001f)
 
 
 def agui_frames(event: BaseEvent, limit: int = MAX_FRAME_BYTES) -> list[str]:
@@ -81,7 +80,7 @@ def _fitted_audio(event: CustomEvent, limit: int) -> list[BaseEvent]:
         halves = ((pcm[:at], words[:cut]), (pcm[at:], words[cut:]))
         pieces = [_audio_piece(event, part, run) for part, run in halves]
         return [fit for piece in pieces for fit in fitted(piece, limit)]
-    most = max((len(word.get("text", "")) for word in words), default=0)
+    most = max((len(word["text"]) for word in words), default=0)
     while most > 0:  # each word's text at most ``most`` characters, halved until it fits
         short = [_short_word(word, most) for word in words]
         piece = _audio_piece(event, pcm, short)
@@ -93,7 +92,7 @@ def _fitted_audio(event: CustomEvent, limit: int) -> list[BaseEvent]:
 
 def _short_word(word: dict[str, Any], most: int) -> dict[str, Any]:
     """``word`` without ``spoken``, its text at most ``most`` characters (``CUT`` last if cut)."""
-    text = str(word.get("text", ""))
+    text: str = word["text"]
     short = {key: value for key, value in word.items() if key != "spoken"}
     short["text"] = text if len(text) <= most else text[: max(0, most - 1)] + CUT
     return short
@@ -121,18 +120,20 @@ def _with_text(event: BaseEvent, where: tuple[str, str | None], text: str) -> Ba
 
 
 def _shortened(event: BaseEvent, limit: int) -> BaseEvent:
-    """``event`` with its longest text cut (``CUT`` last) until its JSON fits ``limit``."""
+    """``event`` with its longest text cut (``CUT`` last) so that its JSON fits ``limit``.
+
+    One cut is enough: it drops as many bytes of the text's UTF-8 as the JSON is over, and no
+    character takes fewer bytes in JSON than in UTF-8 (an escape takes more), so the JSON loses
+    at least as much. It is still over only when the rest of the event is, with no text left.
+    """
     texts = _texts(event)
     if not texts:
         raise ValueError(f"a {event.type} event too big for a {limit}-byte frame has no text")
     where = max(texts, key=lambda place: _size(texts[place]))
     text = texts[where]
     over = _size(agui_json(event)) - limit + _size(CUT)
-    keep = text.encode()[: max(0, _size(text) - over)].decode(errors="ignore")  # UTF-8 sized
+    keep = text.encode()[: max(0, _size(text) - over)].decode(errors="ignore")
     shortened = _with_text(event, where, keep + CUT)
-    while (over := _size(agui_json(shortened)) - limit) > 0 and keep:  # JSON's escapes
-        keep = keep[: max(0, len(keep) - max(1, over // WIDEST_CHARACTER))]
-        shortened = _with_text(event, where, keep + CUT)
-    if over > 0:
+    if _size(agui_json(shortened)) > limit:
         raise ValueError(f"a {event.type} event cannot be cut to a {limit}-byte frame")
     return shortened

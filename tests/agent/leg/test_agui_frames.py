@@ -10,7 +10,14 @@ import json
 from typing import Any
 
 import pytest
-from ag_ui.core import BaseEvent, CustomEvent, RunErrorEvent, RunStartedEvent
+from ag_ui.core import (
+    BaseEvent,
+    CustomEvent,
+    RunErrorEvent,
+    RunStartedEvent,
+    TextMessageContentEvent,
+    ToolCallResultEvent,
+)
 
 from agent.browser_leg import MAX_FRAME_BYTES
 from agent.events import (
@@ -130,6 +137,18 @@ def test_one_word_too_long_for_a_frame_keeps_its_times_and_a_cut_text() -> None:
     [short] = chunk["words"]
     assert (short["startMs"], short["endMs"]) == (1.0, 2.0) and "spoken" not in short
     assert short["text"].endswith(CUT) and len(base64.b64decode(chunk["audio"])) == 4800
+    assert len(short["text"]) > MAX_FRAME_BYTES // 4  # a good part of it, not the mark alone
+
+
+def test_more_words_than_any_frame_holds_on_one_sample_are_refused_not_sent_over() -> None:
+    """No sentence has so many (the segmenter caps one at 350 characters): thousands of words
+    on a chunk too short to halve cannot fit even cut to their marks, and no frame is made."""
+    words = tuple(Word(f"w{i}", float(i), i + 1.0) for i in range(3_000))
+    translator = AguiTranslator(RUN)
+    translator.translate(SegmentMarks(1, words))
+    [audio] = translator.translate(AudioDelta(1, b"\x01\x00"))
+    with pytest.raises(ValueError, match=r"voice\.audio of 3000 words cannot fit a 32000-byte"):
+        agui_frames(audio)
 
 
 def test_a_frame_that_fits_is_left_as_it_is_and_the_bound_is_inclusive() -> None:
@@ -154,3 +173,67 @@ def test_a_runs_ids_are_echoed_whole_within_a_frame_up_to_their_bound() -> None:
     assert refused.value.code == "invalid_run_input"
     assert str(MAX_ID_CHARS) in refused.value.message
     assert parse_run_input(run_input("hi", "t" * MAX_ID_CHARS)).thread_id == "t" * MAX_ID_CHARS
+
+
+def test_two_long_words_on_the_least_audio_that_halves_ride_one_each_whole() -> None:
+    """A sentence's last chunk may be a few samples with its words on it: two words too big
+    for one frame together, each within one, go out one a piece, neither cut."""
+    words = tuple(Word(w * 12_000, 0.0, 1.0, w * 6_000) for w in ("a", "b"))
+    pcm = b"\x01\x00\x02\x00"  # two samples
+    marks = SegmentMarks(3, words)
+    frames = frames_of([TurnStart("t", "stream"), marks, AudioDelta(3, pcm), TurnEnd()])
+    audio = values(frames, "voice.audio")
+    assert [base64.b64decode(chunk["audio"]) for chunk in audio] == [pcm[:2], pcm[2:]]
+    assert [chunk["words"] for chunk in audio] == [
+        [{"text": w.text, "startMs": 0.0, "endMs": 1.0, "spoken": w.spoken}] for w in words
+    ]
+
+
+def test_a_word_whose_spoken_form_is_too_long_keeps_its_text_whole() -> None:
+    word = Word("quintillions", 1.0, 2.0, "ninety-nine quintillion " * 2_000)
+    marks = SegmentMarks(3, (word,))
+    frames = frames_of([TurnStart("t", "stream"), marks, AudioDelta(3, b"\x01\x00" * 2400)])
+    [chunk] = values(frames, "voice.audio")
+    assert chunk["words"] == [{"text": "quintillions", "startMs": 1.0, "endMs": 2.0}]
+
+
+def test_a_text_cut_past_its_escapes_keeps_the_longest_part_that_fits() -> None:
+    """Control characters take six bytes of JSON each: the cut keeps all of them it can and
+    then as much as fits, not a byte more, nor a character less."""
+    result = CONTROL * 4_000 + "a" * 30_000
+    event = ToolCallResultEvent(message_id="m", tool_call_id="c", content=result, role="tool")
+    [frame] = agui_frames(event)
+    content = json.loads(frame)["content"]
+    kept = content[: -len(CUT)]
+    assert content.endswith(CUT) and result.startswith(kept)
+    assert len(frame.encode()) <= MAX_FRAME_BYTES
+    longer = event.model_copy(update={"content": result[: len(kept) + 1] + CUT})
+    assert len(agui_json(longer).encode()) > MAX_FRAME_BYTES
+
+
+@pytest.mark.parametrize("limit", [2_000, 5_000])
+def test_a_smaller_frame_limit_is_kept_as_the_default_one_is(limit: int) -> None:
+    """Another gateway's limit: every piece within it, the text and the audio whole."""
+    delta = TextMessageContentEvent(message_id="m", delta="w\u00f6rld " * 2_000)
+    parts = [json.loads(frame) for frame in agui_frames(delta, limit)]
+    assert "".join(part["delta"] for part in parts) == delta.delta
+    words = tuple(Word(f"word{i}", i, i + 1.0) for i in range(200))
+    translator = AguiTranslator(RUN)
+    translator.translate(SegmentMarks(1, words))
+    pcm = bytes(range(256)) * 18 + bytes(192)
+    [audio] = translator.translate(AudioDelta(1, pcm))
+    frames = [f for event in (delta, audio) for f in agui_frames(event, limit)]
+    assert max(len(frame.encode()) for frame in frames) <= limit
+    chunks = values([f for f in frames if '"voice.audio"' in f], "voice.audio")
+    assert b"".join(base64.b64decode(chunk["audio"]) for chunk in chunks) == pcm
+    assert [w["text"] for c in chunks for w in c.get("words", [])] == [w.text for w in words]
+
+
+def test_an_event_no_cut_can_fit_is_refused_not_sent_a_byte_over() -> None:
+    """Both ids too long (``agui_input`` bounds them, so no run of ours gets here): the longer
+    cut to nothing leaves the event one byte over the limit, and no frame is made of it."""
+    bare = len(agui_json(RunStartedEvent(thread_id=CUT, run_id="")).encode())
+    run_id = "r" * (MAX_FRAME_BYTES + 1 - bare)
+    event = RunStartedEvent(thread_id=run_id + "t", run_id=run_id)
+    with pytest.raises(ValueError, match="RUN_STARTED event cannot be cut to a 32000-byte frame"):
+        agui_frames(event)

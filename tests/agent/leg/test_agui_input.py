@@ -55,6 +55,15 @@ def test_what_is_not_a_run_agent_input_is_refused_by_its_field(payload: object, 
     assert refused.value.code == "invalid_run_input" and says in refused.value.message
 
 
+def test_the_first_three_problems_are_named_and_the_rest_counted() -> None:
+    with pytest.raises(BadRequest) as three:
+        parse_run_input({})
+    assert three.value.message.endswith("messages: Field required")  # no count: none left
+    with pytest.raises(BadRequest) as four:
+        parse_run_input({"threadId": 1, "runId": 2, "messages": 3, "tools": 4})
+    assert four.value.message.endswith("messages: Input should be a valid list (and 1 more)")
+
+
 @pytest.mark.parametrize(
     ("change", "code"),
     [
@@ -81,3 +90,38 @@ def test_a_run_that_cannot_start_is_refused_with_a_typed_code(
     with pytest.raises(BadRequest) as refused:
         run_of(parse_run_input(run_input("Hello", "t") | change))
     assert refused.value.code == code and refused.value.message
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        ({"runId": ""}, "threadId and runId must be non-empty strings"),
+        (
+            {"messages": []},
+            "the latest message must be the user's (role user): this agent answers it, and "
+            "calls no tools of the client's",
+        ),
+        (
+            {"messages": [{"id": "u", "role": "user", "content": []}]},
+            "the user's latest message has no text part",
+        ),
+        ({"forwardedProps": {"speech": "fast"}}, "forwardedProps.speech must be an object"),
+        (
+            {"forwardedProps": {"speech": {"format": "opus"}}},
+            "forwardedProps.speech.format 'opus': offered pcm_s16le",
+        ),
+    ],
+)
+def test_a_refusal_says_what_to_change_in_the_clients_own_words(
+    change: dict[str, Any], says: str
+) -> None:
+    """The message a front end shows: its field names as the client spells them."""
+    with pytest.raises(BadRequest) as refused:
+        run_of(parse_run_input(run_input("Hello", "t") | change))
+    assert refused.value.message == says
+
+
+def test_a_body_that_is_not_an_object_is_refused_in_words() -> None:
+    with pytest.raises(BadRequest) as refused:
+        parse_run_input(["not", "an", "object"])
+    assert refused.value.message == "a RunAgentInput must be a JSON object"
