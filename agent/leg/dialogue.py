@@ -26,6 +26,7 @@ from agent.events import (
     ErrorEvent,
     Event,
     Refused,
+    ReplyResumed,
     Transcript,
     TurnCancelled,
     TurnStart,
@@ -189,6 +190,8 @@ class Dialogue:
             if isinstance(action, Send):
                 if isinstance(action.event, TurnCancelled):  # a barge-in after its turn.end
                     self._continuation.cut(action.event.turn_id)
+                elif isinstance(action.event, ReplyResumed):  # the page's report of the pause
+                    self._defaults = self._defaults.resumed(action.event.turn_id)  # is moot
                 await self._wire.tell(action.event)
             elif isinstance(action, Recognize):
                 await self._recognize(action.utterance)

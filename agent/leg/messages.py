@@ -136,6 +136,11 @@ class Defaults:
         """These defaults with ``report`` (None: taken) as the next prompt's playback report."""
         return replace(self, request=replace(self.request, heard=report))
 
+    def resumed(self, turn_id: str | None) -> Defaults:
+        """These defaults without the report of turn ``turn_id``'s pause: it played on."""
+        heard = self.request.heard
+        return self if heard is None or heard.turn_id != turn_id else self.played(None)
+
     def turn(self, prompt: Prompt | str) -> TurnRequest:
         """The turn a typed prompt, or a transcript's text, asks for."""
         if isinstance(prompt, Prompt):

@@ -187,8 +187,9 @@ class VoiceInput:
         listener = self._listening_now(AUDIO)
         assert self.listening is not None  # a listener exists only with it
         pcm = check_frame(frame, self.listening.config)
+        due = self.due(now)  # before what this frame ends: its words come after the bound
         outputs = listener.feed(pcm, self._speaking(now, turn_running))
-        return [*self._act(outputs, now, turn_running), *self.due(now)]
+        return [*due, *self._act(outputs, now, turn_running)]
 
     def judged(
         self, ticket: int, turn: TurnScore | None, now: float, turn_running: bool

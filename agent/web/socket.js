@@ -11,7 +11,8 @@
 // `speech.end`, `transcript`, `turn.withdrawn`, `reply.paused`, `reply.resumed`, and their errors) are not a turn's: they go to `onListening`
 // whenever they come. A transcript starts a turn on the server; the page takes its frames with
 // `expect`. A barge-in by voice ends the running turn with a `cancelled` the page did not ask
-// for: its turn is over, and `onCancelled` is told.
+// for: its turn is over, and `onCancelled` is told (unless the words that cut it came first, as
+// a `transcript`: then the page cut it already, and waits for their turn).
 
 import { SESSION_HEADER } from "./browser-leg.js";
 
@@ -162,6 +163,9 @@ export class VoiceSocket {
     if (event !== null && isListening(event)) return this.onListening(event);
     if (event?.type === "cancelled" && this.cancelling === 0) {
       const sink = this.sink; // a barge-in by voice: the turn's one terminal event
+      // Words over a paused reply: their transcript came first, and the page cut the reply and
+      // expects their turn; this cancel is the cut reply's, and the expected turn keeps its sink.
+      if (sink !== null && !sink.started) return;
       this.sink = null;
       sink?.resolve();
       return this.onCancelled(event.turn_id);

@@ -61,6 +61,7 @@ export function newTurn(n, prompt, options) {
     stoppedAt: null, // audio clock (s) where what was heard of it ended, if it was cut
     cutAt: null, // audio clock (s) when its playback was cut (after a duck: the server's cancel)
     pauses: [], // each `reply.paused`: {at, resumedAt} on the audio clock, {wallMs, resumedWallMs}
+    pauseReport: null, // the `heard` sent where it paused, while it is paused
     heard: null, // then, where: the `heard` report sent, {turn_id, seq, ms}
     latency: {
       ttftMs: null, // send -> first text.delta

@@ -155,7 +155,9 @@ export class Turns {
     turn.pauses.push(pause);
     this.paused = { turn: turn.n, pause };
     this.player.pause().then((at) => {
-      if (pause.resumedAt === null) pause.at = at; // where the audio clock stopped
+      if (this.paused?.pause !== pause) return; // resumed or cut meanwhile
+      pause.at = at; // where the audio clock stopped
+      this.reportPause(turn, at);
     });
     this.display.render();
   }
@@ -170,6 +172,7 @@ export class Turns {
     if (paused === null || turn === null || turn.n !== paused.turn) return;
     if (turnId !== null && turn.id !== null && turn.id !== turnId) return;
     this.paused = null;
+    turn.pauseReport = null; // it plays on: the server drops that report too
     paused.pause.resumedAt = this.player.currentTime;
     paused.pause.resumedWallMs = performance.now();
     this.player.resume();
@@ -428,13 +431,35 @@ export class Turns {
     this.display.render();
   }
 
-  /** Report where `turn`'s playback stopped (its `stoppedAt`), unless it played to its end. */
+  /** `heard` for where `turn`'s playback stands at `time` (null: it had played to its end). */
+  position(turn, time) {
+    const position = turn.id === null ? null : playbackPosition(turn, time);
+    if (position === null) return null;
+    return { turn_id: turn.id, seq: position.seq, ms: Math.round(position.ms * 10) / 10 };
+  }
+
+  /**
+   * Report where the paused reply stands, on the socket, at once: if the user's words cut it,
+   * this is what they heard, and the server has it before it starts their turn (their
+   * `transcript` comes before its `cancelled`); if it plays on, the server drops it.
+   */
+  reportPause(turn, at) {
+    const report = this.position(turn, at);
+    if (report === null || turn.transport !== "websocket") return;
+    turn.pauseReport = report;
+    this.socket.heard(report);
+  }
+
+  /** Report where `turn`'s playback stopped (its `stoppedAt`), unless it played to its end (or
+   * the report of its pause, from the same stopped clock, went already). */
   reportHeard(turn) {
-    const position = turn.id === null ? null : playbackPosition(turn, turn.stoppedAt);
-    if (position === null) return;
-    this.heard = { turn_id: turn.id, seq: position.seq, ms: Math.round(position.ms * 10) / 10 };
-    turn.heard = this.heard;
-    if (turn.transport === "websocket") this.socket.heard(this.heard);
+    const report = this.position(turn, turn.stoppedAt);
+    if (report === null) return;
+    this.heard = report;
+    turn.heard = report;
+    const sent = turn.pauseReport;
+    if (sent && sent.seq === report.seq && sent.ms === report.ms) return;
+    if (turn.transport === "websocket") this.socket.heard(report);
   }
 
   /**

@@ -57,6 +57,9 @@ QUESTION = "Please tell me a short story about a friendly robot."
 INTERRUPTION = "Stop talking and tell me the time."
 BACKCHANNEL = "Mm-hmm."
 AGREED = "Okay."  # a backchannel tiny.en reads as itself: over the reply, it pauses, then resumes
+SHORT_STOP = (
+    "Stop."  # words under the interrupt bound: the reply is cut on them, after their transcript
+)
 PUSHED = "What is the weather like on the moon?"
 # Between the question and the interruption: time for the reply to start playing on a loaded
 # 2-core box (end of turn, recognition, the first sentence's synthesis), and it lasts longer.
@@ -86,6 +89,7 @@ def playwright(
     coughed_wav: Path,
     continued_wav: Path,
     agreed_wav: Path,
+    stopped_wav: Path,
 ) -> Iterator[Any]:
     """Playwright's sync API, started once the WAVs are made (it runs an event loop)."""
     with sync_playwright() as running:
@@ -347,6 +351,55 @@ def test_a_backchannel_over_the_reply_pauses_it_and_it_plays_on_from_the_same_sa
     messages = [(m["role"], m["content"][0]["text"]) for m in agent.messages]
     assert [role for role, _ in messages] == ["user", "assistant"], messages
     assert messages[1][1] == first["text"] and INTERRUPTED_NOTE not in messages[1][1]
+
+
+@pytest.fixture(scope="module")
+def stopped_wav(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A question; while its reply plays, "Stop." (voiced for under 900 ms at every phase of
+    the window grid: the words, not the interrupt bound, cut the reply); then silence."""
+    sound = spoken(engine, SHORT_STOP)
+    for phase in range(0, WINDOW_SAMPLES, 128):
+        probabilities = voiced_windows(sound, phase)
+        first = next(i for i, p in enumerate(probabilities) if p >= 0.5)
+        last = max(i for i, p in enumerate(probabilities) if p >= 0.5)
+        assert 7 * WINDOW_MS <= (last - first + 1) * WINDOW_MS <= 900, (phase, probabilities)
+    folder = tmp_path_factory.mktemp("mic")
+    return write_wav(
+        folder / "stopped.wav",
+        silence(1500),
+        spoken(engine, QUESTION),
+        silence(PAUSE_MS),
+        sound,
+        silence(4000),
+    )
+
+
+def test_words_over_the_paused_reply_cut_it_where_it_paused_and_their_turn_plays(
+    playwright: Any, stopped_wav: Path, stack: ServerThread
+) -> None:
+    with mic_page(playwright, stopped_wav) as page:
+        agent = hands_free(page, stack, sentences=7)  # still playing then
+        page.wait_for_function("voiceChat.turns.length >= 2", timeout=90_000)
+        agent.model.update_config(sentences=1)
+        wait_turn(page, 2, timeout_s=90)
+        page.wait_for_function("voiceChat.scheduled.some((e) => e.turn === 2)", timeout=60_000)
+        snapshot = state(page)
+        heard = listening(page)
+    first, second = snapshot["turns"][:2]
+    [pause] = first["pauses"]
+    # Paused within 300 ms of `speech.start`; the words (their transcript came before the
+    # server's `cancelled`) cut it where it paused, and their turn's frames were taken.
+    assert 0 <= pause["at"] - heard["speechStarts"][1] <= BARGE_IN_STOP_S
+    assert first["status"] == "interrupted" and pause["resumedAt"] is None
+    assert first["cutAt"] == pytest.approx(pause["at"], abs=1e-3)
+    assert not heard["transcripts"][1]["backchannel"] and second["spoken"]
+    assert chunks_of(snapshot, 2), "the words' turn was not heard"
+    # What was heard of the reply was reported from the pause, before the words' turn started,
+    # so the history keeps that much of it, marked cut, then the words.
+    assert first["heard"] == first["pauseReport"], first
+    said = [m["content"][0]["text"] for m in agent.messages]
+    assert said[1].endswith(INTERRUPTED_NOTE), said
+    assert said[2] == second["prompt"], said
 
 
 @pytest.fixture(scope="module")

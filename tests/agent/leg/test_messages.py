@@ -240,3 +240,10 @@ def test_a_bad_listen_says_what_a_listen_must_be() -> None:
     with pytest.raises(BadRequest) as rate:
         parse_listen({"type": "listen", "mode": "hands_free", "sample_rate": 8000})
     assert rate.value.message == "audio must be s16le mono at 16000 Hz, not 's16le' at 8000"
+
+
+def test_a_reply_that_plays_on_drops_the_report_of_its_pause_and_only_its_own() -> None:
+    paused = Defaults().played(PlaybackReport("t1", 2, 812.5))
+    assert paused.resumed("t2").request.heard == PlaybackReport("t1", 2, 812.5)
+    assert paused.resumed("t1").request.heard is None
+    assert Defaults().resumed("t1") == Defaults()

@@ -318,6 +318,16 @@ def test_a_frame_past_the_resume_bound_plays_the_reply_on(hands_free: VoiceInput
     assert speak(hands_free, 32, 11.5, True, loud=False) == [Send(ReplyResumed("t1"))]
 
 
+def test_the_bound_reached_by_the_frame_that_ends_the_utterance_resumes_before_its_words(
+    hands_free: VoiceInput,
+) -> None:
+    hands_free.turn_started("t1")
+    speak(hands_free, 640, 10.0, True)
+    actions = speak(hands_free, 800, 11.6, True, loud=False)  # late: past the bound
+    assert actions[0] == Send(ReplyResumed("t1")) and isinstance(actions[-1], Recognize)
+    assert hands_free.heard("Stop.", 11.7, True)[0] == CancelTurn(None)  # then the words cut it
+
+
 def test_speech_past_the_interrupt_bound_cuts_the_paused_reply_without_its_words(
     hands_free: VoiceInput,
 ) -> None:
