@@ -400,6 +400,7 @@ class Socket:
 
     def frame(self, pcm: bytes, arrives_s: float) -> None:
         self.now = max(self.now, arrives_s)
+        self.timer()
         self.take(self.timed(lambda: self.voice.frame(MicFrame(pcm), self.now, True)))
 
     def timed(self, work: Any) -> Any:
@@ -411,14 +412,18 @@ class Socket:
 
     def waited(self, work: Any) -> Any:
         """``work`` that the socket's reader awaits (the turn model, recognition): the resume
-        bound's timer runs meanwhile, so a bound within it resumes there."""
-        began = self.now
+        bound's timer runs meanwhile."""
         result = self.timed(work)
-        if self.resume_at is not None and began < self.resume_at <= self.now:
-            end, self.now = self.now, self.resume_at
-            self.take(self.voice.due(self.resume_at))
-            self.now = end
+        self.timer()
         return result
+
+    def timer(self) -> None:
+        """The resume bound's timer, beside the reader: a bound passed resumes the reply at the
+        bound itself (once: ``due`` answers nothing after)."""
+        if self.resume_at is not None and self.resume_at <= self.now:
+            now, self.now = self.now, self.resume_at
+            self.take(self.voice.due(self.resume_at))
+            self.now = now
 
     def take(self, actions: list[Action]) -> None:
         found = self.found
