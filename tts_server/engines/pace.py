@@ -25,12 +25,14 @@ RATE_HALF_LIFE_FRAMES = 64  # decoded frames after which an old rate counts half
 # ``PACE_MARGIN`` (a window's time strays ~20 % from the average rate on a shared box); where
 # the latest ``MISSES_KEPT`` jobs strayed more, the ``MISS_QUANTILE`` of their time over their
 # estimate, at most ``MOST_PACE_MARGIN``. A reply's opening window (nothing buffered) is
-# estimated at the rate times the same quantile of the latest ``OPENINGS_KEPT`` openings' miss.
+# estimated at the rate times the median miss of the latest ``OPENINGS_KEPT`` openings (their
+# usual slowdown: one opening that stalled would otherwise size the next several for a stall).
 PACE_MARGIN = 1.3
 MOST_PACE_MARGIN = 2.0
 MISSES_KEPT = 32
 OPENINGS_KEPT = 8
 MISS_QUANTILE = 0.9
+OPENING_QUANTILE = 0.5
 
 
 class DecodeRate:
@@ -51,7 +53,7 @@ class DecodeRate:
     latest jobs' time over their estimate (a load that comes and goes), so that windows are cut
     for the misses this machine has. Openings, the first window of a reply, miss on their own:
     a reply starts the listener's work too (a page that starts playing and drawing), so they
-    are estimated at ``opening_seconds_per_frame``, the rate times their own latest misses.
+    are estimated at ``opening_seconds_per_frame``, the rate times their usual (median) miss.
     """
 
     def __init__(
@@ -83,15 +85,15 @@ class DecodeRate:
         jobs took longer over their estimate, the ``MISS_QUANTILE`` of that (at most
         ``MOST_PACE_MARGIN``)."""
         with self._lock:
-            miss = _quantile(self._misses)
+            miss = _quantile(self._misses, MISS_QUANTILE)
         return min(MOST_PACE_MARGIN, max(PACE_MARGIN, miss))
 
     @property
     def opening_seconds_per_frame(self) -> float:
         """The estimate for a reply's opening window: ``seconds_per_frame`` times the latest
-        openings' miss (``MISS_QUANTILE``; none measured, or on time: 1)."""
+        openings' median miss (``OPENING_QUANTILE``; none measured, or on time: 1)."""
         with self._lock:
-            miss = _quantile(self._opening_misses)
+            miss = _quantile(self._opening_misses, OPENING_QUANTILE)
         return self.seconds_per_frame * min(MOST_PACE_MARGIN, max(1.0, miss))
 
     @property
@@ -140,10 +142,11 @@ class DecodeRate:
         return result
 
 
-def _quantile(misses: collections.deque[float]) -> float:
-    """The ``MISS_QUANTILE`` of ``misses`` (0 for none)."""
+def _quantile(misses: collections.deque[float], quantile: float) -> float:
+    """The ``quantile`` of ``misses`` (the smallest with at least that share at or below it; 0
+    for none)."""
     ranked = sorted(misses)
-    return ranked[math.ceil(MISS_QUANTILE * len(ranked)) - 1] if ranked else 0.0
+    return ranked[max(1, math.ceil(quantile * len(ranked))) - 1] if ranked else 0.0
 
 
 class PlaybackClock:
