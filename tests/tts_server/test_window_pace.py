@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from tts_server.engines.pace import (
     DEFAULT_SECONDS_PER_FRAME,
     MISSES_KEPT,
+    MOST_OPENING_SLOWDOWN,
     MOST_PACE_MARGIN,
     PACE_MARGIN,
 )
@@ -317,9 +318,10 @@ async def test_an_opening_is_estimated_at_the_openings_latest_miss() -> None:
     await rate.measured(job(20, 1.5), 20, opening=True)
     assert rate.opening_seconds_per_frame == pytest.approx(1.5 * rate.seconds_per_frame)
     assert rate.margin == PACE_MARGIN  # an opening's miss is its own
-    for missed in (1.4, 1.3, 1.6, 3.0):  # their usual miss, not the one that stalled
-        await rate.measured(job(20, missed), 20, opening=True)
-    assert rate.opening_seconds_per_frame == pytest.approx(1.5 * rate.seconds_per_frame)
+    await rate.measured(job(20, 4.0), 20, opening=True)  # a stall: no more than the most
+    assert rate.opening_seconds_per_frame == pytest.approx(
+        MOST_OPENING_SLOWDOWN * rate.seconds_per_frame
+    )
     for _ in range(8):  # openings on time again: forgotten
         await rate.measured(job(20, 0.8), 20, opening=True)
     assert rate.opening_seconds_per_frame == rate.seconds_per_frame

@@ -25,14 +25,15 @@ RATE_HALF_LIFE_FRAMES = 64  # decoded frames after which an old rate counts half
 # ``PACE_MARGIN`` (a window's time strays ~20 % from the average rate on a shared box); where
 # the latest ``MISSES_KEPT`` jobs strayed more, the ``MISS_QUANTILE`` of their time over their
 # estimate, at most ``MOST_PACE_MARGIN``. A reply's opening window (nothing buffered) is
-# estimated at the rate times the median miss of the latest ``OPENINGS_KEPT`` openings (their
-# usual slowdown: one opening that stalled would otherwise size the next several for a stall).
+# estimated at the rate times the same quantile of the latest ``OPENINGS_KEPT`` openings' miss,
+# at most ``MOST_OPENING_SLOWDOWN`` (the page's first windows ran 10-12 ms a frame against 8
+# idle; an opening sized for a stall, as slow as real time, would cost its reply seconds).
 PACE_MARGIN = 1.3
 MOST_PACE_MARGIN = 2.0
 MISSES_KEPT = 32
 OPENINGS_KEPT = 8
 MISS_QUANTILE = 0.9
-OPENING_QUANTILE = 0.5
+MOST_OPENING_SLOWDOWN = 1.5
 
 
 class DecodeRate:
@@ -53,7 +54,7 @@ class DecodeRate:
     latest jobs' time over their estimate (a load that comes and goes), so that windows are cut
     for the misses this machine has. Openings, the first window of a reply, miss on their own:
     a reply starts the listener's work too (a page that starts playing and drawing), so they
-    are estimated at ``opening_seconds_per_frame``, the rate times their usual (median) miss.
+    are estimated at ``opening_seconds_per_frame``, the rate times their own latest misses.
     """
 
     def __init__(
@@ -85,16 +86,17 @@ class DecodeRate:
         jobs took longer over their estimate, the ``MISS_QUANTILE`` of that (at most
         ``MOST_PACE_MARGIN``)."""
         with self._lock:
-            miss = _quantile(self._misses, MISS_QUANTILE)
+            miss = _quantile(self._misses)
         return min(MOST_PACE_MARGIN, max(PACE_MARGIN, miss))
 
     @property
     def opening_seconds_per_frame(self) -> float:
         """The estimate for a reply's opening window: ``seconds_per_frame`` times the latest
-        openings' median miss (``OPENING_QUANTILE``; none measured, or on time: 1)."""
+        openings' miss (``MISS_QUANTILE``; none measured, or on time: 1; at most
+        ``MOST_OPENING_SLOWDOWN``)."""
         with self._lock:
-            miss = _quantile(self._opening_misses, OPENING_QUANTILE)
-        return self.seconds_per_frame * min(MOST_PACE_MARGIN, max(1.0, miss))
+            miss = _quantile(self._opening_misses)
+        return self.seconds_per_frame * min(MOST_OPENING_SLOWDOWN, max(1.0, miss))
 
     @property
     def streams(self) -> int:
@@ -142,11 +144,10 @@ class DecodeRate:
         return result
 
 
-def _quantile(misses: collections.deque[float], quantile: float) -> float:
-    """The ``quantile`` of ``misses`` (the smallest with at least that share at or below it; 0
-    for none)."""
+def _quantile(misses: collections.deque[float]) -> float:
+    """The ``MISS_QUANTILE`` of ``misses`` (0 for none)."""
     ranked = sorted(misses)
-    return ranked[max(1, math.ceil(quantile * len(ranked))) - 1] if ranked else 0.0
+    return ranked[math.ceil(MISS_QUANTILE * len(ranked)) - 1] if ranked else 0.0
 
 
 class PlaybackClock:
