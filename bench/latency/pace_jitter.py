@@ -21,11 +21,11 @@ import argparse
 import asyncio
 import platform
 import random
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from bench.latency.report import write_files
+from bench.page.run import commit
 from tts_server.engines.pace import DecodeRate, PlaybackClock
 from tts_server.engines.windows import FRAME_SECONDS, Window, window_plan
 from tts_server.settings import Settings
@@ -136,16 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     ]
     for c in cases:
         print(c)
-    here = Path(__file__).resolve().parent
-    commit = subprocess.run(
-        ["git", "-C", str(here), "rev-parse", "--short", "HEAD"],
-        capture_output=True,
-        text=True,
-        check=False,
-    ).stdout.strip()
     report = {
         "replies": args.replies,
-        "commit": commit or "unknown",
+        "commit": commit(),
         "python": platform.python_version(),
         "cases": cases,
     }
