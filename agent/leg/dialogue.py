@@ -47,6 +47,7 @@ from agent.leg.messages import (
     TalkEnd,
     TalkStart,
 )
+from agent.leg.reply_hold import PlayOnTimer
 from agent.leg.turns import EarlyReply, TurnRunner
 from agent.leg.voice_input import (
     Action,
@@ -57,6 +58,7 @@ from agent.leg.voice_input import (
     Send,
     StartTurn,
     VoiceInput,
+    resumed,
 )
 from agent.listening.eager import EagerRecognition
 from agent.listening.endpointer import Resumed
@@ -110,7 +112,7 @@ class Dialogue:
         self._continuation = Continuation(conversation, withdraw, wire.tell)
         self._eager = None if listening is None else EagerRecognition(listening.recognizer)
         self._early = None
-        self._resume: asyncio.Task[None] | None = None  # plays a paused reply on at its bound
+        self._play_on = PlayOnTimer(self._play_on_due)  # a paused reply, at its bound
         if self._eager is not None:
             self._early = EarlyReply(self._turns, self._eager, self._start_held, withdraw)
 
@@ -122,9 +124,9 @@ class Dialogue:
     async def take(self, message: ClientMessage) -> None:
         """Do what ``message`` asks; raises ``BadRequest`` (``MessageRefused`` for a message
         refused with its own type)."""
-        if not isinstance(message, MicFrame | Config | PlaybackReport):
-            await self._drop_early()  # the user acts: a guess at their turn is moot
-        now, running = self._now(), self._turns.running
+        if not isinstance(message, MicFrame | Config | PlaybackReport) and self._early:
+            await self._early.drop()  # the user acts: a guess at their turn is moot
+        now, running = loop_now(), self._turns.running
         if isinstance(message, MicFrame):
             await self._do(self._input.frame(message, now, running))
         elif isinstance(message, Prompt):
@@ -133,7 +135,8 @@ class Dialogue:
         elif isinstance(message, Cancel):
             await self._wire.send(TurnCancelled(await self._turns.stop()))
         elif isinstance(message, Config):
-            self._defaults = self._defaults.configured(await self._voice_checked(message))
+            checked = await voice_checked(self._check_voice, message)
+            self._defaults = self._defaults.configured(checked)
             await self._wire.send(ConfigApplied(self._defaults.sent))
         elif isinstance(message, PlaybackReport):
             self._defaults = self._defaults.played(message)
@@ -142,24 +145,12 @@ class Dialogue:
 
     async def close(self) -> None:
         """The socket ends: drop the early reply and the eager recognition, stop the turn."""
-        if self._resume is not None:
-            self._resume.cancel()
-        await self._drop_early()
+        self._play_on.cancel()
+        if self._early is not None:
+            await self._early.drop()
         if self._eager is not None:
             self._eager.drop()
         await self._turns.stop()
-
-    async def _voice_checked(self, config: Config) -> Config:
-        """``config`` with its voice as the TTS server will take it; raises ``MessageRefused``
-        (``unknown_voice``), and the previous defaults stay."""
-        voice = config.options.get("voice")
-        if not isinstance(voice, tuple):  # none named, or unset (null)
-            return config
-        try:
-            checked = await self._check_voice(voice)
-        except BadRequest as exc:
-            raise MessageRefused(exc, CONFIG) from exc
-        return replace(config, options={**config.options, "voice": checked})
 
     async def _listening(
         self, message: Listen | ListenStop | TalkEnd | TalkStart, now: float, running: bool
@@ -199,7 +190,7 @@ class Dialogue:
                 await self._judge(action)
             elif isinstance(action, PauseReply):
                 await self._wire.tell(action.event)
-                self._resume_at(action.resume_at)
+                self._play_on.at(action.resume_at)
             elif isinstance(action, StartTurn):
                 await self._start_spoken(action.text)
             elif isinstance(action, Resumed):  # only while listening, with an EarlyReply
@@ -225,20 +216,15 @@ class Dialogue:
         except TurnModelError as exc:  # the silence rule decides this pause
             log.warning("the turn model failed: %s", exc)
             turn = None
-        actions = self._input.judged(paused.ticket, turn, self._now(), self._turns.running)
+        actions = self._input.judged(paused.ticket, turn, loop_now(), self._turns.running)
         await self._do(actions)
         if actions or not config.eager_asr or not (paused.last or turn is None):
             return  # the turn ended, or the model is asked again in this pause
         self._eager.start(paused.ticket, paused.pcm)
-        held = self._input.holding  # a reply was paused for these words: none starts early
+        held = self._input.hold.holding  # a reply was paused for these words: none starts early
         if turn is not None and config.eager_start and self._early.enabled and not held:
             await self._early.drop()  # an older pause's, if speech did not say resumed
             self._early.begin(paused.ticket)
-
-    async def _drop_early(self) -> None:
-        """Withdraw the reply begun early, if any."""
-        if self._early is not None:
-            await self._early.drop()
 
     async def _recognize(self, utterance: Utterance) -> None:
         """Send the utterance's transcript, then start its turn as a typed prompt would (or
@@ -254,10 +240,10 @@ class Dialogue:
             recognition = await self._eager.recognize(utterance.pcm, utterance.ticket)
         except RecognitionError as exc:
             await self._wire.tell(ErrorEvent(exc.code, str(exc)))
-            await self._do(self._input.heard("", self._now(), self._turns.running))
+            await self._do(self._input.heard("", loop_now(), self._turns.running))
             return
         text = recognition.text
-        actions = self._input.heard(text, self._now(), self._turns.running)
+        actions = self._input.heard(text, loop_now(), self._turns.running)
         backchannel = bool(text) and not any(isinstance(a, StartTurn) for a in actions)
         await self._wire.tell(
             Transcript(text, utterance.audio_ms, recognition.asr_ms, backchannel=backchannel)
@@ -272,17 +258,10 @@ class Dialogue:
         except BadRequest as exc:  # e.g. a voice in the defaults the TTS server lost
             await self._wire.tell(Refused(exc.code, exc.message, "transcript"))
 
-    def _resume_at(self, when: float) -> None:
-        """Play the paused reply on at ``when`` if no words have come by then (the reader may be
-        waiting for a recognition, so no frame would tell)."""
-        if self._resume is not None:
-            self._resume.cancel()
-        self._resume = asyncio.create_task(self._resume_when(when), name="ws-resume")
-
-    async def _resume_when(self, when: float) -> None:
-        await asyncio.sleep(max(0.0, when - self._now()))
+    async def _play_on_due(self) -> None:
+        """The paused reply plays on if no words have come by its bound."""
         with contextlib.suppress(WebSocketDisconnect):  # the client went: nothing to resume
-            await self._do(self._input.due(self._now()))
+            await self._do(resumed(self._input.hold.due(loop_now())))
 
     async def _start_held(self, text: str) -> None:
         prompt = await self._continuation.prompt(text, self._defaults.request.heard)
@@ -298,12 +277,26 @@ class Dialogue:
         """Send one of the running turn's events; the voice input learns what went out."""
         if isinstance(event, AudioDelta):
             await self._wire.send_audio(event.seq, event.pcm)
-            self._input.audio_sent(self._now(), len(event.pcm), self._turns.turn_id)
+            self._input.audio_sent(loop_now(), len(event.pcm), self._turns.turn_id)
             return
         if isinstance(event, TurnStart):
             self._input.turn_started(event.turn_id)
         await self._wire.send(event)
 
-    @staticmethod
-    def _now() -> float:
-        return asyncio.get_running_loop().time()
+
+def loop_now() -> float:
+    """The running loop's clock: the voice input's ``now``."""
+    return asyncio.get_running_loop().time()
+
+
+async def voice_checked(check_voice: VoiceCheck, config: Config) -> Config:
+    """``config`` with its voice as the TTS server will take it; raises ``MessageRefused``
+    (``unknown_voice``), and the previous defaults stay."""
+    voice = config.options.get("voice")
+    if not isinstance(voice, tuple):  # none named, or unset (null)
+        return config
+    try:
+        checked = await check_voice(voice)
+    except BadRequest as exc:
+        raise MessageRefused(exc, CONFIG) from exc
+    return replace(config, options={**config.options, "voice": checked})

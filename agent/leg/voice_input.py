@@ -34,6 +34,7 @@ from agent.config import ListeningConfig
 from agent.core.playback import Playback
 from agent.events import Event, ReplyPaused, ReplyResumed, TurnCancelled
 from agent.leg.messages import AUDIO, MicFrame
+from agent.leg.reply_hold import ReplyHold
 from agent.listening.backchannel import only_backchannel
 from agent.listening.endpointer import Paused, Resumed
 from agent.listening.listener import (
@@ -97,16 +98,6 @@ class StartTurn:
 Action = Send | Recognize | JudgeTurn | CancelTurn | PauseReply | StartTurn | Resumed
 
 
-@dataclass(slots=True)
-class _Pause:
-    """The reply paused at ``at`` for the user's speech; ``resumed``: it plays on already (the
-    resume bound), and only words that are not backchannels still cut it."""
-
-    turn_id: str | None
-    at: float
-    resumed: bool = False
-
-
 def check_frame(frame: MicFrame, config: ListeningConfig) -> bytes:
     """A microphone frame's PCM: whole samples, at most ``max_frame_ms``; raises ``BadRequest``."""
     pcm = frame.pcm
@@ -136,6 +127,16 @@ def passed_on(output: ListenerOutput) -> Action:
     return Send(output)
 
 
+def resumed(event: ReplyResumed | None) -> list[Action]:
+    """Say ``event``, a paused reply playing on (None: nothing to say)."""
+    return [] if event is None else [Send(event)]
+
+
+def speaking(playback: Playback, now: float, turn_running: bool) -> bool:
+    """The agent speaks: a turn runs, or the page still plays audio it was sent."""
+    return turn_running or playback.playing(now)
+
+
 def stopped(listener: Listener | None) -> list[Action]:
     """What a listener says when it is dropped: an utterance in progress ends."""
     return [] if listener is None else [Send(event) for event in listener.stop()]
@@ -149,7 +150,8 @@ class VoiceInput:
         self.listening = listening
         self.playback = Playback()
         self._listener: Listener | None = None
-        self._pause: _Pause | None = None  # the reply paused for the user's speech
+        resume_s = 0.0 if listening is None else listening.config.resume_ms / 1000
+        self.hold = ReplyHold(self.playback, resume_s)  # a reply paused for the user's speech
 
     # --- messages (each raises ``BadRequest``) -----------------------------------------------
 
@@ -157,7 +159,7 @@ class VoiceInput:
         """Listen in ``mode`` from now on (an utterance in progress in another is dropped, and a
         reply paused for it plays on)."""
         listening = self.service()
-        actions, self._listener = [*stopped(self._listener), *self._play_on(now)], None
+        actions, self._listener = [*stopped(self._listener), *resumed(self.hold.play_on(now))], None
         try:
             turn_model = listening.turn_judge is not None
             self._listener = Listener(listening.config, mode, turn_model=turn_model)
@@ -168,14 +170,15 @@ class VoiceInput:
     def listen_stop(self, now: float) -> list[Action]:
         """Stop listening, and say so (a reply paused for speech plays on: no words will come)."""
         listening = self.service()
-        actions, self._listener = [*stopped(self._listener), *self._play_on(now)], None
+        actions, self._listener = [*stopped(self._listener), *resumed(self.hold.play_on(now))], None
         return [*actions, Send(listening.state(None))]
 
     def talk_start(self, now: float, turn_running: bool) -> list[Action]:
         """Push-to-talk pressed: an utterance starts, and cuts the agent if it speaks."""
         self.service()
         listener = self._listening_now("talk.start")
-        return self._act(listener.talk_start(self._speaking(now, turn_running)), now, turn_running)
+        outputs = listener.talk_start(speaking(self.playback, now, turn_running))
+        return self._act(outputs, now, turn_running)
 
     def talk_end(self) -> list[Action]:
         """Push-to-talk released: the utterance ends here (a release never barges in)."""
@@ -187,8 +190,8 @@ class VoiceInput:
         listener = self._listening_now(AUDIO)
         assert self.listening is not None  # a listener exists only with it
         pcm = check_frame(frame, self.listening.config)
-        due = self.due(now)  # before what this frame ends: its words come after the bound
-        outputs = listener.feed(pcm, self._speaking(now, turn_running))
+        due = resumed(self.hold.due(now))  # before what this frame ends: words come after it
+        outputs = listener.feed(pcm, speaking(self.playback, now, turn_running))
         return [*due, *self._act(outputs, now, turn_running)]
 
     def judged(
@@ -197,42 +200,27 @@ class VoiceInput:
         """The turn model's answer to a ``JudgeTurn`` (None: it failed)."""
         if self._listener is None:  # listening stopped meanwhile
             return []
-        outputs = self._listener.judged(ticket, turn, self._speaking(now, turn_running))
+        outputs = self._listener.judged(ticket, turn, speaking(self.playback, now, turn_running))
         return self._act(outputs, now, turn_running)
-
-    @property
-    def holding(self) -> bool:
-        """A reply was paused for the user's speech whose words are not heard yet (it may play
-        on already, at the resume bound)."""
-        return self._pause is not None
 
     def heard(self, text: str, now: float, turn_running: bool) -> list[Action]:
         """The transcript ``text`` of an utterance: a turn of it, unless it paused the reply and
         holds only backchannels (or nothing): then the reply plays on. Words that pause it
         cut it first."""
         assert self.listening is not None  # an utterance exists only with it
-        pause, self._pause = self._pause, None
+        pause = self.hold.taken()
         if pause is None:
             return [StartTurn(text)] if text else []
         if only_backchannel(text, self.listening.config.backchannels):
-            return [] if pause.resumed else self._play_on(now, pause)
+            return resumed(self.hold.play_on(now, pause))
         return [*self._cut(now, turn_running), StartTurn(text)]
-
-    def due(self, now: float) -> list[Action]:
-        """The reply paused for speech plays on if no words have come by ``resume_ms``."""
-        pause = self._pause
-        if pause is None or pause.resumed or now < self._resume_at(pause):
-            return []
-        pause.resumed = True
-        self.playback.resume(now)
-        return [Send(ReplyResumed(pause.turn_id))]
 
     # --- the turn's audio, as the socket relays it ----------------------------------------
 
     def turn_started(self, turn_id: str) -> None:
         """A new turn starts: the page drops what an older turn left (and any pause)."""
         self.playback.started(turn_id)
-        self._pause = None
+        self.hold.drop()
 
     def audio_sent(self, now: float, pcm_bytes: int, turn_id: str | None) -> None:
         """``pcm_bytes`` of turn ``turn_id``'s audio went to the page."""
@@ -241,13 +229,9 @@ class VoiceInput:
     def turn_stopped(self) -> None:
         """The turn was cut: the page stops playing on ``cancelled``."""
         self.playback.stop()
-        self._pause = None
+        self.hold.drop()
 
     # --- rules --------------------------------------------------------------------------
-
-    def _speaking(self, now: float, turn_running: bool) -> bool:
-        """A turn runs, or the page still plays audio it was sent."""
-        return turn_running or self.playback.playing(now)
 
     def _act(self, outputs: list[ListenerOutput], now: float, turn_running: bool) -> list[Action]:
         actions: list[Action] = []
@@ -255,14 +239,15 @@ class VoiceInput:
             if isinstance(output, BargeIn):
                 actions += self._cut(now, turn_running)
             elif isinstance(output, Hold):
-                actions += self._hold(now, turn_running)
+                if speaking(self.playback, now, turn_running):  # until the user's words decide
+                    actions.append(PauseReply(self.hold.pause(now), now + self.hold.resume_s))
             else:
                 actions.append(passed_on(output))
         return actions
 
     def _cut(self, now: float, turn_running: bool) -> list[Action]:
         """Cut the reply the user speaks over (a paused one too)."""
-        self._pause = None
+        self.hold.drop()
         playing = self.playback.turn_id if self.playback.playing(now) else None
         if turn_running:  # the same stop as a `cancel`
             return [CancelTurn(playing)]
@@ -270,27 +255,6 @@ class VoiceInput:
             return []
         self.playback.stop()  # its turn has ended; its audio still plays
         return [Send(TurnCancelled(playing))]
-
-    def _hold(self, now: float, turn_running: bool) -> list[Action]:
-        """Pause the reply the user may be speaking over, until their words decide."""
-        if not self._speaking(now, turn_running):
-            return []
-        self.playback.pause(now)
-        pause = self._pause = _Pause(self.playback.turn_id, now)
-        return [PauseReply(ReplyPaused(pause.turn_id), self._resume_at(pause))]
-
-    def _play_on(self, now: float, pause: _Pause | None = None) -> list[Action]:
-        """The paused reply plays on at ``now`` (``pause``, else the one paused now, if any)."""
-        pause = pause or self._pause
-        self._pause = None
-        if pause is None or pause.resumed:
-            return []
-        self.playback.resume(now)
-        return [Send(ReplyResumed(pause.turn_id))]
-
-    def _resume_at(self, pause: _Pause) -> float:
-        assert self.listening is not None
-        return pause.at + self.listening.config.resume_ms / 1000
 
     def service(self) -> ListeningService:
         """What this socket listens with; raises ``BadRequest`` where the server does not."""

@@ -70,6 +70,7 @@ from agent.leg.voice_input import (
     Send,
     StartTurn,
     VoiceInput,
+    resumed,
 )
 from agent.listening.backchannel import only_backchannel
 from agent.listening.listener import ListeningService
@@ -422,7 +423,7 @@ class Socket:
         bound itself (once: ``due`` answers nothing after)."""
         if self.resume_at is not None and self.resume_at <= self.now:
             now, self.now = self.now, self.resume_at
-            self.take(self.voice.due(self.resume_at))
+            self.take(resumed(self.voice.hold.due(self.resume_at)))
             self.now = now
 
     def take(self, actions: list[Action]) -> None:
@@ -555,20 +556,19 @@ def measure(quick: bool = False, asr: bool = True, phases: int | None = None) ->
             heard = found["heard"]
             row["heard"], row["heard_backchannel"] = heard, is_backchannel(heard, config)
         rows.append(row)
-        outcome = (
-            f"CUT {row['cut_ms']} ms ({row['cut_by']})"
-            if cut
-            else f"RESUMED after {row['silent_ms']} ms ({row['resumed_by']})"
-            if resumed
-            else f"PAUSED {row['stop_ms']} ms"
-            if paused
-            else str(found["end"] or "-")
-        )
-        print(
-            f"{sound.kind:12} {sound.label[:50]:50} {outcome:>36}  {row.get('heard', '')!r}",
-            flush=True,
-        )
+        print(f"{sound.kind:12} {sound.label[:50]:50} {said(row):>36}  {row.get('heard', '')!r}")
     return summary(rows, config, asr)
+
+
+def said(row: dict[str, Any]) -> str:
+    """What became of a clip, in a few words, for the progress lines."""
+    if row["cut"]:
+        return f"CUT {row['cut_ms']} ms ({row['cut_by']})"
+    if row["resumed"]:
+        return f"RESUMED after {row['silent_ms']} ms ({row['resumed_by']})"
+    if row["paused"]:
+        return f"PAUSED {row['stop_ms']} ms"
+    return str(row["speech_end"] or "-")
 
 
 def stats(values: list[float]) -> dict[str, float] | None:
@@ -696,7 +696,12 @@ def markdown(result: dict[str, Any]) -> str:
             f"| {text} | {entry['clips']} | {entry['paused']} | {entry['cut']} "
             f"| {entry['resumed']} |"
         )
-    lines += [
+    return "\n".join([*lines, *every_clip(result["rows"]), ""])
+
+
+def every_clip(rows: list[dict[str, Any]]) -> list[str]:
+    """The report's table of every clip, as Markdown lines."""
+    lines = [
         "",
         "## Every clip",
         "",
@@ -704,7 +709,7 @@ def markdown(result: dict[str, Any]) -> str:
         "| stop (ms) | outcome | heard |",
         "|---|---|---|---:|---:|---:|---|---:|---|---|",
     ]
-    for r in result["rows"]:
+    for r in rows:
         outcome = (
             f"cut at {r['cut_ms']} ms ({r['cut_by']})"
             if r["cut"]
@@ -718,7 +723,7 @@ def markdown(result: dict[str, Any]) -> str:
             f"| {r['stop_ms'] if r['stop_ms'] is not None else '-'} | {outcome} "
             f"| {r.get('heard', '-')!s} |"
         )
-    return "\n".join([*lines, ""])
+    return lines
 
 
 def main(argv: list[str] | None = None) -> None:

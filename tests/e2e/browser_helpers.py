@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import sync_playwright
 
-from agent.config import AgentConfig
+from agent.config import AgentConfig, ListeningConfig
 from agent.doors import devserver
 from bench.page.run import CHROMIUM_ARGS, chromium_path
 from tts_server.testing.server_thread import ServerThread
@@ -52,8 +52,13 @@ Page = Any  # playwright.sync_api.Page
 
 @pytest.fixture(scope="module")
 def stack(tts_server: ServerThread) -> Iterator[ServerThread]:
-    """The dev server with the demo model and the real Kokoro TTS server."""
-    app = devserver.create_app(AgentConfig(model="demo", tts_url=tts_server.ws_url))
+    """The dev server with the demo model and the real Kokoro TTS server. A reply paused for
+    speech waits 4 s for its words (``resume_ms``; 1.5 s by default): the browser tests check
+    what the words decide, and on a loaded 2-core box recognition can come after 1.5 s, when
+    the reply would play on before its cut (the bound itself: tests/agent/leg)."""
+    listening = ListeningConfig(resume_ms=4000)
+    config = AgentConfig(model="demo", tts_url=tts_server.ws_url, listening=listening)
+    app = devserver.create_app(config)
     server = ServerThread(app).start()
     yield server
     server.stop()

@@ -253,7 +253,7 @@ def test_speech_over_a_running_turn_pauses_it_once_at_the_barge_in_threshold(
     paused = [a for a in actions if isinstance(a, PauseReply)]
     assert paused == [PauseReply(ReplyPaused("t1"), 11.5)]  # resumed at the bound if no words
     assert not any(isinstance(a, CancelTurn) for a in actions)
-    assert hands_free.holding
+    assert hands_free.hold.holding
     ended = speak(hands_free, 800, 10.0, True, loud=False)
     assert isinstance(ended[-1], Recognize)  # its words decide
 
@@ -268,7 +268,7 @@ def test_words_that_are_not_a_backchannel_cut_the_paused_reply_and_are_the_next_
         CancelTurn("t1"),
         StartTurn("Okay, stop."),
     ]
-    assert not hands_free.holding and hands_free.due(20.0) == []
+    assert not hands_free.hold.holding and hands_free.hold.due(20.0) is None
 
 
 @pytest.mark.parametrize(
@@ -285,7 +285,7 @@ def test_only_backchannels_or_nothing_resume_the_paused_reply_and_start_no_turn(
     assert hands_free.heard(text, 10.6, True) == [Send(ReplyResumed("t1"))]
     assert hands_free.playback.left(10.6) == pytest.approx(3.0)  # plays on from the pause
     assert not hands_free.playback.playing(13.6)
-    assert hands_free.due(20.0) == []  # resumed once
+    assert hands_free.hold.due(20.0) is None  # resumed once
 
 
 def test_a_transcript_over_no_paused_reply_is_a_turn_even_a_backchannel(
@@ -300,14 +300,16 @@ def test_no_words_by_the_resume_bound_plays_the_reply_on_and_later_words_still_c
 ) -> None:
     hands_free.turn_started("t1")
     speak(hands_free, 640, 10.0, True)
-    assert hands_free.due(11.49) == []
-    assert hands_free.due(11.5) == [Send(ReplyResumed("t1"))]
-    assert hands_free.holding and hands_free.due(12.0) == []  # plays on; its words awaited
+    assert hands_free.hold.due(11.49) is None
+    assert hands_free.hold.due(11.5) == ReplyResumed("t1")
+    assert (
+        hands_free.hold.holding and hands_free.hold.due(12.0) is None
+    )  # plays on; its words awaited
     # The words come after the bound: a backchannel is nothing more; other words cut it.
     assert hands_free.heard("Yeah.", 11.6, True) == []
     speak(hands_free, 800, 12.0, True, loud=False)
     speak(hands_free, 640, 13.0, True)
-    assert hands_free.due(14.5) == [Send(ReplyResumed("t1"))]
+    assert hands_free.hold.due(14.5) == ReplyResumed("t1")
     assert hands_free.heard("What time is it?", 14.6, True)[0] == CancelTurn(None)  # none left
 
 
@@ -352,7 +354,7 @@ def test_a_push_to_talk_press_over_the_reply_still_cuts_it_at_once() -> None:
     given.turn_started("t1")
     given.audio_sent(10.0, 3 * TTS_SECOND, "t1")
     assert given.talk_start(10.5, True)[1:] == [CancelTurn("t1")]
-    assert not given.holding
+    assert not given.hold.holding
 
 
 def test_speech_while_an_ended_turn_still_plays_pauses_it_and_words_stop_it(
