@@ -204,6 +204,7 @@ TIERS: dict[str, tuple[Group, ...]] = {
                 "agent/leg/dialogue.py",
                 "agent/leg/turns.py",
                 "agent/leg/voice_input.py",
+                "agent/leg/reply_hold.py",
                 "agent/leg/hooks.py",
                 "agent/leg/sse.py",
             ),
@@ -211,6 +212,7 @@ TIERS: dict[str, tuple[Group, ...]] = {
             # and memory socket tests run real servers for minutes a pass, too long per mutant.
             (
                 "tests/agent/leg/test_voice_input.py",
+                "tests/agent/leg/test_reply_hold.py",
                 "tests/agent/leg/test_voice_socket.py",
                 "tests/agent/leg/test_turns.py",
                 "tests/agent/leg/test_sse.py",

@@ -143,6 +143,7 @@ def test_the_newer_modules_are_in_the_edges_and_serving_tiers_with_their_tests()
         "agent/leg/dialogue.py",
         "agent/leg/turns.py",
         "agent/leg/voice_input.py",
+        "agent/leg/reply_hold.py",
         "agent/leg/hooks.py",
         "agent/leg/sse.py",
         "agent/leg/agui.py",
