@@ -6,15 +6,21 @@
 // and no chunk carries a WAV header. The context runs at 24 kHz, the stream's rate, so no
 // chunk is resampled on its own. All sources of a turn feed one GainNode: stopping a turn
 // ramps that gain to zero in a few milliseconds (no click) and stops every source at once.
-// Pausing suspends the context: its clock stops, so every scheduled chunk keeps its place on it
-// and plays on from the same sample when it resumes; chunks that come meanwhile queue behind
-// them as ever (the clock has not passed their start, so no underrun is counted). The
-// microphone captures on a context of its own (mic.js), which a pause leaves running.
+// Pausing fades the turn out over PAUSE_FADE_S, then suspends the context: its clock stops, so
+// every scheduled chunk keeps its place on it and plays on, faded back in, from the same sample
+// when it resumes; chunks that come meanwhile queue behind them as ever (the clock has not
+// passed their start, so no underrun is counted). The microphone captures on a context of its
+// own (mic.js), which a pause leaves running.
+// The lead is a jitter buffer: it grows by LEAD_STEP_S after each underrun (up to maxLead) and
+// shrinks by half that after each turn that played with none (down to the starting lead), so
+// one hiccup does not delay every later reply's first audio for the rest of the page's life.
 
 import { SAMPLE_RATE } from "./browser-leg.js";
 
 const FADE_S = 0.004; // fade-in after silence, and the stop ramp: short enough to be instant
 const STOP_S = 0.012;
+const PAUSE_FADE_S = 0.01; // a pause fades out, and its resume back in, over this: no click
+const LEAD_STEP_S = 0.05; // the lead grows by this after an underrun, shrinks by half after a clean turn
 
 /** Decode base64 to bytes (Uint8Array.fromBase64 where the browser has it). */
 export function base64ToBytes(text) {
@@ -36,12 +42,14 @@ export function pcm16ToFloat32(bytes) {
 export class PcmPlayer {
   /**
    * @param {object} options
-   * @param {number} [options.lead] seconds between a turn's first chunk arriving and playing
+   * @param {number} [options.lead] seconds between a turn's first chunk arriving and playing;
+   *   the lead never shrinks below it
    * @param {number} [options.maxLead] the lead grows by 50 ms after each underrun, up to this
    * @param {(entry: object) => void} [options.onEnded] a scheduled chunk stopped or finished
    */
   constructor({ lead = 0.1, maxLead = 0.4, onEnded = () => {} } = {}) {
     this.lead = lead;
+    this.leastLead = lead;
     this.maxLead = maxLead;
     this.onEnded = onEnded;
     this.ctx = null;
@@ -64,20 +72,27 @@ export class PcmPlayer {
   }
 
   /**
-   * Pause playback where it is: the audio clock stops with every chunk in its place. Resolves
-   * once the context is suspended, with the audio clock where it stopped.
+   * Pause playback where it is: the turn fades out over PAUSE_FADE_S, then the audio clock stops
+   * with every chunk in its place. Resolves once the context is suspended, with the audio clock
+   * where it stopped.
    */
   async pause() {
     if (!this.ctx || this.paused) return this.currentTime;
     this.paused = true;
+    if (this.turn !== null && this.ctx.state === "running") {
+      rampGain(this.turn.gain.gain, this.ctx.currentTime, 0, PAUSE_FADE_S);
+      await new Promise((resolve) => setTimeout(resolve, PAUSE_FADE_S * 1000));
+      if (!this.paused) return this.currentTime; // resumed or stopped while it faded
+    }
     await this.ctx.suspend().catch(() => {});
     return this.currentTime;
   }
 
-  /** Play on from where `pause` stopped. */
+  /** Play on from where `pause` stopped, the turn faded back in over PAUSE_FADE_S. */
   resume() {
     if (!this.paused) return;
     this.paused = false;
+    if (this.turn !== null) rampGain(this.turn.gain.gain, this.ctx.currentTime, 1, PAUSE_FADE_S);
     this.ctx.resume().catch(() => {});
   }
 
@@ -114,7 +129,7 @@ export class PcmPlayer {
     const underrun = turn.chunks > 0 && now > turn.nextTime;
     if (underrun) {
       turn.underruns += 1;
-      this.lead = Math.min(this.maxLead, this.lead + 0.05);
+      this.lead = Math.min(this.maxLead, this.lead + LEAD_STEP_S);
     }
     const contiguous = turn.chunks > 0 && !underrun;
     const startTime = contiguous ? turn.nextTime : now + this.lead;
@@ -153,6 +168,9 @@ export class PcmPlayer {
     const turn = this.turn;
     if (turn === null) return this.resume();
     this.turn = null;
+    if (turn.chunks > 1 && turn.underruns === 0) {
+      this.lead = Math.max(this.leastLead, this.lead - LEAD_STEP_S / 2);
+    }
     const now = this.ctx.currentTime;
     const ramp = this.paused ? 0 : STOP_S;
     const gain = turn.gain.gain;
@@ -169,6 +187,13 @@ export class PcmPlayer {
     this.resume();
     setTimeout(() => turn.gain.disconnect(), 500);
   }
+}
+
+/** Ramp `param` from its value at `now` to `value` over `seconds` of the audio clock. */
+export function rampGain(param, now, value, seconds) {
+  param.cancelScheduledValues(now);
+  param.setValueAtTime(param.value, now);
+  param.linearRampToValueAtTime(value, now + seconds);
 }
 
 function fadeIn(samples, length) {

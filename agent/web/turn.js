@@ -8,7 +8,7 @@
 // events: docs/events.md.
 
 import { SESSION_HEADER } from "./browser-leg.js";
-import { base64ToBytes } from "./player.js";
+import { base64ToBytes, rampGain } from "./player.js";
 import { readEvents } from "./sse.js";
 import { newSegment, newTurn, playbackPosition, recordScheduled, sinceSent } from "./state.js";
 
@@ -183,11 +183,7 @@ export class Turns {
   /** Ramp the playing turn's volume to `value` (a few ms: no click). */
   level(value) {
     const gain = this.player.turn?.gain?.gain;
-    if (!gain) return;
-    const now = this.player.currentTime;
-    gain.cancelScheduledValues(now);
-    gain.setValueAtTime(gain.value, now);
-    gain.linearRampToValueAtTime(value, now + RAMP_S);
+    if (gain) rampGain(gain, this.player.currentTime, value, RAMP_S);
   }
 
   /** The server stopped turn `turnId` by itself (a barge-in by voice): it is over. */
