@@ -25,6 +25,7 @@ V2V_STAGES = (
     ("first segment", "first_segment_ms"),
     ("synthesis", "synthesis_ms"),
     ("voice to voice", "voice_to_voice_ms"),
+    ("barge-in: onset to `reply.paused`", "onset_to_paused_ms"),
     ("barge-in: onset to `cancelled`", "onset_to_cancelled_ms"),
 )
 
@@ -55,10 +56,11 @@ def latency_rows(report: dict[str, Any]) -> Iterator[Row]:
 
 
 def voice_rows(report: dict[str, Any]) -> Iterator[Row]:
-    """Each stage of voice to voice (median)."""
+    """Each stage of voice to voice (median); a figure the run did not measure (a run from
+    before the reply paused on barge-in has no ``onset_to_paused_ms``) is None."""
     summary = report["summary"]
     for label, key in V2V_STAGES:
-        yield label, summary[key]["median"], None
+        yield label, summary[key]["median"] if key in summary else None, None
 
 
 def table(before: list[Row], after: list[Row], what: str) -> list[str]:

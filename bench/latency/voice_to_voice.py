@@ -16,8 +16,9 @@ first reply audio frame, and its stages: the end-of-turn wait (to `speech.end`),
 first-token delay, its time to write the first sentence, and that sentence's first audio spoken
 alone on the same TTS server; **overhead** = voice to voice - the sum of floors. Also: WER and
 real-time factor of recognition, the VAD's cost per 32 ms window (alone, after the runs), and
-barge-in: speech onset in the input to `cancelled` and to the last reply audio frame before it,
-while the agent streams a long reply.
+barge-in: speech onset in the input to `reply.paused` (the reply stops: the page pauses it
+there), to `cancelled` (its words are not a backchannel: the reply is cut) and to the last reply
+audio frame before the cut, while the agent streams a long reply.
 """
 
 from __future__ import annotations
@@ -259,7 +260,8 @@ async def withdrawn(url: str) -> int:
 
 
 async def barge_in(url: str, index: int, pcm: bytes) -> dict[str, Any]:
-    """Speech over a long reply: onset in the input to ``cancelled`` and to the last reply frame."""
+    """Speech over a long reply: onset in the input to ``reply.paused`` (where the page stops
+    playing it), to ``cancelled`` (the words cut it) and to the last reply frame before that."""
     async with Session(url, f"v2v-barge-{index}") as session:
         await session.send({"type": "listen", "mode": "hands_free"})
         await session.wait_for("listening")
@@ -268,6 +270,7 @@ async def barge_in(url: str, index: int, pcm: bytes) -> dict[str, Any]:
         await asyncio.sleep(0.5)  # the reply is playing
         stream = bytes(LEAD_MS * 32) + pcm + bytes(TRAIL_MS * 32)
         sent = await session.play(stream)
+        paused = await session.wait_for("reply.paused")
         cancelled = await session.wait_for("cancelled")
         await session.wait_for("transcript")
         await session.send({"type": "cancel"})
@@ -275,6 +278,7 @@ async def barge_in(url: str, index: int, pcm: bytes) -> dict[str, Any]:
     onset = sent[int((LEAD_MS + onset_ms) // FRAME_MS)]
     last_reply = max(at for at, e in session.received if e is None and at <= cancelled)
     return {
+        "onset_to_paused_ms": _ms(paused, onset),
         "onset_to_cancelled_ms": _ms(cancelled, onset),
         "onset_to_last_reply_frame_ms": _ms(last_reply, onset),
     }

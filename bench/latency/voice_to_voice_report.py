@@ -20,7 +20,7 @@ GOAL_NAMES = {
     "asr_rtf_3s": "recognition of a ~3 s utterance, fraction of its duration (alone)",
     "vad_ms_per_window": "VAD wall ms per 32 ms window (median)",
     "overhead_ms": "voice to voice over the sum of its stage floors, ms (median)",
-    "barge_in_stop_ms": "barge-in: speech onset to `cancelled`, ms (median)",
+    "barge_in_stop_ms": "barge-in: speech onset to `reply.paused` (the reply stops), ms (median)",
     "eot_complete_ms": "end of turn on the complete pause-corpus sentences, ms (median)",
     "transcript_ms": "end of speech to the transcript, ms (median)",
     "voice_to_voice_ms": "voice to voice, ms (median; the issue's goal once within-sentence "
@@ -63,7 +63,8 @@ def headline(report: dict[str, Any]) -> list[str]:
         f"- recognition {_fmt(s['asr_ms']['median'])} ms median, "
         f"RTF {_fmt(s['asr_rtf']['median'], 3)}, "
         f"WER {_fmt(s['wer']['median'], 3)} median (p90 {_fmt(s['wer']['p90'], 3)})",
-        f"- barge-in: onset to `cancelled` {_fmt(s['onset_to_cancelled_ms']['median'])} ms median",
+        f"- barge-in: onset to `reply.paused` {_fmt(s['onset_to_paused_ms']['median'])} ms median, "
+        f"to `cancelled` {_fmt(s['onset_to_cancelled_ms']['median'])}",
         f"- VAD {_fmt(report['vad']['wall_ms']['median'], 3)} ms wall, "
         f"{_fmt(report['vad']['cpu_ms'], 3)} ms CPU per 32 ms window",
     ]
@@ -250,13 +251,16 @@ def _barge_in(s: dict[str, Any]) -> list[str]:
         "",
         "## Barge-in, all on (ms, median / p90)",
         "",
+        f"- speech onset in the input to `reply.paused`: {_cell(s['onset_to_paused_ms'])}",
         f"- speech onset in the input to `cancelled`: {_cell(s['onset_to_cancelled_ms'])}",
-        f"- speech onset to the last reply audio frame before it: "
+        f"- speech onset to the last reply audio frame before `cancelled`: "
         f"{_cell(s['onset_to_last_reply_frame_ms'])} (negative: no reply frame arrived between "
         "the onset and `cancelled`; the reply had been sent ahead of its playback)",
         "",
-        "The barge-in threshold (200 ms of speech) is in both by design; the page stops its "
-        "playback on `cancelled`, so the reply is silenced when `cancelled` arrives.",
+        "The barge-in threshold (200 ms of speech) is in each by design. The page pauses its "
+        "playback on `reply.paused`, so the reply stops there; `cancelled` comes once the words "
+        "are heard not to be a backchannel, or at the interrupt bound (1000 ms of speech), and "
+        "cuts the paused reply where it stopped (docs/listening.md, False interruptions).",
     ]
 
 

@@ -72,7 +72,7 @@ def summary(results: dict[str, Any]) -> dict[str, Any]:
         for name, c in results["configs"].items()
     }
     out: dict[str, Any] = dict(ablation[DEFAULT])
-    for key in ("onset_to_cancelled_ms", "onset_to_last_reply_frame_ms"):
+    for key in ("onset_to_paused_ms", "onset_to_cancelled_ms", "onset_to_last_reply_frame_ms"):
         out[key] = spread([b[key] for b in results["barge_ins"]])
     out["ablation"] = ablation
     live = [
@@ -94,7 +94,7 @@ def summary(results: dict[str, Any]) -> dict[str, Any]:
         "asr_rtf_3s": None if rtf_3s is None else round(rtf_3s, 3),
         "vad_ms_per_window": results["vad"]["wall_ms"]["median"],
         "overhead_ms": out["overhead_ms"]["median"],
-        "barge_in_stop_ms": out["onset_to_cancelled_ms"]["median"],
+        "barge_in_stop_ms": out["onset_to_paused_ms"]["median"],
         "eot_complete_ms": out["pauses"]["eot_ms"]["median"],
         "transcript_ms": out["transcript_ms"]["median"],
         "voice_to_voice_ms": out["voice_to_voice_ms"]["median"],

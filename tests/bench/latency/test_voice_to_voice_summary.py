@@ -66,7 +66,18 @@ def test_the_summary_and_the_report_compare_the_configurations(tmp_path: Path) -
             name: {"utterances": rows, "pauses": corpus[name], "withdrawn": i}
             for i, name in enumerate(CONFIGS)
         },
-        "barge_ins": [{"onset_to_cancelled_ms": 250, "onset_to_last_reply_frame_ms": 240}] * 2,
+        "barge_ins": [
+            {
+                "onset_to_paused_ms": 230,
+                "onset_to_cancelled_ms": 1050,
+                "onset_to_last_reply_frame_ms": 240,
+            },
+            {
+                "onset_to_paused_ms": 250,
+                "onset_to_cancelled_ms": 990,
+                "onset_to_last_reply_frame_ms": 260,
+            },
+        ],
         "asr_alone": [{"text": "x", "audio_ms": 3000.0, "asr_ms": 420.0}],
         "vad": {"windows": 100, "wall_ms": {"median": 0.8, "p90": 1.1}, "cpu_ms": 1.5},
         "replayed": {
@@ -97,6 +108,9 @@ def test_the_summary_and_the_report_compare_the_configurations(tmp_path: Path) -
     assert s["goals"]["eot_complete_ms"] == {"goal": 250.0, "measured": 200.0, "met": True}
     assert s["goals"]["overhead_ms"] == {"goal": 50.0, "measured": 60.0, "met": False}
     assert s["goals"]["asr_rtf_3s"] == {"goal": 0.15, "measured": 0.14, "met": True}
+    # the reply stops where the page pauses it, not where the words cut it
+    assert s["goals"]["barge_in_stop_ms"] == {"goal": 300.0, "measured": 240.0, "met": True}
+    assert s["onset_to_cancelled_ms"]["median"] == 1020.0
     assert s["asr_rtf"] == {"median": 0.2, "p90": 0.21}  # three decimals, not one
     assert s["goals"]["speculative_heard"] == {"goal": 0, "measured": 0, "met": True}
     report = {
