@@ -10,6 +10,11 @@ as they treat Ctrl+C: a task does not swallow it. ``end_stopped`` prints the com
 on stderr and ends the process by the signal itself, as uvicorn and Python do: a shell's ``$?``
 is 130 after SIGINT and 143 after SIGTERM (``subprocess`` reads -2 and -15), and a shell
 script that ran the command stops too.
+One stop at a time: the first signal begins the process's stop (``begin``); a second one (a user
+pressing Ctrl+C twice, or a terminal's SIGINT reaching the process twice) raises nothing more
+on the way up, where it would cut a ``finally`` short or print a traceback before the line: it
+hurries the stop under way instead (``hurried``: the waits for a child's or a server's drain
+are cut short), and the line and the status stay the first signal's.
 ``read_lines`` reads a command's stdin in a thread that a stop does not wait for.
 """
 
@@ -23,6 +28,7 @@ import signal
 import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
 from types import FrameType
 from typing import NoReturn, TextIO
 
@@ -45,10 +51,39 @@ class Stopped(KeyboardInterrupt):
         return SAID.get(signal.Signals(self.signum), signal.Signals(self.signum).name)
 
 
+@dataclass
+class UnderWay:
+    """The process's stop, once a signal has begun it."""
+
+    signum: int | None = None
+    hurry: threading.Event = field(default_factory=threading.Event)
+
+
+UNDER_WAY = UnderWay()
+
+
+def begin(signum: int) -> bool:
+    """True where ``signum`` begins the process's stop; False where one is under way already,
+    which this signal hurries instead (``hurried``)."""
+    if UNDER_WAY.signum is None:
+        UNDER_WAY.signum = signum
+        return True
+    UNDER_WAY.hurry.set()
+    return False
+
+
+def hurried() -> bool:
+    """Whether a second signal asked the stop under way to stop now (its waits cut short)."""
+    return UNDER_WAY.hurry.is_set()
+
+
 def _raise_stopped(signum: int, _frame: FrameType | None) -> None:
-    """Raise ``Stopped`` where the program is; where that is an event loop between tasks
-    (waiting on its sockets), from a callback of the loop's, which leaves the loop and has its
-    tasks cancelled, rather than in whichever task would run next."""
+    """Raise ``Stopped`` where the program is (only for the signal that begins the stop);
+    where that is an event loop between tasks (waiting on its sockets), from a callback of the
+    loop's, which leaves the loop and has its tasks cancelled, rather than in whichever task
+    would run next."""
+    if not begin(signum):
+        return
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
@@ -87,8 +122,8 @@ def catch_stops() -> None:
 
 @contextlib.contextmanager
 def stops_caught() -> Iterator[None]:
-    """``catch_stops`` within, the handlers before it restored after (a command run in a
-    process that goes on, as a test's)."""
+    """``catch_stops`` within, the handlers before it restored after and no stop under way (a
+    command run in a process that goes on, as a test's)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -102,6 +137,8 @@ def stops_caught() -> Iterator[None]:
             signal.signal(signum, handler)
         if not quiet_before:
             ASYNCIO_LOG.removeFilter(STOP_NOISE)
+        UNDER_WAY.signum = None
+        UNDER_WAY.hurry.clear()
 
 
 async def read_lines(stream: TextIO) -> AsyncIterator[str]:

@@ -3,14 +3,18 @@
 ``Command`` starts one in a session of its own (as a terminal's job is a process group of its
 own), waits until a URL answers, sends SIGINT or SIGTERM to the process (or, as a terminal's
 Ctrl+C does, to its whole group) and hands back its status and output. ``shell_status`` is the
-status a shell shows (``$?``: 128 + the signal for a process the signal ended). ``Silent`` is a
-command whose stdin is a user who types nothing; ``only_line`` the one line a stop said.
+status a shell shows (``$?``: 128 + the signal for a process the signal ended); ``stop_twice``
+sends a second signal a moment after the first (a user pressing Ctrl+C twice). ``Silent`` is a
+command whose stdin is a user who types nothing; ``only_line`` the one line a stop said;
+``listens`` whether a port is still held; ``slow_uvicorn`` holds a command in its imports.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import socket
 import subprocess
 import time
 from dataclasses import dataclass
@@ -86,6 +90,18 @@ class Command:
             raise
         return Ended(self.child.returncode, out, err)
 
+    def stop_twice(
+        self, first: int, second: int, *, gap_s: float = 0.1, group: bool = False
+    ) -> Ended:
+        """``first``, then ``second`` ``gap_s`` later (to the whole group if ``group``), and
+        wait for the end."""
+        if group:
+            os.killpg(self.child.pid, first)
+        else:
+            self.child.send_signal(first)
+        time.sleep(gap_s)
+        return self.stop(second, group=group)
+
     def kill(self) -> None:
         """End it (and its group) if it still runs."""
         if self.child.poll() is None:
@@ -126,8 +142,32 @@ class Silent(Command):
         os.close(self.typing)
 
 
+NOISE = ("Traceback", "CancelledError", "KeyboardInterrupt")
+
+
 def only_line(ended: Ended) -> str:
-    """The one line a stopped command said on stderr, else fail showing all of it."""
+    """The one line a stopped command said on stderr (and no traceback on stdout either), else
+    fail showing all of it."""
     lines = ended.err.splitlines()
-    assert len(lines) == 1 and "Traceback" not in ended.err, ended.err
+    said = ended.err + ended.out
+    assert len(lines) == 1 and not any(word in said for word in NOISE), said
     return lines[0]
+
+
+def listens(port: int) -> bool:
+    """Whether something still accepts connections on loopback ``port``."""
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=1):
+        return True
+    return False
+
+
+def slow_uvicorn(directory: Path) -> tuple[dict[str, str], Path]:
+    """A uvicorn in ``directory`` that takes a minute to import: the environment that puts it
+    first on a command's path, and the file it creates once the import has begun."""
+    package = directory / "uvicorn"
+    package.mkdir()
+    mark = directory / "importing"
+    package.joinpath("__init__.py").write_text(
+        f"import pathlib, time\npathlib.Path({str(mark)!r}).touch()\ntime.sleep(60)\n"
+    )
+    return {"PYTHONPATH": str(directory)}, mark

@@ -21,6 +21,7 @@ from fastapi import FastAPI
 
 from observability import logs, tracing
 from observability.stopping import STARTING, Stopped, catch_stops, end_stopped, stop_line
+from observability.stopping_server import StoppingServer
 from tts_protocol import PING_PATH, READINESS_POLL, STREAM_PATH
 from tts_server.app import create_app
 from tts_server.drain import Drain
@@ -39,11 +40,12 @@ class QuietReadinessPoll(logging.Filter):
         return READINESS_POLL not in args  # (client, method, path?query, version, status)
 
 
-class DrainingServer(uvicorn.Server):
+class DrainingServer(StoppingServer):
     """uvicorn whose shutdown (SIGTERM, SIGINT) first runs the app's ``Drain``.
 
     uvicorn's own shutdown closes every WebSocket at once with 1012; the drain before it lets
-    open sessions finish their queued segments, up to ``drain_s``. A second Ctrl+C cuts it short.
+    open sessions finish their queued segments, up to ``drain_s``. A second signal (Ctrl+C twice,
+    or SIGTERM then Ctrl+C) cuts it short.
     """
 
     def __init__(self, config: uvicorn.Config, drain: Drain, drain_s: float) -> None:

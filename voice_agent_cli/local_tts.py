@@ -8,8 +8,10 @@ synthesis, polling as ``READINESS_POLL``, which the child does not log. ``local_
 puts the local SageMaker emulator (``sagemaker_local``) in front of it, so the agent reaches
 speech through the real SageMaker SDK. Children die with their parent, and run in a session
 of their own: a terminal's Ctrl+C reaches the parent alone, which ends them (SIGTERM: the TTS
-server drains; SIGKILL after ``CHILD_END_S``) and names them in its stop line. ``bind`` is the
-dev server's own listening socket, bound before anything is started or printed.
+server drains; SIGKILL after ``CHILD_END_S``) and names them in its stop line; a second signal
+meanwhile is passed on (SIGINT: the TTS server cuts its drain short), SIGKILL following after
+``HURRIED_END_S``. ``bind`` is the dev server's own listening socket, bound before anything is
+started or printed.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from pathlib import Path
 
 import httpx
 
-from observability.stopping import Stopped
+from observability.stopping import Stopped, hurried
 from tts_protocol import READINESS_POLL, STREAM_PATH
 
 TTS_READY_LIMIT_S = 180.0
@@ -43,6 +45,8 @@ LISTENER_LANES = ["--onnx-workers", "2", "--onnx-threads", str(os.cpu_count() or
 EMULATOR_READY_LIMIT_S = 30.0
 PR_SET_PDEATHSIG = 1  # prctl option, <linux/prctl.h>
 CHILD_END_S = 30.0  # a child's SIGTERM to its end: the TTS server's drain (20 s) and more
+HURRIED_END_S = 5.0  # a second signal passed on to a child, to its end (its warm-up: 10-20 s)
+END_POLL_S = 0.05
 
 log = logging.getLogger("voice_agent_cli.local_tts")
 
@@ -149,16 +153,27 @@ def _child(command: list[str], name: str) -> Iterator[subprocess.Popen[bytes]]:
 
 
 def end_child(child: subprocess.Popen[bytes], name: str, limit_s: float = CHILD_END_S) -> str:
-    """SIGTERM, then SIGKILL after ``limit_s``; what became of it, for a stop line."""
+    """SIGTERM, then SIGKILL after ``limit_s``; a second signal meanwhile (``hurried``) is
+    passed on as SIGINT, and SIGKILL follows ``HURRIED_END_S`` after it. What became of the
+    child, for a stop line."""
     if child.poll() is not None:
         return name
     child.terminate()
-    try:
-        child.wait(timeout=limit_s)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        child.wait()
-        return f"{name} (killed: it did not end {limit_s:g} s after SIGTERM)"
+    deadline = time.monotonic() + limit_s
+    after = f"{limit_s:g} s after SIGTERM"
+    passed_on = False
+    while child.poll() is None:
+        if hurried() and not passed_on:
+            child.send_signal(signal.SIGINT)
+            passed_on = True
+            deadline = min(deadline, time.monotonic() + HURRIED_END_S)
+            after = f"{HURRIED_END_S:g} s after a second signal"
+        if time.monotonic() >= deadline:
+            child.kill()
+            child.wait()
+            return f"{name} (killed: it did not end {after})"
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            child.wait(timeout=END_POLL_S)
     return name
 
 

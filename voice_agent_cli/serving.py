@@ -1,8 +1,9 @@
 """The dev server's uvicorn run.
 
-``serve_dev`` serves until Ctrl+C or SIGTERM (uvicorn's graceful shutdown, then
-``observability.stopping.Stopped`` on the way up, naming the server) and raises
-``ServerFailed``, with uvicorn's own reason in one line, when the server never started.
+``serve_dev`` serves until Ctrl+C or SIGTERM (uvicorn's graceful shutdown, forced by a second
+signal: ``observability.stopping_server``; then ``observability.stopping.Stopped`` on the way
+up, naming the server and the requests a forced stop cut short) and raises ``ServerFailed``,
+with uvicorn's own reason in one line, when the server never started.
 (What each command keeps when it is stopped: ``voice_agent_cli.entry.KEPT``.)
 """
 
@@ -16,6 +17,7 @@ from starlette.types import ASGIApp
 
 from agent.config import AgentConfig
 from observability.stopping import Stopped
+from observability.stopping_server import StoppingServer
 
 
 class BadSetting(ValueError):
@@ -55,7 +57,8 @@ class StartupReason(logging.Filter):
 def serve_dev(app: ASGIApp, listening: socket.socket, host: str) -> None:
     """Serve ``app`` on ``listening`` until stopped; raises ``ServerFailed`` if it never
     started, ``Stopped`` (its ``ended`` naming the server) once it has shut down."""
-    server = uvicorn.Server(uvicorn.Config(app, host=host, log_level="warning", log_config=None))
+    config = uvicorn.Config(app, host=host, log_level="warning", log_config=None)
+    server = StoppingServer(config)
     reason = StartupReason(server)
     errors = logging.getLogger("uvicorn.error")
     errors.addFilter(reason)
@@ -63,7 +66,10 @@ def serve_dev(app: ASGIApp, listening: socket.socket, host: str) -> None:
     try:
         server.run(sockets=[listening])
     except Stopped as stopped:
-        stopped.ended.append(f"the dev server on {address}")
+        name = f"the dev server on {address}"
+        if server.cut:
+            name += f" (the second signal cut short {server.cut} request(s) still running)"
+        stopped.ended.append(name)
         raise
     except SystemExit as exc:  # uvicorn's exit when its start-up fails
         if server.started:

@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from observability.stopping import Stopped, stop_line, stops_caught
+from observability.stopping import Stopped, hurried, stop_line, stops_caught
 from tests.stops import Command
 
 # A program busy in asyncio tasks (some asleep, one computing) when the signal comes, with a
@@ -87,3 +87,15 @@ def test_handlers_are_restored_once_the_command_returns() -> None:
             signal.raise_signal(signal.SIGTERM)
         assert stopped.value.signum == signal.SIGTERM
     assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before
+
+
+def test_a_second_signal_during_a_stop_raises_nothing_and_hurries_it() -> None:
+    with stops_caught():
+        with pytest.raises(Stopped) as stopped:
+            signal.raise_signal(signal.SIGTERM)
+        assert not hurried()
+        signal.raise_signal(signal.SIGINT)  # on the way up: nothing more is raised
+        assert hurried() and stopped.value.signum == signal.SIGTERM
+    with stops_caught(), pytest.raises(Stopped):  # a command run after it stops anew
+        assert not hurried()
+        signal.raise_signal(signal.SIGINT)

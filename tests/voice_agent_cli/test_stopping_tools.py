@@ -30,7 +30,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.server import Server, ServerConnection, serve
 
 from observability.stopping import Stopped, stops_caught
-from tests.stops import ROOT, Command, Ended, Silent, gone, only_line
+from tests.stops import ROOT, Command, Ended, Silent, gone, only_line, slow_uvicorn
 
 VOICE_AGENT = [sys.executable, "-m", "voice_agent_cli"]
 WAIT_S = 30.0  # how long a command may take to reach its wait (imports on a loaded box)
@@ -197,13 +197,7 @@ def test_audit_stopped_while_its_sbom_tool_runs_ends_the_tool_and_names_it(
 @pytest.fixture
 def slow_import(tmp_path: Path) -> tuple[dict[str, str], Path]:
     """A ``PYTHONPATH`` whose uvicorn touches a file, then takes a minute to import; the file."""
-    package = tmp_path / "uvicorn"
-    package.mkdir()
-    mark = tmp_path / "importing"
-    package.joinpath("__init__.py").write_text(
-        f"import pathlib, time\npathlib.Path({str(mark)!r}).touch()\ntime.sleep(60)\n"
-    )
-    return {"PYTHONPATH": str(tmp_path)}, mark
+    return slow_uvicorn(tmp_path)
 
 
 def stopped_importing(
