@@ -14,8 +14,9 @@ over ``turn_recheck_threshold`` ends the turn (the model grows surer as the sile
 stricter bar keeps a speaker's pause from being taken for the end); under both, the turn ends
 after ``turn_wait_ms`` of silence unless speech resumes (which asks again at the next pause, and
 says ``Resumed`` for the pause it had asked about); no score (the model failed) falls back to
-``silence_ms``. Pure: its clock is
-the windows it is given, and the scores come from outside.
+``silence_ms``. An utterance that holds a reply paused (``over_reply``) waits no longer than
+``silence_ms`` either: its words, not the end of a turn, are what the paused reply waits for.
+Pure: its clock is the windows it is given, and the scores come from outside.
 """
 
 from __future__ import annotations
@@ -105,6 +106,7 @@ class Endpointer:
         self._turn: TurnScore | None = None
         self._complete: bool | None = None  # whether ``_turn`` met its ask's threshold
         self._asks = 0  # the model's asks in this pause
+        self._over_reply = False  # the utterance holds a reply paused: waits at most the silence
         self._preroll: deque[bytes] = deque(maxlen=config.preroll_ms // WINDOW_MS)
         self._utterance: list[bytes] = []
         self._index = 0  # windows seen
@@ -132,7 +134,20 @@ class Endpointer:
         self._utterance = []
         self._preroll.clear()
         self.state = "idle"
+        self._over_reply = False
         self._resumed()
+
+    def over_reply(self, over: bool) -> None:
+        """Whether the utterance in progress holds a reply paused (spoken over it for
+        ``barge_in_ms``, not yet for ``interrupt_ms``): the reply waits for its words, so an
+        unfinished score waits ``silence_ms``, not ``turn_wait_ms`` (a lone "right" would
+        otherwise hold the reply for the whole wait). Cut, the reply waits for nothing: the
+        utterance is a turn like any other again."""
+        self._over_reply = over
+
+    def _ends_at(self) -> int:
+        """The quiet windows after which the utterance ends."""
+        return min(self._limit, self._silence) if self._over_reply else self._limit
 
     def push(self, window: bytes, probability: float) -> list[Started | Ended | Paused | Resumed]:
         """Take the next window and its speech probability; say what happened."""
@@ -172,7 +187,7 @@ class Endpointer:
             self._quiet, self._last_voiced = 0, index
         else:
             self._quiet += 1
-        if self._quiet >= self._limit:
+        if self._quiet >= self._ends_at():
             return [self._end("silence")]
         if len(self._utterance) >= self._max_windows:
             return [*resumed, self._end("max_length")]
@@ -196,7 +211,7 @@ class Endpointer:
             self._complete = turn.score >= threshold
             if self._complete:
                 self._limit = self._quiet  # complete: the turn ends now
-        return [self._end("silence")] if self._quiet >= self._limit else []
+        return [self._end("silence")] if self._quiet >= self._ends_at() else []
 
     def _resumed(self) -> None:
         """Speech after a pause: a pending score is stale, and the next pause asks again."""
@@ -219,5 +234,6 @@ class Endpointer:
             self._ticket if paused else None,
         )
         self._utterance, self.state = [], "idle"
+        self._over_reply = False
         self._resumed()
         return ended

@@ -183,9 +183,11 @@ class Listener:
         outputs: list[ListenerOutput] = []
         if agent_speaking and not self._barged and speech_ms >= config.barge_in_ms:
             self._barged = True
+            self._endpointer.over_reply(True)
             outputs.append(Hold())
         if self._barged and not self._interrupted and speech_ms >= config.interrupt_ms:
             self._interrupted = True
+            self._endpointer.over_reply(False)
             outputs.append(BargeIn())
         return outputs
 

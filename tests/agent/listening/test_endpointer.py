@@ -259,6 +259,62 @@ def test_when_the_model_fails_the_silence_rule_decides() -> None:
     assert (ended.turn, ended.complete) == (None, None)
 
 
+SILENCE = 500 // WINDOW_MS + 1  # the silence rule: 16 windows (512 ms)
+
+
+def test_an_utterance_holding_a_paused_reply_waits_only_the_silence_when_unfinished() -> None:
+    """Over a paused reply the words are what it waits for: an unfinished score ends the
+    utterance after ``silence_ms``, not ``turn_wait_ms``; only this utterance."""
+    adaptive = Adaptive()
+    paused = adaptive.paused([0.9] * 10 + [0.01] * PAUSE)
+    adaptive.endpointer.over_reply(True)
+    assert adaptive.endpointer.judged(paused.ticket, UNFINISHED) == []
+    assert adaptive.push([0.01] * (SILENCE - PAUSE - 1)) == []  # not a window early
+    [(_, ended)] = adaptive.push([0.01])
+    assert isinstance(ended, Ended) and ended.waited_ms == SILENCE * WINDOW_MS
+    assert (ended.turn, ended.complete) == (UNFINISHED, False)
+    # the next utterance is a turn like any other: the model's wait again
+    paused = adaptive.paused([0.9] * 10 + [0.01] * PAUSE)
+    assert adaptive.endpointer.judged(paused.ticket, UNFINISHED) == []
+    assert adaptive.push([0.01] * (WAIT - PAUSE - 1)) == []
+    assert [type(f) for _, f in adaptive.push([0.01])] == [Ended]
+
+
+def test_over_a_paused_reply_the_silence_ends_the_utterance_before_the_model_answers() -> None:
+    """The model slow to answer: the silence ends the utterance anyway, and the late answer is
+    ignored."""
+    adaptive = Adaptive()
+    paused = adaptive.paused([0.9] * 10 + [0.01] * PAUSE)
+    adaptive.endpointer.over_reply(True)
+    assert adaptive.push([0.01] * (SILENCE - PAUSE - 1)) == []
+    [(_, ended)] = adaptive.push([0.01])
+    assert isinstance(ended, Ended) and ended.waited_ms == SILENCE * WINDOW_MS
+    assert ended.turn is None and ended.ticket == paused.ticket
+    assert adaptive.endpointer.judged(paused.ticket, UNFINISHED) == []
+
+
+def test_a_reply_cut_by_the_utterance_leaves_it_the_model_s_wait() -> None:
+    """Past the interrupt bound the reply is cut: the utterance waits as any turn does."""
+    adaptive = Adaptive()
+    adaptive.endpointer.over_reply(True)
+    paused = adaptive.paused([0.9] * 40 + [0.01] * PAUSE)
+    adaptive.endpointer.over_reply(False)
+    assert adaptive.endpointer.judged(paused.ticket, UNFINISHED) == []
+    assert adaptive.push([0.01] * (WAIT - PAUSE - 1)) == []
+    [(_, ended)] = adaptive.push([0.01])
+    assert isinstance(ended, Ended) and ended.waited_ms == WAIT * WINDOW_MS
+
+
+def test_a_dropped_utterance_does_not_leave_its_hold_to_the_next() -> None:
+    adaptive = Adaptive()
+    adaptive.push([0.9] * 10)
+    adaptive.endpointer.over_reply(True)
+    adaptive.endpointer.reset()
+    paused = adaptive.paused([0.9] * 10 + [0.01] * PAUSE)
+    assert adaptive.endpointer.judged(paused.ticket, UNFINISHED) == []
+    assert adaptive.push([0.01] * (WAIT - PAUSE - 1)) == []
+
+
 def test_the_threshold_is_a_setting() -> None:
     adaptive = Adaptive(ListeningConfig(turn_threshold=0.95, turn_recheck_ms=0))
     paused = adaptive.paused([0.9] * 30 + [0.01] * PAUSE)

@@ -347,6 +347,38 @@ def test_a_turn_the_model_left_unfinished_ends_after_the_wait_as_incomplete(
     assert utterance.ticket == paused.ticket  # its eager recognition may stand for it
 
 
+def test_a_short_utterance_holding_the_reply_ends_after_the_silence_though_unfinished(
+    request_pcm: bytes,
+) -> None:
+    """A lone "right" over the reply: the model calls it unfinished, but the paused reply waits
+    for its words, so it ends after ``silence_ms`` (512), not the model's wait (1024)."""
+    once = ListeningConfig(burst_s=1e6, turn_recheck_ms=0)
+    listener = Listener(once, "hands_free", Clock(), turn_model=True)
+    heard = fed(listener, silence(300) + request_pcm[:12800] + silence(96 + 64), True)
+    assert Hold() in heard
+    paused = next(h for h in heard if isinstance(h, Paused))
+    assert listener.judged(paused.ticket, TurnScore(0.05, 40.0), True) == []
+    end, utterance = fed(listener, silence(600), True)[:2]
+    assert isinstance(end, SpeechEnd) and isinstance(utterance, Utterance)
+    assert (end.turn, end.wait_ms) == ("incomplete", 512)
+
+
+def test_an_utterance_that_cut_the_reply_waits_for_the_end_of_its_turn(
+    request_pcm: bytes,
+) -> None:
+    """Past the interrupt bound the reply is cut and the words are the user's turn: an
+    unfinished score waits the model's whole wait, as for any turn."""
+    once = ListeningConfig(burst_s=1e6, turn_recheck_ms=0)
+    listener = Listener(once, "hands_free", Clock(), turn_model=True)
+    heard = fed(listener, silence(300) + request_pcm + silence(96 + 64), True)
+    assert BargeIn() in heard
+    paused = next(h for h in heard if isinstance(h, Paused))
+    assert listener.judged(paused.ticket, TurnScore(0.05, 40.0), True) == []
+    end, utterance = fed(listener, silence(1200), True)[:2]
+    assert isinstance(end, SpeechEnd) and isinstance(utterance, Utterance)
+    assert (end.turn, end.wait_ms) == ("incomplete", 1024)
+
+
 def test_stop_during_a_press_ends_it_there_and_a_later_talk_end_is_refused() -> None:
     listener = Listener(UNPACED, "push_to_talk", Clock())
     listener.talk_start(False)
