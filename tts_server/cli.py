@@ -29,7 +29,7 @@ from tts_server.service import SynthesisService
 from tts_server.settings import Settings, parse_settings
 from tts_server.stream import CLOSE_GRACE_S
 
-HTTP_GRACE_S = 5.0  # after the drain: how long uvicorn waits for HTTP requests still running
+HTTP_GRACE_S = 5.0  # after the drain: how long the stop waits for HTTP requests still running
 
 
 class QuietReadinessPoll(logging.Filter):
@@ -49,7 +49,7 @@ class DrainingServer(StoppingServer):
     """
 
     def __init__(self, config: uvicorn.Config, drain: Drain, drain_s: float) -> None:
-        super().__init__(config)
+        super().__init__(config, grace_s=HTTP_GRACE_S)
         self._drain = drain
         self._drain_s = drain_s
         self.drained: bool | None = None  # None: no shutdown yet
@@ -69,7 +69,6 @@ def server(app: FastAPI, settings: Settings) -> DrainingServer:
         log_level=settings.log_level,
         log_config=None,  # uvicorn's loggers go through the root handler, in LOG_FORMAT
         ws_max_size=settings.max_frame_bytes,
-        timeout_graceful_shutdown=HTTP_GRACE_S,
     )
     service: SynthesisService = app.state.service
     return DrainingServer(config, service.drain, settings.drain_s)
@@ -93,20 +92,28 @@ def serve(app: FastAPI, settings: Settings) -> None:
     try:
         uvicorn_server.run(sockets=[listen(uvicorn_server.config, settings.send_timeout_s)])
     except Stopped as stopped:
-        line = stop_line("tts-server", stopped, drained(uvicorn_server.drained, settings))
+        kept = drained(uvicorn_server.drained, settings, uvicorn_server.cut_short)
+        line = stop_line("tts-server", stopped, kept)
         end_stopped(line if settings.banner else "", stopped.signum)
 
 
-def drained(finished: bool | None, settings: Settings) -> str:
-    """What the drain kept: the second half of the stop line."""
+def drained(finished: bool | None, settings: Settings, cut_short: str = "") -> str:
+    """What the drain kept, and which requests the stop cut short after it (``cut_short``,
+    ``StoppingServer``'s): the second half of the stop line."""
     if finished is None:
         return "it had not started serving; nothing was lost"
     if finished:
-        return "every open session finished its queued speech first; nothing was lost"
-    return (
-        f"the drain was cut short (a second signal, or its {settings.drain_s:g} s): sessions "
-        "still speaking were closed with 1012, and their clients may retry"
-    )
+        said = "every open session finished its queued speech first"
+    else:
+        said = (
+            f"the drain was cut short (a second signal, or its {settings.drain_s:g} s): sessions "
+            "still speaking were closed with 1012"
+        )
+    if cut_short:
+        said += f"; {cut_short}"
+    if finished and not cut_short:
+        return f"{said}; nothing was lost"
+    return f"{said}, and their clients may retry"
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -1,9 +1,10 @@
 """The dev server's uvicorn run.
 
-``serve_dev`` serves until Ctrl+C or SIGTERM (uvicorn's graceful shutdown, forced by a second
-signal: ``observability.stopping_server``; then ``observability.stopping.Stopped`` on the way
-up, naming the server and the requests a forced stop cut short) and raises ``ServerFailed``,
-with uvicorn's own reason in one line, when the server never started.
+``serve_dev`` serves until Ctrl+C or SIGTERM (uvicorn's graceful shutdown, up to 5 s for the
+requests still running, forced by a second signal: ``observability.stopping_server``; then
+``observability.stopping.Stopped`` on the way up, naming the server and the requests the stop
+cut short, and what cut them) and raises ``ServerFailed``, with uvicorn's own reason in one
+line, when the server never started.
 (What each command keeps when it is stopped: ``voice_agent_cli.entry.KEPT``.)
 """
 
@@ -67,8 +68,8 @@ def serve_dev(app: ASGIApp, listening: socket.socket, host: str) -> None:
         server.run(sockets=[listening])
     except Stopped as stopped:
         name = f"the dev server on {address}"
-        if server.cut:
-            name += f" (the second signal cut short {server.cut} request(s) still running)"
+        if server.cut_short:
+            name += f" ({server.cut_short})"
         stopped.ended.append(name)
         raise
     except SystemExit as exc:  # uvicorn's exit when its start-up fails

@@ -8,6 +8,11 @@ they wait for something to end (a request the dev server still answers, the TTS 
 (with the fast TTS server of ``tests.fake_server`` where the test is not about the child, and
 its real child where it is), ``make run``, ``tts-server``, ``voice-agent bench`` and
 ``python -m tts_client``. In process: ``voice-agent``'s child, passed the second signal.
+
+One signal alone is bounded too: a request still running 5 s after the stop began (after the
+drain, for the TTS server) is cut short the same way, said in the one line, where the dev server
+used to wait for it with no limit and the TTS server logged uvicorn's "Cancel 1 running task(s)"
+and the request's traceback.
 """
 
 from __future__ import annotations
@@ -17,14 +22,17 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from websockets.sync.client import connect
 
 from observability.stopping import Stopped, stops_caught
+from observability.stopping_server import GRACE_S
 from tests.fake_server import ServerProcess, free_port
 from tests.stops import Command, Ended, gone, listens, only_line, slow_uvicorn
 from tts_protocol import PING_PATH, STREAM_PATH, Speak, encode
@@ -36,6 +44,7 @@ FAKE_TTS = [sys.executable, "-m", "tests.fake_server"]
 KEPT = "nothing was lost: the agent keeps nothing on disk"
 SAID = {signal.SIGINT: "Ctrl+C (SIGINT)", signal.SIGTERM: "SIGTERM"}
 WAIT_S = 30.0  # how long a command may take to reach what the test waits for (a loaded box)
+MARGIN_S = 10.0  # past the stop's grace: its cut, the app's shutdown, a loaded box
 
 
 @pytest.fixture(scope="module")
@@ -101,6 +110,26 @@ def test_dev_waiting_for_a_request_is_stopped_at_once_by_a_second_ctrl_c(
     assert ended.status == -signal.SIGINT
     cut = "(the second signal cut short 1 request(s) still running)"
     assert only_line(ended) == dev_line(signal.SIGINT, f"the dev server on 127.0.0.1:{port} {cut}")
+
+
+def test_dev_waiting_for_a_request_past_the_grace_cuts_it_short_at_one_ctrl_c(
+    speech: ServerProcess,
+) -> None:
+    """One Ctrl+C, a request that never completes: the stop cuts it short at 5 s (it waited
+    for ever), and the line says so."""
+    port = free_port()
+    dev = Command([*VOICE_AGENT, "dev", "--port", str(port), "--tts-url", speech.ws_url])
+    try:
+        dev.wait_for(f"http://127.0.0.1:{port}/ping")
+        with held_request(port):
+            time.sleep(0.3)  # the request read, its body awaited
+            ended = dev.stop(signal.SIGINT, group=True, limit_s=GRACE_S + MARGIN_S)
+    finally:
+        dev.kill()
+    assert ended.status == -signal.SIGINT
+    cut = f"(the stop's {GRACE_S:g} s limit cut short 1 request(s) still running)"
+    assert only_line(ended) == dev_line(signal.SIGINT, f"the dev server on 127.0.0.1:{port} {cut}")
+    assert not listens(port)
 
 
 def test_dev_stopped_twice_while_its_tts_child_warms_up_ends_the_child_soon() -> None:
@@ -172,6 +201,62 @@ def test_tts_server_draining_is_cut_short_by_a_second_ctrl_c_and_says_so() -> No
     assert only_line(ended) == (
         "tts-server: stopped by Ctrl+C (SIGINT); the drain was cut short (a second signal, or "
         "its 20 s): sessions still speaking were closed with 1012, and their clients may retry"
+    )
+
+
+TTS_CUT = "the stop's 5 s limit cut short 1 request(s) still running, and their clients may retry"
+
+
+def test_tts_server_stopped_once_with_a_request_held_open_cuts_it_short_at_5_s() -> None:
+    """A request whose body never comes whole (the drain does not wait for it): SIGTERM, then
+    5 s, and uvicorn's "Cancel 1 running task(s)" and the request's traceback are left out."""
+    port = free_port()
+    server = Command([*FAKE_TTS, "--log-level", "warning", "--port", str(port)])
+    try:
+        server.wait_for(f"http://127.0.0.1:{port}{PING_PATH}")
+        with held_request(port):
+            time.sleep(0.3)  # the request read, its body awaited
+            ended = server.stop(signal.SIGTERM, limit_s=GRACE_S + MARGIN_S)
+    finally:
+        server.kill()
+    assert ended.status == -signal.SIGTERM
+    assert only_line(ended) == (
+        f"tts-server: stopped by SIGTERM; every open session finished its queued speech first; "
+        f"{TTS_CUT}"
+    )
+    assert not listens(port)
+
+
+def streaming_speech(url: str, streaming: threading.Event) -> None:
+    """An OpenAI-API speech request that streams for a while (40 sentences), read to its end
+    or its cut; ``streaming`` is set once its first audio came."""
+    text = "One short sentence. " * 40
+    body = {"model": "kokoro", "input": text, "voice": "af_fake", "response_format": "pcm"}
+    speaking = httpx.stream("POST", url, json=body, timeout=WAIT_S)  # its first audio: ~5 s
+    with contextlib.suppress(httpx.HTTPError), speaking as reply:
+        for _audio in reply.iter_bytes():
+            streaming.set()
+
+
+def test_tts_server_stopped_once_past_its_drain_and_its_grace_cuts_the_speech_short() -> None:
+    """A speech request still streaming when the drain (0.5 s here) and the 5 s after it have
+    passed: one Ctrl+C, one line, the request counted."""
+    port = free_port()
+    flags = ["--log-level", "error", "--infer-s", "0.4", "--drain-s", "0.5"]  # no drain warning
+    server = Command([*FAKE_TTS, *flags, "--port", str(port)])
+    try:
+        server.wait_for(f"http://127.0.0.1:{port}{PING_PATH}")
+        streaming = threading.Event()
+        url = f"http://127.0.0.1:{port}/v1/audio/speech"
+        threading.Thread(target=streaming_speech, args=(url, streaming), daemon=True).start()
+        assert streaming.wait(WAIT_S)
+        ended = server.stop(signal.SIGINT, limit_s=GRACE_S + MARGIN_S)
+    finally:
+        server.kill()
+    assert ended.status == -signal.SIGINT
+    assert only_line(ended) == (
+        "tts-server: stopped by Ctrl+C (SIGINT); the drain was cut short (a second signal, or "
+        f"its 0.5 s): sessions still speaking were closed with 1012; {TTS_CUT}"
     )
 
 
