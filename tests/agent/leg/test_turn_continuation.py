@@ -5,18 +5,25 @@ heard: the reply is withdrawn (no assistant turn, no "cut off" note) and the two
 one user turn in the history that the next LLM request carries. Heard in part, the reply keeps
 what was heard, as ever. The speech is the project's own TTS, the recognizer the real Whisper,
 the TTS server the real one, the LLM the demo model, whose requests are recorded as it gets them.
+First, ``Continuation`` itself (no socket): what it asks the withdrawal hook, when, and what it
+carries into the next prompt.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
+import pytest
 from websockets.asyncio.client import ClientConnection
 
 from agent.core.memory import INTERRUPTED_NOTE
+from agent.events import Event, TurnWithdrawn
+from agent.leg.continuation import Continuation
+from agent.requests import PlaybackReport
 from tests.agent.leg.test_ws import kinds, open_socket, receive, until, voice_agent
 from tests.agent.leg.test_ws_listening import (
     COMPLETE,
@@ -53,6 +60,87 @@ def recorded(model: Any) -> list[Request]:
 
     model.stream = recording
     return requests
+
+
+class Withdrawals:
+    """A front door's withdrawal hook, scripted: what it was asked, and what it answers."""
+
+    def __init__(self, answer: str | None = "Stop.", error: Exception | None = None) -> None:
+        self.answer, self.error = answer, error
+        self.asked: list[tuple[str, str, PlaybackReport | None]] = []
+        self.told: list[Event] = []
+
+    async def withdraw(
+        self, turn_id: str, conversation: str, heard: PlaybackReport | None
+    ) -> str | None:
+        self.asked.append((turn_id, conversation, heard))
+        if self.error is not None:
+            raise self.error
+        return self.answer
+
+    async def tell(self, event: Event) -> None:
+        self.told.append(event)
+
+    def continuation(self) -> Continuation:
+        return Continuation("c1", self.withdraw, self.tell)
+
+
+async def test_a_cut_reply_is_withdrawn_once_by_the_page_report_and_its_prompt_leads() -> None:
+    hook = Withdrawals()
+    continuation = hook.continuation()
+    heard = PlaybackReport("t1", 0, 0.0)
+    continuation.cut("t1")
+    continuation.cut(None)  # no turn on the air: the cut one stays
+    assert await continuation.prompt("and go on.", heard) == "Stop. and go on."
+    assert hook.asked == [("t1", "c1", heard)] and hook.told == [TurnWithdrawn("t1", "Stop.")]
+    assert await continuation.prompt("Again.", None) == "Stop. Again."  # settled once, carried
+    continuation.taken()
+    assert await continuation.prompt("New.", None) == "New." and len(hook.asked) == 1
+
+
+@pytest.mark.parametrize("answer", [None, ""])
+async def test_a_reply_the_conversation_keeps_carries_nothing_and_tells_nothing(
+    answer: str | None,
+) -> None:
+    hook = Withdrawals(answer)
+    continuation = hook.continuation()
+    continuation.cut("t1")
+    assert await continuation.prompt("Go on.", None) == "Go on."
+    assert hook.asked == [("t1", "c1", None)] and hook.told == []
+
+
+async def test_with_no_cut_or_no_hook_nothing_is_asked() -> None:
+    hook = Withdrawals()
+    assert await hook.continuation().prompt("Hello.", None) == "Hello."  # nothing was cut
+    continuation = Continuation("c1", None, hook.tell)  # a door that never withdraws
+    continuation.cut("t1")
+    assert await continuation.prompt("Hello.", None) == "Hello."
+    assert hook.asked == [] and hook.told == []
+
+
+async def test_typing_forgets_the_cut_reply_and_the_carried_prompt() -> None:
+    hook = Withdrawals()
+    continuation = hook.continuation()
+    continuation.cut("t1")
+    continuation.forget()
+    assert await continuation.prompt("Typed.", None) == "Typed." and hook.asked == []
+    continuation.cut("t2")
+    assert await continuation.prompt("Said.", None) == "Stop. Said."
+    continuation.forget()
+    assert await continuation.prompt("Typed.", None) == "Typed." and len(hook.asked) == 1
+
+
+async def test_a_withdrawal_that_fails_keeps_the_reply_and_is_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    hook = Withdrawals(error=RuntimeError("the conversation went away"))
+    continuation = hook.continuation()
+    continuation.cut("t1")
+    with caplog.at_level(logging.ERROR, "agent.ws"):
+        assert await continuation.prompt("Go on.", None) == "Go on."
+    [logged] = caplog.records
+    assert logged.getMessage() == "withdrawing turn t1 failed" and hook.told == []
+    assert "the conversation went away" in caplog.text  # with its traceback
 
 
 async def first_audio(socket: ClientConnection, at_least: int) -> None:
