@@ -54,7 +54,7 @@ OUT = Path(__file__).resolve().parents[2] / "docs" / "benchmarks"
 PAUSES_MS = (64, 96, 128, 160, 200)
 THRESHOLDS = (0.3, 0.5, 0.7, 0.85)
 # the first ask (pause, threshold) of a pause asked twice, and its second where it said unfinished
-FIRSTS = ((96, 0.3), (96, 0.5), (96, 0.85), (128, 0.3), (128, 0.5), (160, 0.5))
+FIRSTS = ((96, 0.3), (96, 0.5), (96, 0.85), (128, 0.3), (128, 0.5), (160, 0.5), (160, 0.7))
 RECHECKS_MS = (160, 224, 288)
 RECHECK_THRESHOLDS = (0.5, 0.7, 0.85)
 KNOBS = ("endpointing", "pause_ms", "turn_threshold", "turn_recheck_ms", "turn_recheck_threshold")
