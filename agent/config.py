@@ -185,7 +185,7 @@ class ListeningConfig:
         "silence | turn_model (Smart Turn v3.2)",
     )
     pause_ms: int = env_field(
-        "VOICE_AGENT_TURN_PAUSE_MS", 96, _count, "a pause this long asks the turn model"
+        "VOICE_AGENT_TURN_PAUSE_MS", 160, _count, "a pause this long asks the turn model"
     )
     turn_wait_ms: int = env_field(
         "VOICE_AGENT_TURN_WAIT_MS",
@@ -204,17 +204,17 @@ class ListeningConfig:
         "its audio held",
     )
     turn_threshold: float = env_field(
-        "VOICE_AGENT_TURN_THRESHOLD", 0.3, _fraction, "the model's score that ends a turn"
+        "VOICE_AGENT_TURN_THRESHOLD", 0.5, _fraction, "the model's score that ends a turn"
     )
     turn_recheck_ms: int = env_field(
         "VOICE_AGENT_TURN_RECHECK_MS",
-        160,
+        224,
         _off_or_count,
         "silence at which the model is asked once more (0: asked once per pause)",
     )
     turn_recheck_threshold: float = env_field(
         "VOICE_AGENT_TURN_RECHECK_THRESHOLD",
-        0.7,
+        0.85,
         _fraction,
         "the score that ends a turn when the model is asked once more",
     )

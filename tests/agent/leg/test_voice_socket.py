@@ -827,7 +827,7 @@ async def test_a_pause_called_complete_is_recognized_after_the_model_decides(pau
     script, recognizer = Script(segments=1), Recognizes()
     judge = Judges(0.9, recognizer=recognizer)
     end = await one_hands_free_turn(Socket(script, recognizer=recognizer, judge=judge), paused)
-    assert (end["turn"], end["wait_ms"]) == ("complete", 96)
+    assert (end["turn"], end["wait_ms"]) == ("complete", 160)
     assert judge.heard_before == [0] and len(recognizer.heard) == 1
 
 
@@ -835,10 +835,10 @@ async def test_a_pause_the_second_ask_calls_complete_ends_there_with_nothing_beg
     paused: bytes,
 ) -> None:
     script, recognizer = Script(segments=1), Recognizes()
-    judge = Judges(0.1, 0.8, recognizer=recognizer)  # unfinished at 96 ms, sure at 160 ms
+    judge = Judges(0.1, 0.9, recognizer=recognizer)  # unfinished at 160 ms, sure at 224 ms
     socket = Socket(script, recognizer=recognizer, judge=judge)
     end = await one_hands_free_turn(socket, paused)
-    assert (end["turn"], end["turn_score"], end["wait_ms"]) == ("complete", 0.8, 160)
+    assert (end["turn"], end["turn_score"], end["wait_ms"]) == ("complete", 0.9, 224)
     assert judge.heard_before == [0, 0] and len(recognizer.heard) == 1
     assert socket.withdrawn == [] and len(script.requests) == 1
 

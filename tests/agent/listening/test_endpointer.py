@@ -20,11 +20,12 @@ from agent.listening.settings import WINDOW_BYTES, WINDOW_MS
 from agent.listening.turn_model import TurnScore
 
 CONFIG = ListeningConfig()  # onset 64 ms, silence 500 ms, pre-roll 192 ms, cap 20 s
-PAUSE = math.ceil(CONFIG.pause_ms / WINDOW_MS)  # the model is asked after 3 quiet windows (96 ms)
-RECHECK = math.ceil(CONFIG.turn_recheck_ms / WINDOW_MS)  # ... and again after 5 (160 ms)
+PAUSE = math.ceil(CONFIG.pause_ms / WINDOW_MS)  # the model is asked after 5 quiet windows (160 ms)
+RECHECK = math.ceil(CONFIG.turn_recheck_ms / WINDOW_MS)  # ... and again after 7 (224 ms)
 WAIT = 1000 // WINDOW_MS + 1  # an unfinished turn ends after 32 (1024 ms)
 COMPLETE, UNFINISHED = TurnScore(0.91, 30.0), TurnScore(0.12, 30.0)
-SURER = TurnScore(0.5, 30.0)  # complete at the first ask (0.3), not at the second (0.7)
+# complete at the first ask (0.5), not at the second (0.85): between the two bars
+SURER = TurnScore((CONFIG.turn_threshold + CONFIG.turn_recheck_threshold) / 2, 30.0)
 ONCE = ListeningConfig(turn_recheck_ms=0)  # the model asked once per pause
 
 
@@ -367,13 +368,14 @@ def test_an_unfinished_pause_is_asked_again_at_the_recheck_and_not_a_window_earl
 def test_the_second_ask_ends_the_turn_only_at_its_stricter_threshold() -> None:
     adaptive, _ = unfinished_at_the_first_ask()
     again = adaptive.paused([0.01] * (RECHECK - PAUSE))
-    assert adaptive.endpointer.judged(again.ticket, SURER) == []  # 0.5: not over 0.7
+    assert adaptive.endpointer.judged(again.ticket, SURER) == []  # under the second bar
     [(_, ended)] = adaptive.push([0.01] * (WAIT - RECHECK))
     assert isinstance(ended, Ended) and ended.waited_ms == WAIT * WINDOW_MS
     assert (ended.turn, ended.complete) == (SURER, False)
     adaptive, _ = unfinished_at_the_first_ask()
     again = adaptive.paused([0.01] * (RECHECK - PAUSE))
-    [ended] = adaptive.endpointer.judged(again.ticket, TurnScore(0.7, 30.0))  # at the bar
+    at_the_bar = TurnScore(CONFIG.turn_recheck_threshold, 30.0)
+    [ended] = adaptive.endpointer.judged(again.ticket, at_the_bar)
     assert ended.waited_ms == RECHECK * WINDOW_MS and ended.complete
     assert ended.ticket == again.ticket
 
@@ -381,7 +383,7 @@ def test_the_second_ask_ends_the_turn_only_at_its_stricter_threshold() -> None:
 def test_a_complete_or_failed_first_answer_asks_nothing_more() -> None:
     adaptive = Adaptive(CONFIG)
     paused = adaptive.paused([0.9] * 30 + [0.01] * PAUSE)
-    [ended] = adaptive.endpointer.judged(paused.ticket, SURER)  # 0.5 over the first ask's 0.3
+    [ended] = adaptive.endpointer.judged(paused.ticket, SURER)  # over the first ask's bar
     assert ended.complete and ended.waited_ms == PAUSE * WINDOW_MS
     adaptive = Adaptive(CONFIG)
     paused = adaptive.paused([0.9] * 30 + [0.01] * PAUSE)

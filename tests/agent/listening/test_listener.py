@@ -200,7 +200,7 @@ def test_hands_free_with_the_turn_model_asks_at_the_pause_and_its_answer_ends_th
         turn.score,
         40.0,
     )
-    assert end.wait_ms == 96  # 3 windows: the pause, not the 500 ms rule
+    assert end.wait_ms == CONFIG.pause_ms  # 5 windows: the pause, not the 500 ms rule
     assert utterance.pcm == paused.pcm  # all of it: pre-roll, the question, the pause
     assert listener.judged(paused.ticket, turn, False) == []  # answered once
 
@@ -337,7 +337,7 @@ def test_a_turn_the_model_left_unfinished_ends_after_the_wait_as_incomplete(
 ) -> None:
     once = ListeningConfig(burst_s=1e6, turn_recheck_ms=0)
     listener = Listener(once, "hands_free", Clock(), turn_model=True)
-    heard = fed(listener, silence(300) + request_pcm + silence(96 + 64))
+    heard = fed(listener, silence(300) + request_pcm + silence(CONFIG.pause_ms + 64))
     paused = next(h for h in heard if isinstance(h, Paused))
     unsure = TurnScore(0.05, 40.0)
     assert listener.judged(paused.ticket, unsure, False) == []
@@ -354,7 +354,7 @@ def test_a_short_utterance_holding_the_reply_ends_after_the_silence_though_unfin
     for its words, so it ends after ``silence_ms`` (512), not the model's wait (1024)."""
     once = ListeningConfig(burst_s=1e6, turn_recheck_ms=0)
     listener = Listener(once, "hands_free", Clock(), turn_model=True)
-    heard = fed(listener, silence(300) + request_pcm[:12800] + silence(96 + 64), True)
+    heard = fed(listener, silence(300) + request_pcm[:12800] + silence(CONFIG.pause_ms + 64), True)
     assert Hold() in heard
     paused = next(h for h in heard if isinstance(h, Paused))
     assert listener.judged(paused.ticket, TurnScore(0.05, 40.0), True) == []
@@ -370,7 +370,7 @@ def test_an_utterance_that_cut_the_reply_waits_for_the_end_of_its_turn(
     unfinished score waits the model's whole wait, as for any turn."""
     once = ListeningConfig(burst_s=1e6, turn_recheck_ms=0)
     listener = Listener(once, "hands_free", Clock(), turn_model=True)
-    heard = fed(listener, silence(300) + request_pcm + silence(96 + 64), True)
+    heard = fed(listener, silence(300) + request_pcm + silence(CONFIG.pause_ms + 64), True)
     assert BargeIn() in heard
     paused = next(h for h in heard if isinstance(h, Paused))
     assert listener.judged(paused.ticket, TurnScore(0.05, 40.0), True) == []
@@ -429,7 +429,7 @@ def test_speech_after_a_pause_the_model_was_asked_about_says_resumed(request_pcm
     listener = Listener(
         ListeningConfig(burst_s=1e6, turn_recheck_ms=0), "hands_free", Clock(), True
     )
-    heard = fed(listener, silence(300) + request_pcm + silence(96 + 64))
+    heard = fed(listener, silence(300) + request_pcm + silence(CONFIG.pause_ms + 64))
     paused = next(h for h in heard if isinstance(h, Paused))
     assert listener.judged(paused.ticket, TurnScore(0.05, 40.0), False) == []
     assert Resumed(paused.ticket) in fed(listener, request_pcm[:16000])

@@ -18,7 +18,7 @@ def test_the_rules_differ_only_in_how_the_turn_ends() -> None:
     assert [c.endpointing for c in CONFIGS.values()] == ["silence", *["turn_model"] * 3]
     assert [c.eager_asr for c in CONFIGS.values()] == [False, False, True, True]
     assert [c.eager_start for c in CONFIGS.values()] == [False, False, False, True]
-    assert pause_wait_ms(CONFIGS["turn_model"]) == 96  # 3 whole 32 ms windows
+    assert pause_wait_ms(CONFIGS["turn_model"]) == 160  # 5 whole 32 ms windows
     assert pause_wait_ms(replace(CONFIGS["turn_model"], pause_ms=200)) == 224  # 7 windows
 
 

@@ -48,15 +48,15 @@ def test_eager_recognition_takes_its_head_start_in_the_wait_off_the_recognition_
     assert asr_floor_ms(400.0, complete, CONFIGS["turn_model"]) == 400.0  # not eager
     assert asr_floor_ms(400.0, complete, CONFIGS["eager_asr"]) == 400.0  # begun after the model
     assert asr_floor_ms(400.0, incomplete, CONFIGS["eager_asr"]) == 0.0  # ready in the wait
-    assert asr_floor_ms(900.0, incomplete, CONFIGS["eager_asr"]) == 76.0  # 1024 - 160 - 40
+    assert asr_floor_ms(900.0, incomplete, CONFIGS["eager_asr"]) == 140.0  # 1024 - 224 - 40
     assert asr_floor_ms(400.0, {"turn_ms": None}, CONFIGS["eager_asr"]) == 400.0  # no answer
 
 
 def test_the_model_is_asked_last_at_its_second_ask_where_that_falls_inside_the_wait() -> None:
-    assert last_ask_ms(CONFIGS["eager_asr"]) == 160  # 5 windows: after 96, again at 160
-    assert last_ask_ms(replace(CONFIGS["eager_asr"], turn_recheck_ms=0)) == 96
-    assert last_ask_ms(replace(CONFIGS["eager_asr"], pause_ms=200)) == 224  # 160: before it
-    assert last_ask_ms(replace(CONFIGS["eager_asr"], turn_recheck_ms=1000)) == 96  # the wait
+    assert last_ask_ms(CONFIGS["eager_asr"]) == 224  # 7 windows: after 160, again at 224
+    assert last_ask_ms(replace(CONFIGS["eager_asr"], turn_recheck_ms=0)) == 160
+    assert last_ask_ms(replace(CONFIGS["eager_asr"], pause_ms=200)) == 224  # 224: not after it
+    assert last_ask_ms(replace(CONFIGS["eager_asr"], turn_recheck_ms=1000)) == 160  # the wait
 
 
 def test_the_eager_start_takes_what_the_wait_left_off_the_replys_floors_in_order() -> None:
