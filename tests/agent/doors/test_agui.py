@@ -1,6 +1,7 @@
 """AG-UI through both front doors (``protocol="agui"``), on the real TTS server (the embedded
 Kokoro ONNX engine, ``tts_server``): every event the server sends is parsed by ag-ui-protocol's
-own models and checked for the protocol's order (``tests/agent/agui_client.py``)."""
+own models and checked for the protocol's order (``tests/agent/agui_client.py``). First,
+``agui_invocation`` itself on a scripted door: what it hands the door and how it streams."""
 
 from __future__ import annotations
 
@@ -22,12 +23,18 @@ from ag_ui.core import (
     ToolCallResultEvent,
     ToolCallStartEvent,
 )
+from sse_starlette import EventSourceResponse
 from websockets.asyncio.client import ClientConnection, connect
 
 from agent.config import AgentConfig
 from agent.core.llm import DemoModel, demo_reply
 from agent.core.memory import INTERRUPTED_NOTE
 from agent.doors import agentcore, devserver
+from agent.doors.agui import agui_invocation
+from agent.doors.wiring import Relay, in_place
+from agent.events import TextDelta, TurnEnd, TurnStart
+from agent.leg.hooks import TurnEvents
+from agent.requests import TurnRequest
 from agent.testing.tool_model import AFTER, BEFORE
 from agent.testing.tool_model import prompt as tool_prompt
 from tests.agent.agui_client import (
@@ -51,6 +58,39 @@ from tts_protocol import SAMPLE_RATE
 from tts_server.testing.server_thread import ServerThread
 
 FRONT_DOORS = {"agentcore": agentcore.create_app, "devserver": devserver.create_app}
+
+
+class Door:
+    """A front door's ``stream_turn``, scripted: each turn says "Hello." and ends."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[TurnRequest, str, Relay]] = []
+
+    async def stream_turn(
+        self, request: TurnRequest, conversation: str, relay: Relay
+    ) -> TurnEvents:
+        self.asked.append((request, conversation, relay))
+        return self._events()
+
+    async def _events(self) -> TurnEvents:
+        for event in (TurnStart("t1", "stream"), TextDelta("Hello."), TurnEnd()):
+            yield event
+
+
+def _relay(events: TurnEvents) -> TurnEvents:
+    return events
+
+
+async def test_a_run_is_the_doors_turn_on_the_doors_relay_with_no_keepalive_unless_asked() -> None:
+    door = Door()
+    response = await agui_invocation(door, run_input("Hi", "t-door"), _relay)  # type: ignore[arg-type]
+    assert isinstance(response, EventSourceResponse)
+    assert response.ping_interval == 0  # AgentCore's: no comments between its events
+    [(request, conversation, relay)] = door.asked
+    assert (request.prompt, conversation, relay) == ("Hi", "t-door", _relay)
+    kept = await agui_invocation(door, run_input("Hi", "t-door"), keepalive_s=15)  # type: ignore[arg-type]
+    assert isinstance(kept, EventSourceResponse) and kept.ping_interval == 15
+    assert door.asked[1][2] is in_place
 
 
 @pytest.fixture(scope="module", params=sorted(FRONT_DOORS))

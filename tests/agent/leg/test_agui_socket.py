@@ -6,7 +6,10 @@ cannot start, a new message while a run streams (the run ends ``cancelled`` firs
 the message is refused), a client gone mid-run, and the idle close, counted from a run's end.
 
 Speech is down here (the TTS URL is a closed port): a run streams its text with a
-``voice.error``; the socket's rules are the same with audio (the doors' tests run those)."""
+``voice.error``; the socket's rules are the same with audio (the doors' tests run those).
+Last, ``AguiSocket`` in process (ASGI messages in and out, scripted turns): what the server's
+own limit keeps a real client from sending (a message over 1 MiB), the refusals' words, and how
+``serve`` ends when the client goes or its connection breaks."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 from ag_ui.core import BaseEvent, RunErrorEvent, RunFinishedEvent
+from starlette.websockets import WebSocket
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
@@ -26,6 +30,11 @@ from agent.browser_leg import IDLE_CLOSE, MAX_FRAME_BYTES
 from agent.config import AgentConfig
 from agent.core.llm import DemoModel, demo_reply
 from agent.doors import devserver
+from agent.events import TextDelta, TurnEnd, TurnStart
+from agent.leg.agui_input import MAX_RUN_INPUT_BYTES
+from agent.leg.agui_socket import AguiSocket
+from agent.leg.hooks import TurnEvents
+from agent.requests import TurnRequest
 from tests.agent.agui_client import (
     RECEIVE_S,
     TERMINAL,
@@ -37,6 +46,7 @@ from tests.agent.agui_client import (
     run_input,
     text_of,
 )
+from tests.agent.leg.test_voice_socket import WAIT_S, Client
 from tests.agent.leg.test_ws import voice_agent
 from tts_server.testing.server_thread import ServerThread
 
@@ -225,3 +235,127 @@ async def test_a_run_longer_than_the_idle_time_is_not_cut_and_idle_counts_from_i
             await asyncio.wait_for(socket.recv(), RECEIVE_S)
         assert time.monotonic() - finished >= IDLE_S * 0.9
         assert (socket.close_code, socket.close_reason) == (IDLE_CLOSE, "idle_timeout")
+
+
+# --- in process ---------------------------------------------------------------------------
+
+
+class Turns:
+    """Scripted turns: each says "Hello." and ends once ``go`` is set."""
+
+    def __init__(self) -> None:
+        self.started: list[tuple[str, str]] = []  # (prompt, conversation)
+        self.closed: list[str] = []  # turns whose events were closed before their end
+        self.go = asyncio.Event()
+
+    async def start(self, request: TurnRequest, conversation: str) -> TurnEvents:
+        self.started.append((request.prompt, conversation))
+        return self._events(f"t{len(self.started)}")
+
+    async def _events(self, turn_id: str) -> TurnEvents:
+        ended = False
+        try:
+            yield TurnStart(turn_id, "stream")
+            yield TextDelta("Hello.")
+            await self.go.wait()
+            ended = True
+            yield TurnEnd()
+        finally:
+            if not ended:
+                self.closed.append(turn_id)
+
+
+class InProcess:
+    """An ``AguiSocket`` served in process, its client and its turns."""
+
+    def __init__(self) -> None:
+        self.client, self.turns = Client(), Turns()
+        scope = {"type": "websocket", "path": "/ws", "headers": [], "query_string": b""}
+        websocket = WebSocket(scope, self.client.receive, self.client.send)
+        self.socket = AguiSocket(websocket, self.turns.start, 30.0)
+        self.task: asyncio.Task[None] | None = None
+
+    def send(self, message: str | bytes) -> None:
+        kind = "text" if isinstance(message, str) else "bytes"
+        self.client.inbox.put_nowait({"type": "websocket.receive", kind: message})
+
+    async def served(self) -> None:
+        """``serve``'s end, once the client is gone: it returns, raising nothing."""
+        assert self.task is not None
+        async with asyncio.timeout(WAIT_S):
+            await self.task
+
+    async def __aenter__(self) -> InProcess:
+        self.task = asyncio.create_task(self.socket.serve())
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        assert self.task is not None
+        if not self.task.done():
+            self.client.hang_up()
+        await self.served()
+
+
+async def test_in_process_a_message_over_1_mib_is_refused_and_one_of_1_mib_is_a_run() -> None:
+    body = json.dumps(run_input("Hi", "t-size"))
+    whole = body + " " * (MAX_RUN_INPUT_BYTES - len(body.encode()))  # 1 MiB exactly
+    async with InProcess() as served:
+        served.turns.go.set()
+        served.send(whole + " ")
+        served.send(whole.encode() + b" ")
+        served.send(whole)
+        await served.client.wait_for("RUN_FINISHED")
+    refusals = served.client.of_type("RUN_ERROR")
+    assert [(r["code"], r["message"]) for r in refusals] == [
+        ("message_too_large", "a run over 1 MiB")
+    ] * 2
+    assert served.client.kinds()[2] == "RUN_STARTED" and served.turns.started == [("Hi", "t-size")]
+
+
+@pytest.mark.parametrize(
+    ("frame", "code", "words"),
+    [
+        ("{oops", "invalid_json", "the message is not JSON: "),
+        (b"\xff", "invalid_utf8", "the message is not UTF-8: "),
+    ],
+)
+async def test_in_process_a_message_that_is_not_json_is_refused_in_its_own_words(
+    frame: str | bytes, code: str, words: str
+) -> None:
+    async with InProcess() as served:
+        served.send(frame)
+        await served.client.wait_for("RUN_ERROR")
+    [refusal] = served.client.frames
+    assert refusal["code"] == code and refusal["message"].startswith(words)  # type: ignore[index]
+
+
+async def test_in_process_a_client_gone_mid_run_ends_serve_and_the_run_at_once() -> None:
+    async with InProcess() as served:
+        served.send(json.dumps(run_input("Go on", "t-gone")))
+        await served.client.wait_for("TEXT_MESSAGE_CONTENT")
+        served.client.hang_up()  # the turn waits: only serve's end can stop it
+        await served.served()
+        assert served.turns.closed == ["t1"]
+    assert "RUN_FINISHED" not in served.client.kinds()  # nobody was there to tell
+
+
+async def test_in_process_a_run_whose_events_cannot_be_sent_stops_its_turn_at_once() -> None:
+    async with InProcess() as served:
+        served.send("{oops")
+        await served.client.wait_for("RUN_ERROR")
+        served.client.broken = True  # the connection drops, unnoticed until a send
+        served.send(json.dumps(run_input("Go on", "t-dropped")))
+        async with asyncio.timeout(WAIT_S):  # closed by the run's own end, not the socket's
+            while served.turns.closed != ["t1"]:
+                await asyncio.sleep(0.01)
+        assert not served.task.done()  # type: ignore[union-attr]  # serve still waits
+
+
+async def test_in_process_a_connection_that_breaks_ends_serve_quietly() -> None:
+    async with InProcess() as served:
+        served.send("{oops")
+        await served.client.wait_for("RUN_ERROR")
+        served.client.broken = True  # sends fail, as on a dropped connection
+        served.send("{oops")  # its refusal cannot be sent
+        await served.served()
+    assert served.client.kinds() == ["RUN_ERROR"] and served.client.closed is None
