@@ -20,6 +20,7 @@ import { SAMPLE_RATE } from "./browser-leg.js";
 const FADE_S = 0.004; // fade-in after silence, and the stop ramp: short enough to be instant
 const STOP_S = 0.012;
 const PAUSE_FADE_S = 0.01; // a pause fades out, and its resume back in, over this: no click
+const FADE_WAIT_MS = 150; // the longest a pause waits for its fade to play before it stops
 const LEAD_STEP_S = 0.05; // the lead grows by this after an underrun, shrinks by half after a clean turn
 
 /** Decode base64 to bytes (Uint8Array.fromBase64 where the browser has it). */
@@ -80,8 +81,14 @@ export class PcmPlayer {
     if (!this.ctx || this.paused) return this.currentTime;
     this.paused = true;
     if (this.turn !== null && this.ctx.state === "running") {
+      const faded = this.ctx.currentTime + PAUSE_FADE_S;
       rampGain(this.turn.gain.gain, this.ctx.currentTime, 0, PAUSE_FADE_S);
-      await new Promise((resolve) => setTimeout(resolve, PAUSE_FADE_S * 1000));
+      // The audio clock, not the wall clock, says when the fade has played: a busy audio
+      // thread renders late. Wait for it, but no longer than FADE_WAIT_MS (the pause is a stop).
+      const giveUp = performance.now() + FADE_WAIT_MS;
+      while (this.ctx.currentTime < faded && performance.now() < giveUp) {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
       if (!this.paused) return this.currentTime; // resumed or stopped while it faded
     }
     await this.ctx.suspend().catch(() => {});
