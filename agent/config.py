@@ -283,6 +283,14 @@ class ListeningConfig:
         _off_or_fraction,
         "the mean token probability under which the first readings are unsure (0: any)",
     )
+    asr_murmurs: bool = env_field(
+        "VOICE_AGENT_ASR_MURMURS",
+        True,
+        _switch,
+        "on: an utterance over a paused reply that Whisper reads unsure is read again after a "
+        "prompt of murmurs and short commands, and a reading of only murmurs ('Mm-hmm.') is "
+        "its transcript",
+    )
     asr_threads: int = env_field(
         "VOICE_AGENT_ASR_THREADS", 2, _count, "CPU threads per recognition"
     )

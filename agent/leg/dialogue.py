@@ -185,7 +185,7 @@ class Dialogue:
                     self._defaults = self._defaults.resumed(action.event.turn_id)  # is moot
                 await self._wire.tell(action.event)
             elif isinstance(action, Recognize):
-                await self._recognize(action.utterance)
+                await self._recognize(action.utterance, action.murmurs)
             elif isinstance(action, JudgeTurn):
                 await self._judge(action)
             elif isinstance(action, PauseReply):
@@ -220,15 +220,15 @@ class Dialogue:
         await self._do(actions)
         if actions or not config.eager_asr or not (paused.last or turn is None):
             return  # the turn ended, or the model is asked again in this pause
-        self._eager.start(paused.ticket, paused.pcm)
         held = self._input.hold.holding  # a reply was paused for these words: none starts early
+        self._eager.start(paused.ticket, paused.pcm, murmurs=held)
         if turn is not None and config.eager_start and self._early.enabled and not held:
             await self._early.drop()  # an older pause's, if speech did not say resumed
             self._early.begin(paused.ticket)
 
-    async def _recognize(self, utterance: Utterance) -> None:
+    async def _recognize(self, utterance: Utterance, murmurs: bool) -> None:
         """Send the utterance's transcript, then start its turn as a typed prompt would (or
-        let the reply begun on it at its pause be heard)."""
+        let the reply begun on it at its pause be heard); ``murmurs``: over a paused reply."""
         assert self._eager is not None and self._early is not None  # utterances need listening
         said = await self._early.confirm(utterance)
         if said is not None:
@@ -237,7 +237,7 @@ class Dialogue:
             self._continuation.taken()
             return
         try:
-            recognition = await self._eager.recognize(utterance.pcm, utterance.ticket)
+            recognition = await self._eager.recognize(utterance.pcm, utterance.ticket, murmurs)
         except RecognitionError as exc:
             await self._wire.tell(ErrorEvent(exc.code, str(exc)))
             await self._do(self._input.heard("", loop_now(), self._turns.running))

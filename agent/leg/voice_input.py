@@ -61,9 +61,11 @@ class Send:
 
 @dataclass(frozen=True, slots=True)
 class Recognize:
-    """Recognize ``utterance``; its transcript starts a turn as a typed prompt would."""
+    """Recognize ``utterance``; its transcript starts a turn as a typed prompt would.
+    ``murmurs``: it was said over a paused reply (``Recognizer.recognize``)."""
 
     utterance: Utterance
+    murmurs: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,6 +243,8 @@ class VoiceInput:
             elif isinstance(output, Hold):
                 if speaking(self.playback, now, turn_running):  # until the user's words decide
                     actions.append(PauseReply(self.hold.pause(now), now + self.hold.resume_s))
+            elif isinstance(output, Utterance):  # a murmur over a paused reply is read as one
+                actions.append(Recognize(output, self.hold.holding))
             else:
                 actions.append(passed_on(output))
         return actions

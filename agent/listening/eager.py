@@ -24,11 +24,14 @@ class EagerRecognition:
         self._ticket: int | None = None
         self._early: asyncio.Task[Recognition] | None = None
 
-    def start(self, ticket: int, pcm: bytes) -> None:
-        """Recognize the utterance so far at pause ``ticket`` (a stale one is dropped)."""
+    def start(self, ticket: int, pcm: bytes, murmurs: bool = False) -> None:
+        """Recognize the utterance so far at pause ``ticket`` (a stale one is dropped);
+        ``murmurs``: over a paused reply (``Recognizer.recognize``)."""
         self.drop()
         self._ticket = ticket
-        self._early = asyncio.create_task(self._recognizer.recognize(pcm), name="eager-asr")
+        self._early = asyncio.create_task(
+            self._recognizer.recognize(pcm, murmurs), name="eager-asr"
+        )
         self._early.add_done_callback(_retrieve)
 
     async def early(self, ticket: int) -> Recognition | None:
@@ -40,13 +43,14 @@ class EagerRecognition:
             return None
         return await asyncio.shield(early)
 
-    async def recognize(self, pcm: bytes, ticket: int | None) -> Recognition:
+    async def recognize(self, pcm: bytes, ticket: int | None, murmurs: bool = False) -> Recognition:
         """The transcript of an utterance: the one started at its pause if that is ``ticket``,
-        else a recognition of ``pcm`` now. Raises ``RecognitionError`` (the early one's too)."""
+        else a recognition of ``pcm`` now (``murmurs``: over a paused reply). Raises
+        ``RecognitionError`` (the early one's too)."""
         early = self._early
         if early is None or ticket is None or ticket != self._ticket:
             self.drop()
-            return await self._recognizer.recognize(pcm)
+            return await self._recognizer.recognize(pcm, murmurs)
         self._early, self._ticket = None, None
         return await early
 

@@ -82,6 +82,41 @@ def english_decoding(model: WhisperModel) -> tuple[Tokenizer, list[int], list[in
     return tokenizer, prompt, list(get_suppressed_tokens(tokenizer, [-1]))
 
 
+def decoding(
+    model: WhisperModel, before: str = "", timestamps: bool = False
+) -> tuple[Tokenizer, list[int], list[int]]:
+    """``english_decoding`` after ``before`` (faster-whisper's initial_prompt: the previous
+    text, then the task; none: no prompt); ``timestamps``: Whisper times its text."""
+    tokenizer, prompt, suppressed = english_decoding(model)
+    if timestamps:
+        prompt = prompt[:-1]  # without <|notimestamps|>
+    if before:
+        prompt = [tokenizer.sot_prev, *tokenizer.encode(" " + before.strip()), *prompt]
+    return tokenizer, prompt, suppressed
+
+
+def timed(
+    model: WhisperModel, audio: np.ndarray, sample_rate: int, context_s: float, before: str
+) -> str | None:
+    """``audio`` read once on its fitted window after ``before``, greedy, Whisper timing its
+    text: another mode's reading, its words whatever its doubts (the timestamps dropped), to
+    check a reading by; None where the window is not shorter."""
+    frames = window_frames(audio.size, sample_rate, context_s)
+    if frames is None:
+        return None
+    tokenizer, prompt, suppressed = decoding(model, before, timestamps=True)
+    limit = max(MIN_TOKENS, math.ceil(audio.size / sample_rate * TOKENS_PER_S))
+    [result] = model.model.generate(
+        model.encode(window_features(model, audio, frames)[np.newaxis]),
+        [prompt],
+        beam_size=1,
+        max_length=len(prompt) + limit,
+        suppress_blank=True,
+        suppress_tokens=suppressed,
+    )
+    return tokenizer.decode(result.sequences_ids[0]).strip()
+
+
 def window_features(model: WhisperModel, audio: np.ndarray, frames: int) -> np.ndarray:
     """Whisper's log-mel of ``audio``, cut or zero-padded to ``frames``."""
     features = model.feature_extractor(audio, padding=0)[:, :frames]
@@ -96,6 +131,7 @@ def fitted(
     phases: int = 1,
     first: int | None = None,
     sure: float = 0.0,
+    before: str = "",
 ) -> str | None:
     """``audio`` (float, ``sample_rate``) recognized on a window of itself plus ``context_s``:
     the text, or None where the window is not shorter or Whisper is unsure of it. With
@@ -104,7 +140,7 @@ def fitted(
     ``first`` of them (all, by default), spread over the frame, are read in one batch; the
     ``surest`` that passes Whisper's rules is kept alone where they are ``settled``, else the
     others are read in a second batch and the surest of all is kept (one that loops only
-    where all do)."""
+    where all do). ``before``: text Whisper reads as said just before (its prompt)."""
     delays = [round(sample_rate * ENCODER_FRAME_S * n / phases) for n in range(phases)]
     frames = window_frames(audio.size + delays[-1], sample_rate, context_s)
     if frames is None:
@@ -112,9 +148,9 @@ def fitted(
     count = phases if first is None else max(1, min(first, phases))
     leading = [round(n * phases / count) for n in range(count)]
     rest = [n for n in range(phases) if n not in leading]
-    readings = read(model, audio, sample_rate, frames, [delays[n] for n in leading])
+    readings = read(model, audio, sample_rate, frames, [delays[n] for n in leading], before)
     if rest and not settled(readings, sure):
-        readings += read(model, audio, sample_rate, frames, [delays[n] for n in rest])
+        readings += read(model, audio, sample_rate, frames, [delays[n] for n in rest], before)
     sure_ones = [reading for reading in readings if reading is not None]
     return surest(sure_ones) if sure_ones else None
 
@@ -179,11 +215,17 @@ def settled(readings: list[tuple[float, str] | None], sure: float) -> bool:
 
 
 def read(
-    model: WhisperModel, audio: np.ndarray, sample_rate: int, frames: int, delays: list[int]
+    model: WhisperModel,
+    audio: np.ndarray,
+    sample_rate: int,
+    frames: int,
+    delays: list[int],
+    before: str = "",
 ) -> list[tuple[float, str] | None]:
     """One batch: ``audio`` delayed by each of ``delays`` (samples) on a window of ``frames``,
-    greedy; each reading's average log-probability and text, or None where Whisper doubts it."""
-    tokenizer, prompt, suppressed = english_decoding(model)
+    greedy, after ``before`` (none: no prompt); each reading's average log-probability and
+    text, or None where Whisper doubts it."""
+    tokenizer, prompt, suppressed = decoding(model, before)
     limit = max(MIN_TOKENS, math.ceil(audio.size / sample_rate * TOKENS_PER_S))
     features = [
         window_features(model, np.concatenate([np.zeros(d, audio.dtype), audio]), frames)

@@ -49,6 +49,8 @@ class Recognizer(Protocol):
         """Be ready to recognize (load a model once); raises ``RecognizerUnavailable``."""
         ...
 
-    async def recognize(self, pcm: bytes) -> Recognition:
-        """The text of one utterance, off the event loop; raises ``RecognitionError``."""
+    async def recognize(self, pcm: bytes, murmurs: bool = False) -> Recognition:
+        """The text of one utterance, off the event loop; ``murmurs``: it was said over a paused
+        reply, so a murmur ("mm-hm") may be read as one where the words are unsure (docs/
+        listening.md, "False interruptions"). Raises ``RecognitionError``."""
         ...

@@ -9,7 +9,10 @@ leaves it unsure or the utterance is too long for it. One model per process
 (``shared_whisper``), loaded on the first ``listen``, serves every socket of both front doors:
 its recognitions run in a thread pool of ``asr_concurrency`` workers (CTranslate2 runs that
 many at once), never on an event loop, and at most ``asr_max_queue`` wait; ``queue_depth`` is
-exported at ``/metrics``.
+exported at ``/metrics``. An utterance said over a paused reply (``murmurs``) that the fitted
+window reads unsure is read once more after ``MURMUR_PROMPT``, and that reading is kept if it
+is only murmurs ("Mm-hmm.": ``agent.listening.backchannel``) and so is Whisper's reading after
+the prompt with its timestamps (``timed``), with ``asr_murmurs`` on.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from agent.browser_leg import MIC_SAMPLE_RATE
 from agent.config import ListeningConfig
-from agent.listening.fitted_window import LOW_LOGPROB, fitted
+from agent.listening.backchannel import MURMUR_PROMPT, only_murmurs
+from agent.listening.fitted_window import LOW_LOGPROB, fitted, timed
 from agent.listening.recognizer import (
     Recognition,
     RecognitionError,
@@ -61,8 +65,10 @@ class WhisperRecognizer:
         phases: int = DEFAULTS.asr_phases,
         first: int = DEFAULTS.asr_first,
         sure: float = DEFAULTS.asr_sure,
+        murmurs: bool = DEFAULTS.asr_murmurs,
     ) -> None:
         self._model_path = model_path
+        self._murmurs = murmurs
         self._context_s = context_s
         self._phases = phases
         self._first = first
@@ -102,7 +108,7 @@ class WhisperRecognizer:
             except Exception as exc:  # a missing package or folder, a corrupt model
                 raise RecognizerUnavailable(f"the Whisper model did not load: {exc}") from exc
 
-    async def recognize(self, pcm: bytes) -> Recognition:
+    async def recognize(self, pcm: bytes, murmurs: bool = False) -> Recognition:
         await self.load()
         with self._depth_lock:
             if self._depth >= self._max_queue:
@@ -110,34 +116,53 @@ class WhisperRecognizer:
             self._depth += 1
         try:
             loop = asyncio.get_running_loop()
-            return await loop.run_in_executor(self._pool, self._transcribe, pcm)
+            return await loop.run_in_executor(self._pool, self._transcribe, pcm, murmurs)
         finally:
             with self._depth_lock:
                 self._depth -= 1
 
-    def _transcribe(self, pcm: bytes) -> Recognition:
+    def _transcribe(self, pcm: bytes, murmurs: bool) -> Recognition:
         started = time.perf_counter()
         audio = pcm16_to_float(pcm)
-        assert self._model is not None  # recognize() loaded it
         try:
-            text = fitted(
-                self._model,
-                audio,
-                MIC_SAMPLE_RATE,
-                self._context_s,
-                self._phases,
-                self._first,
-                self._sure,
-            )
-            if text is None:
-                text = whole_window(self._model, audio)
+            text, sure = self._read(audio)
+            if murmurs and self._murmurs and not sure:  # a murmur, read as words?
+                again, _ = self._read(audio, MURMUR_PROMPT)
+                if only_murmurs(again) and self._timed_murmurs(audio):
+                    text = again
         except Exception as exc:
             raise RecognitionError(f"recognition failed: {type(exc).__name__}: {exc}") from exc
         return Recognition(text, round((time.perf_counter() - started) * 1000, 1))
 
+    def _timed_murmurs(self, audio: np.ndarray) -> bool:
+        """Whether Whisper, timing its text after the murmur prompt, reads only murmurs too
+        (a murmur then a word, "Mm, wait.", may lose its word in one mode, not in both)."""
+        assert self._model is not None  # recognize() loaded it
+        text = timed(self._model, audio, MIC_SAMPLE_RATE, self._context_s, MURMUR_PROMPT)
+        return text is not None and only_murmurs(text)
 
-def whole_window(model: WhisperModel, audio: np.ndarray) -> str:
-    """faster-whisper's own path: the 30 s window, its temperature fallback."""
+    def _read(self, audio: np.ndarray, before: str = "") -> tuple[str, bool]:
+        """The text after ``before`` (none: no prompt), and whether the fitted window read it
+        sure (else the whole window did)."""
+        assert self._model is not None  # recognize() loaded it
+        text = fitted(
+            self._model,
+            audio,
+            MIC_SAMPLE_RATE,
+            self._context_s,
+            self._phases,
+            self._first,
+            self._sure,
+            before,
+        )
+        if text is None:
+            return whole_window(self._model, audio, before), False
+        return text, True
+
+
+def whole_window(model: WhisperModel, audio: np.ndarray, before: str = "") -> str:
+    """faster-whisper's own path: the 30 s window, its temperature fallback; ``before``: its
+    initial prompt (none: no prompt)."""
     segments, _ = model.transcribe(
         audio,
         language="en",
@@ -145,6 +170,7 @@ def whole_window(model: WhisperModel, audio: np.ndarray) -> str:
         without_timestamps=True,
         condition_on_previous_text=False,
         vad_filter=False,  # our own VAD cut the utterance already
+        initial_prompt=before or None,
     )
     return " ".join(s.text.strip() for s in segments if _spoken(s)).strip()
 
@@ -163,9 +189,10 @@ def _shared(
     phases: int,
     first: int,
     sure: float,
+    murmurs: bool,
 ) -> WhisperRecognizer:
     return WhisperRecognizer(
-        model_path, threads, concurrency, max_queue, context_s, phases, first, sure
+        model_path, threads, concurrency, max_queue, context_s, phases, first, sure, murmurs
     )
 
 
@@ -180,4 +207,5 @@ def shared_whisper(config: ListeningConfig) -> WhisperRecognizer:
         config.asr_phases,
         config.asr_first,
         config.asr_sure,
+        config.asr_murmurs,
     )

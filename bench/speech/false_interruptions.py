@@ -27,7 +27,9 @@ The corpus is made here, offline and deterministically (nothing recorded ships):
 - **noises**, synthesized with numpy: coughs (shaped noise bursts, one with a voiced onset),
   door slams (a transient and a decaying low tail), click trains, keyboard clatter and
   laugh-like trains of voiced bursts, at the levels a laptop microphone gives them;
-- **interruptions**: short questions and "wait, stop", in the same twelve voices.
+- **interruptions**: short questions and "wait, stop", in the same twelve voices; and short
+  ones ("no", "wait", "pause", "hey", "mm, wait"...) at both levels, those a murmur's reading
+  could most easily take for one (``VOICE_AGENT_ASR_MURMURS``).
 
 Every clip sits in a quiet room's floor (-70 dBFS white noise) with 0.5 s before it and 1.5 s
 after. Per clip: whether the reply was paused, and when (audio time from the sound's onset, the
@@ -36,7 +38,9 @@ processing paused it, plus that processing's own time): the stop time the server
 then needs the ``reply.paused``'s trip and the context's suspension); then whether it was cut
 (``cancelled``: words that are not backchannels, or speech past ``interrupt_ms``) or resumed
 (only backchannel words, or none, or none by ``resume_ms``), and how long it was silent. With
-``--no-asr`` nothing is recognized: only the pauses and the interrupt bound's cuts are known.
+``--no-asr`` nothing is recognized: only the pauses and the interrupt bound's cuts are known;
+with ``--no-murmurs`` an utterance over the paused reply is read as any other (Whisper's
+unsure readings are not read again after the murmur prompt: ``agent.listening.whisper``).
 Writes ``docs/benchmarks/false_interruptions.{json,md}``.
 """
 
@@ -76,6 +80,7 @@ from agent.listening.backchannel import only_backchannel
 from agent.listening.listener import ListeningService
 from agent.listening.recognizer import Recognition, Recognizer
 from agent.listening.turn_model import TurnJudge
+from bench.page.run import commit
 from bench.speech.espeak_voice import VOICES as ESPEAK_VOICES
 from bench.speech.espeak_voice import say
 from bench.speech.intelligibility import to_whisper_input
@@ -97,6 +102,16 @@ INTERRUPTIONS = (
     "Hold on a second.",
     "What time is it in Tokyo?",
     "Can you say that again?",
+)
+SHORT_INTERRUPTIONS = (  # also murmured: what a murmur's second reading must not take for one
+    "No.",
+    "Wait.",
+    "Pause.",
+    "Hold on.",
+    "Hey.",
+    "Enough.",
+    "Mm, wait.",
+    "Uh, what?",
 )
 
 
@@ -327,10 +342,12 @@ def corpus(quick: bool = False) -> list[Sound]:
     """Every clip, in a fixed order."""
     backchannel = BACKCHANNEL_TEXTS[:2] if quick else BACKCHANNEL_TEXTS
     interruptions = INTERRUPTIONS[:2] if quick else INTERRUPTIONS
+    short = SHORT_INTERRUPTIONS[:2] if quick else SHORT_INTERRUPTIONS
     return [
         *spoken(backchannel, "backchannel", (SPEECH_DBFS, SPEECH_DBFS + SOFT_DB)),
         *noises(),
         *spoken(interruptions, "interruption", (SPEECH_DBFS,)),
+        *spoken(short, "interruption", (SPEECH_DBFS, SPEECH_DBFS + SOFT_DB)),
     ]
 
 
@@ -345,7 +362,7 @@ class NoRecognizer:
     async def load(self) -> None:
         return None
 
-    async def recognize(self, pcm: bytes) -> Recognition:
+    async def recognize(self, pcm: bytes, murmurs: bool = False) -> Recognition:
         raise AssertionError("the benchmark recognizes the utterances itself")
 
 
@@ -387,6 +404,7 @@ class Socket:
             "resumed_by": None,
             "pcm": None,
             "heard": None,
+            "asr_ms": None,
             "prompt": None,
         }
 
@@ -449,7 +467,7 @@ class Socket:
                 self.take(self.judged(action))
             elif isinstance(action, Recognize) and found["pcm"] is None:
                 found["pcm"] = action.utterance.pcm
-                self.take(self.recognized(action.utterance.pcm))
+                self.take(self.recognized(action.utterance.pcm, action.murmurs))
             elif isinstance(action, StartTurn):
                 found["prompt"] = action.text
 
@@ -459,14 +477,14 @@ class Socket:
         score = self.waited(lambda: asyncio.run(judge.judge(action.paused.pcm)))
         return self.voice.judged(action.paused.ticket, score, self.now, True)
 
-    def recognized(self, pcm: bytes) -> list[Action]:
+    def recognized(self, pcm: bytes, murmurs: bool) -> list[Action]:
         """The transcript, answered as the socket answers it (nothing without a recognizer)."""
         if self.recognizer is None:
             return []
         recognizer = self.recognizer
-        text = self.waited(lambda: asyncio.run(recognizer.recognize(pcm))).text
-        self.found["heard"] = text
-        return self.voice.heard(text, self.now, True)
+        recognition = self.waited(lambda: asyncio.run(recognizer.recognize(pcm, murmurs)))
+        self.found["heard"], self.found["asr_ms"] = recognition.text, recognition.asr_ms
+        return self.voice.heard(recognition.text, self.now, True)
 
 
 def listened(
@@ -509,12 +527,14 @@ def since(at_ms: float | None, onset: float) -> float | None:
     return None if at_ms is None else round(at_ms - onset, 1)
 
 
-def measure(quick: bool = False, asr: bool = True, phases: int | None = None) -> dict[str, Any]:
+def measure(
+    quick: bool = False, asr: bool = True, phases: int | None = None, murmurs: bool = True
+) -> dict[str, Any]:
     """Every clip through the listening path; ``phases``: the recognizer's readings (None: the
-    default)."""
+    default); ``murmurs``: unsure readings over the paused reply read again (``asr_murmurs``)."""
     from agent.listening.turn_model import shared_smart_turn
 
-    config = ListeningConfig(burst_s=1e6)
+    config = ListeningConfig(burst_s=1e6, asr_murmurs=murmurs)
     if phases is not None:
         config = dataclasses.replace(config, asr_phases=phases)
     judge = shared_smart_turn()
@@ -555,6 +575,7 @@ def measure(quick: bool = False, asr: bool = True, phases: int | None = None) ->
         if found["heard"] is not None:
             heard = found["heard"]
             row["heard"], row["heard_backchannel"] = heard, is_backchannel(heard, config)
+            row["asr_ms"] = found["asr_ms"]
         rows.append(row)
         print(f"{sound.kind:12} {sound.label[:50]:50} {said(row):>36}  {row.get('heard', '')!r}")
     return summary(rows, config, asr)
@@ -601,19 +622,11 @@ def summary(rows: list[dict[str, Any]], config: ListeningConfig, asr: bool) -> d
                 sum(bool(r.get("heard_backchannel")) for r in mine) if asr else None
             ),
         }
-    per_text: dict[str, dict[str, int]] = {}
-    for row in rows:
-        if row["kind"] != "noise":
-            entry = per_text.setdefault(
-                row["name"], {"clips": 0, "paused": 0, "cut": 0, "resumed": 0}
-            )
-            entry["clips"] += 1
-            for key in ("paused", "cut", "resumed"):
-                entry[key] += row[key]
     interruptions = [r for r in rows if r["kind"] == "interruption"]
     backchannels = [r for r in rows if r["kind"] == "backchannel"]
     return {
         "date": datetime.datetime.now().isoformat(timespec="minutes"),
+        "commit": commit(),
         "cpus": os.cpu_count(),
         "load_average": [round(x, 2) for x in os.getloadavg()],
         "config": {
@@ -630,12 +643,17 @@ def summary(rows: list[dict[str, Any]], config: ListeningConfig, asr: bool) -> d
         },
         "asr": asr,
         "asr_phases": config.asr_phases,
+        "asr_murmurs": config.asr_murmurs,
         "backchannel_words": list(config.backchannels),
         "kinds": kinds,
-        "per_text": per_text,
+        "per_text": per_phrase(rows),
         "stop_ms": stats([r["stop_ms"] for r in interruptions if r["paused"]]),
         "cut_ms": stats([r["cut_ms"] for r in interruptions if r["cut"]]),
         "silent_ms": stats([r["silent_ms"] for r in backchannels if r["resumed"]]),
+        "asr_ms": {
+            kind: stats([r["asr_ms"] for r in rows if r["kind"] == kind and r.get("asr_ms")])
+            for kind in ("backchannel", "interruption")
+        },
         "false_cut_sound_ms": stats(
             [r["sound_ms"] for r in rows if r["kind"] != "interruption" and r["cut"]]
         ),
@@ -643,26 +661,30 @@ def summary(rows: list[dict[str, Any]], config: ListeningConfig, asr: bool) -> d
     }
 
 
+def per_phrase(rows: list[dict[str, Any]]) -> dict[str, dict[str, int]]:
+    """Per backchannel and interruption phrase, every voice and level: clips, paused, cut,
+    resumed."""
+    per_text: dict[str, dict[str, int]] = {}
+    for row in rows:
+        if row["kind"] != "noise":
+            entry = per_text.setdefault(
+                row["name"], {"clips": 0, "paused": 0, "cut": 0, "resumed": 0}
+            )
+            entry["clips"] += 1
+            for key in ("paused", "cut", "resumed"):
+                entry[key] += row[key]
+    return per_text
+
+
 def markdown(result: dict[str, Any]) -> str:
     """The report as a Markdown page."""
-    config, kinds = result["config"], result["kinds"]
+    kinds = result["kinds"]
     stop, cut, silent = (result[key] or {} for key in ("stop_ms", "cut_ms", "silent_ms"))
+    asr = {kind: times or {} for kind, times in result.get("asr_ms", {}).items()}
     lines = [
         "# False interruptions: what cuts a reply",
         "",
-        f"`python -m bench.speech.false_interruptions` ({result['date']}, {result['cpus']} "
-        f"CPUs, load average {result['load_average'][0]}). Each clip fed as "
-        f"{config['frame_ms']} ms microphone frames into a `VoiceInput` listening hands-free "
-        f"while a turn runs (Silero VAD at {config['vad_threshold']}, onset "
-        f"{config['onset_ms']} ms, endpointing `{config['endpointing']}`, `barge_in_ms` "
-        f"{config['barge_in_ms']}: the reply paused; `interrupt_ms` {config['interrupt_ms']}: "
-        f"cut without waiting for words; `resume_ms` {config['resume_ms']}: played on with no "
-        "words by then); a `CancelTurn` is a cut, a `reply.resumed` the reply played on. Speech "
-        f"at {config['speech_dbfs']} dBFS active level (backchannels also "
-        f"{config['soft_db']:+} dB), in a {config['floor_dbfs']} dBFS floor. Corpus: "
-        "bench/speech/false_interruptions.py. The utterances recognized by tiny.en with "
-        f"{result.get('asr_phases', '-')} reading(s) (`--asr-phases`), each transcript answered "
-        "as the socket answers it.",
+        intro(result),
         "",
         "| kind | clips | `speech.start` | `too_short` | paused | cut the reply (at "
         "`interrupt_ms`) | resumed (at `resume_ms`) | heard as only backchannel words (or "
@@ -684,7 +706,11 @@ def markdown(result: dict[str, Any]) -> str:
         f"{stop.get('max')}, min {stop.get('min')}. From the onset to the cut (`cancelled`): "
         f"median {cut.get('median')} ms, p90 {cut.get('p90')}, max {cut.get('max')}. The "
         f"resumed backchannels were silent (paused) for median {silent.get('median')} ms, p90 "
-        f"{silent.get('p90')}, max {silent.get('max')}.",
+        f"{silent.get('p90')}, max {silent.get('max')}. Recognition of the backchannels took "
+        f"median {asr.get('backchannel', {}).get('median')} ms, p90 "
+        f"{asr.get('backchannel', {}).get('p90')}; of the interruptions median "
+        f"{asr.get('interruption', {}).get('median')} ms, p90 "
+        f"{asr.get('interruption', {}).get('p90')}.",
         "",
         "## Per phrase (backchannels and interruptions, every voice and level)",
         "",
@@ -699,6 +725,29 @@ def markdown(result: dict[str, Any]) -> str:
     return "\n".join([*lines, *every_clip(result["rows"]), ""])
 
 
+def intro(result: dict[str, Any]) -> str:
+    """The report's first paragraph: the run, the path each clip takes, the corpus."""
+    config = result["config"]
+    murmurs = "on" if result.get("asr_murmurs") else "off (`--no-murmurs`)"
+    return (
+        f"`python -m bench.speech.false_interruptions` ({result['date']} at "
+        f"{result.get('commit', '-')}, {result['cpus']} CPUs, load average "
+        f"{result['load_average'][0]}). Each clip fed as "
+        f"{config['frame_ms']} ms microphone frames into a `VoiceInput` listening hands-free "
+        f"while a turn runs (Silero VAD at {config['vad_threshold']}, onset "
+        f"{config['onset_ms']} ms, endpointing `{config['endpointing']}`, `barge_in_ms` "
+        f"{config['barge_in_ms']}: the reply paused; `interrupt_ms` {config['interrupt_ms']}: "
+        f"cut without waiting for words; `resume_ms` {config['resume_ms']}: played on with no "
+        "words by then); a `CancelTurn` is a cut, a `reply.resumed` the reply played on. Speech "
+        f"at {config['speech_dbfs']} dBFS active level (backchannels and the short "
+        f"interruptions also {config['soft_db']:+} dB), in a {config['floor_dbfs']} dBFS floor. "
+        "Corpus: bench/speech/false_interruptions.py. The utterances recognized by tiny.en with "
+        f"{result.get('asr_phases', '-')} reading(s) (`--asr-phases`); an unsure reading over "
+        f"the paused reply read again after the murmur prompt: {murmurs} "
+        "(`VOICE_AGENT_ASR_MURMURS`); each transcript answered as the socket answers it."
+    )
+
+
 def every_clip(rows: list[dict[str, Any]]) -> list[str]:
     """The report's table of every clip, as Markdown lines."""
     lines = [
@@ -706,8 +755,8 @@ def every_clip(rows: list[dict[str, Any]]) -> list[str]:
         "## Every clip",
         "",
         "| kind | sound | source | length (ms) | level (dBFS) | Silero's highest | `speech.end` "
-        "| stop (ms) | outcome | heard |",
-        "|---|---|---|---:|---:|---:|---|---:|---|---|",
+        "| stop (ms) | outcome | heard | recognized in (ms) |",
+        "|---|---|---|---:|---:|---:|---|---:|---|---|---:|",
     ]
     for r in rows:
         outcome = (
@@ -721,7 +770,7 @@ def every_clip(rows: list[dict[str, Any]]) -> list[str]:
             f"| {r['kind']} | {r['name']} | {r['source']} | {r['sound_ms']} | {r['level_dbfs']} "
             f"| {r['vad_max']} | {r['speech_end'] or '-'} "
             f"| {r['stop_ms'] if r['stop_ms'] is not None else '-'} | {outcome} "
-            f"| {r.get('heard', '-')!s} |"
+            f"| {r.get('heard', '-')!s} | {r.get('asr_ms') or '-'} |"
         )
     return lines
 
@@ -733,8 +782,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="two phrases of each kind")
     parser.add_argument("--no-asr", dest="asr", action="store_false", help="do not recognize")
     parser.add_argument("--asr-phases", type=int, help="readings per recognition (default: 2-4)")
+    parser.add_argument(
+        "--no-murmurs",
+        dest="murmurs",
+        action="store_false",
+        help="do not read unsure utterances over the paused reply again (VOICE_AGENT_ASR_MURMURS)",
+    )
     args = parser.parse_args(argv)
-    result = measure(args.quick, args.asr, args.asr_phases)
+    result = measure(args.quick, args.asr, args.asr_phases, args.murmurs)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "false_interruptions.json").write_text(json.dumps(result, indent=1) + "\n")
     (args.out / "false_interruptions.md").write_text(markdown(result))

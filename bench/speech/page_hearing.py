@@ -158,9 +158,9 @@ class Recording:
     async def load(self) -> None:
         await self.real.load()
 
-    async def recognize(self, pcm: bytes) -> Recognition:
+    async def recognize(self, pcm: bytes, murmurs: bool = False) -> Recognition:
         self.heard.append(pcm)
-        return await self.real.recognize(pcm)
+        return await self.real.recognize(pcm, murmurs)
 
 
 def level_db(samples: np.ndarray) -> float:

@@ -90,6 +90,7 @@ def test_listening_defaults_and_the_environment_that_changes_them() -> None:
         "VOICE_AGENT_ASR_PHASES": "1",
         "VOICE_AGENT_ASR_FIRST": "3",
         "VOICE_AGENT_ASR_SURE": "0.9",
+        "VOICE_AGENT_ASR_MURMURS": "off",
         "VOICE_AGENT_EAGER_ASR": "off",
         "VOICE_AGENT_EAGER_START": "off",
         "VOICE_AGENT_INTERRUPT_MS": "800",
@@ -109,6 +110,7 @@ def test_listening_defaults_and_the_environment_that_changes_them() -> None:
         asr_phases=1,
         asr_first=3,
         asr_sure=0.9,
+        asr_murmurs=False,
         asr_concurrency=2,
         asr_max_queue=3,
         endpointing="silence",
@@ -143,6 +145,7 @@ def test_listening_defaults_and_the_environment_that_changes_them() -> None:
         ("VOICE_AGENT_ASR_FIRST", "-1", "must be a positive"),
         ("VOICE_AGENT_EAGER_ASR", "yes", "must be on or off, not 'yes'"),
         ("VOICE_AGENT_EAGER_START", "1", "must be on or off, not '1'"),
+        ("VOICE_AGENT_ASR_MURMURS", "yes", "must be on or off, not 'yes'"),
         ("VOICE_AGENT_INTERRUPT_MS", "0", "must be a positive number"),
         ("VOICE_AGENT_INTERRUPT_MS", "inf", "must be a finite positive number, not 'inf'"),
         ("VOICE_AGENT_RESUME_MS", "nan", "must be a positive number, not 'nan'"),
@@ -210,5 +213,5 @@ def test_each_setting_declares_its_variable_and_help_once_and_the_docs_name_it()
             if "env" in spec.metadata:
                 assert spec.metadata["help"], spec.name
                 names += spec.metadata["env"]
-    assert len(names) == len(set(names)) == 37
+    assert len(names) == len(set(names)) == 38
     assert [name for name in names if f"`{name}`" not in docs] == []

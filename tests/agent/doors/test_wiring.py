@@ -17,7 +17,7 @@ class Idle:
 
     async def load(self) -> None: ...
 
-    async def recognize(self, pcm: bytes) -> Recognition:
+    async def recognize(self, pcm: bytes, murmurs: bool = False) -> Recognition:
         return Recognition("", 0.0)
 
 

@@ -43,7 +43,7 @@ class NeverCalled:
     async def load(self) -> None:
         raise AssertionError("VoiceInput does no I/O")
 
-    async def recognize(self, pcm: bytes) -> Recognition:
+    async def recognize(self, pcm: bytes, murmurs: bool = False) -> Recognition:
         raise AssertionError("VoiceInput does no I/O")
 
 
@@ -256,6 +256,31 @@ def test_speech_over_a_running_turn_pauses_it_once_at_the_barge_in_threshold(
     assert hands_free.hold.holding
     ended = speak(hands_free, 800, 10.0, True, loud=False)
     assert isinstance(ended[-1], Recognize)  # its words decide
+
+
+def test_only_an_utterance_over_a_paused_reply_is_recognized_as_one_that_may_murmur(
+    hands_free: VoiceInput,
+) -> None:
+    """Over the paused reply, a murmur Whisper is unsure of may be read as one ("Mm-hmm.":
+    ``Recognizer.recognize``), and resumes it; "Stop." still cuts it."""
+    hands_free.turn_started("t1")
+    hands_free.audio_sent(10.0, 3 * TTS_SECOND, "t1")
+    speak(hands_free, 640, 10.0, True)
+    [over] = [a for a in speak(hands_free, 800, 10.7, True, loud=False) if isinstance(a, Recognize)]
+    assert over.murmurs
+    assert hands_free.heard("Mm-hmm.", 11.5, True) == [Send(ReplyResumed("t1"))]
+    speak(hands_free, 640, 12.0, True)
+    [again] = [
+        a for a in speak(hands_free, 800, 12.7, True, loud=False) if isinstance(a, Recognize)
+    ]
+    assert again.murmurs
+    assert hands_free.heard("Stop.", 13.5, True) == [CancelTurn("t1"), StartTurn("Stop.")]
+    hands_free.turn_stopped()  # the socket's, once the turn is cut
+    speak(hands_free, 640, 14.0, False)  # nothing plays: no pause
+    [alone] = [
+        a for a in speak(hands_free, 800, 14.7, False, loud=False) if isinstance(a, Recognize)
+    ]
+    assert not alone.murmurs
 
 
 def test_words_that_are_not_a_backchannel_cut_the_paused_reply_and_are_the_next_prompt(

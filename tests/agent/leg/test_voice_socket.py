@@ -203,7 +203,7 @@ class Recognizes:
         if self.unloadable:
             raise RecognizerUnavailable("the Whisper model did not load: no such folder")
 
-    async def recognize(self, pcm: bytes) -> Recognition:
+    async def recognize(self, pcm: bytes, murmurs: bool = False) -> Recognition:
         self.heard.append(pcm)
         if self.fail:
             raise RecognitionError("recognition failed: injected")

@@ -37,21 +37,28 @@ TURN_ENDS = 1200  # ms of silence after which an utterance has ended, whatever t
 
 
 class Scripted:
-    """A recognizer that hears ``text``, once ``go`` is set (set: at once)."""
+    """A recognizer that hears ``text``, once ``go`` is set (set: at once); asked as over a
+    paused reply (``murmurs``), it hears ``murmured`` if that is set, as tiny.en reads a
+    murmur it is unsure of as one there."""
 
     queue_depth = 0
 
     def __init__(self) -> None:
         self.text = ""
+        self.murmured: str | None = None
+        self.murmurs: list[bool] = []  # each recognition's flag: over a paused reply
         self.go = threading.Event()  # set from the test's loop, waited on the server's
         self.go.set()
 
     async def load(self) -> None:
         return None
 
-    async def recognize(self, pcm: bytes) -> Recognition:
+    async def recognize(self, pcm: bytes, murmurs: bool = False) -> Recognition:
+        self.murmurs.append(murmurs)
         if not self.go.is_set():
             await asyncio.to_thread(self.go.wait)
+        if murmurs and self.murmured is not None:
+            return Recognition(self.murmured, 5.0)
         return Recognition(self.text, 5.0)
 
 
@@ -129,6 +136,54 @@ async def test_a_backchannel_pauses_the_reply_then_resumes_it_whole_and_is_no_pr
     assert "<audio>" in kinds(frames[frames.index(of_type(frames, "reply.paused")[0]) :])
     # The history: the prompt and the reply whole; the backchannel is not in it.
     assert said(agent) == [("user", PROMPT), ("assistant", demo_reply(PROMPT, 3))]
+
+
+@pytest.mark.parametrize(
+    ("heard", "murmured", "then"),
+    [("And then I came.", "Mm-hmm.", "reply.resumed"), ("Stop.", "Stop.", "cancelled")],
+)
+async def test_over_the_paused_reply_a_murmur_is_read_as_one_and_resumes_it_and_stop_cuts(
+    server: ServerThread,
+    speech: dict[str, bytes],
+    recognizer: Scripted,
+    heard: str,
+    murmured: str,
+    then: str,
+) -> None:
+    """Every recognition of the words over the paused reply (the eager one at its pause too)
+    is asked as one that may be a murmur; a murmur read as one resumes the reply, "Stop." cuts
+    it (docs/listening.md, "False interruptions")."""
+    recognizer.text, recognizer.murmured, recognizer.murmurs = heard, murmured, []
+    try:
+        async with await open_socket(server, f"murmur-{then}") as socket:
+            await speaking(socket, server, f"murmur-{then}")
+            asked_before = list(recognizer.murmurs)
+            await say(socket, speech[BACKCHANNEL] + silence(TURN_ENDS))
+            frames = await until(socket, then)
+    finally:
+        recognizer.murmured = None
+    assert asked_before == [] and recognizer.murmurs and all(recognizer.murmurs)
+    [transcript] = of_type(frames, "transcript")
+    assert transcript["text"] == murmured
+    assert transcript["backchannel"] is (then == "reply.resumed")
+    order = [e for e in events(frames) if e.startswith(("reply.", "transcript", "cancelled"))]
+    assert order == ["reply.paused", "transcript", then]
+
+
+async def test_an_utterance_over_no_reply_is_not_asked_as_a_murmur(
+    server: ServerThread, speech: dict[str, bytes], recognizer: Scripted
+) -> None:
+    recognizer.text, recognizer.murmured, recognizer.murmurs = "Okay.", "Mm-hmm.", []
+    try:
+        async with await open_socket(server, "murmur-alone") as socket:
+            await socket.send(json.dumps(HANDS_FREE))
+            await until(socket, "listening")
+            await say(socket, speech[BACKCHANNEL] + silence(TURN_ENDS))
+            frames = await until(socket, "turn.start")
+    finally:
+        recognizer.murmured = None
+    assert recognizer.murmurs and not any(recognizer.murmurs)
+    assert of_type(frames, "transcript")[0]["text"] == "Okay."
 
 
 async def test_words_over_the_paused_reply_cut_it_and_are_the_next_prompt(

@@ -63,7 +63,7 @@ class FlakyRecognizer:
     async def load(self) -> None:
         await self.real.load()
 
-    async def recognize(self, pcm: bytes) -> Recognition:
+    async def recognize(self, pcm: bytes, murmurs: bool = False) -> Recognition:
         self.started += 1
         if self.failures:
             self.failures -= 1
@@ -75,7 +75,7 @@ class FlakyRecognizer:
                 await asyncio.to_thread(self.go.wait)
             finally:
                 self._held -= 1
-        return await self.real.recognize(pcm)
+        return await self.real.recognize(pcm, murmurs)
 
 
 @pytest.fixture(scope="module")

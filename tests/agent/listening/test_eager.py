@@ -20,13 +20,15 @@ class Heard:
 
     def __init__(self, error: RecognitionError | None = None) -> None:
         self.heard: list[bytes] = []
+        self.murmurs: list[bool] = []  # each recognition's flag: over a paused reply
         self.go = asyncio.Event()
         self.error = error
 
     async def load(self) -> None: ...
 
-    async def recognize(self, pcm: bytes) -> Recognition:
+    async def recognize(self, pcm: bytes, murmurs: bool = False) -> Recognition:
         self.heard.append(pcm)
+        self.murmurs.append(murmurs)
         await self.go.wait()
         if self.error is not None:
             raise self.error
@@ -60,6 +62,20 @@ async def test_an_utterance_of_another_pause_or_none_is_recognized_itself(
     assert await eager.recognize(FINAL, ticket) == Recognition("216 bytes", 1.0)
     assert heard.heard == [EARLY, FINAL]
     assert await eager.recognize(FINAL, 7) == Recognition("216 bytes", 1.0)  # dropped: stale
+
+
+async def test_over_a_paused_reply_both_recognitions_say_so_to_the_recognizer() -> None:
+    """A murmur over a paused reply may be read as one (``Recognizer.recognize``)."""
+    heard = Heard()
+    heard.go.set()
+    eager = EagerRecognition(recognizer(heard))
+    eager.start(7, EARLY, murmurs=True)
+    assert await eager.recognize(FINAL, 7) == Recognition("200 bytes", 1.0)
+    await eager.recognize(FINAL, None, murmurs=True)
+    await eager.recognize(FINAL, None)
+    eager.start(8, EARLY)
+    await eager.recognize(FINAL, 8, murmurs=True)  # the early one stands as it was asked
+    assert heard.murmurs == [True, True, False, False]
 
 
 async def test_a_new_pause_drops_the_early_one_before_it_starts() -> None:

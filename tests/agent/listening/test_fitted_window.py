@@ -24,6 +24,7 @@ from agent.listening.fitted_window import (
     loops,
     settled,
     surest,
+    timed,
     window_frames,
 )
 from agent.listening.recognizer import RecognitionError
@@ -69,6 +70,7 @@ class Scripted:
         self.batches: list[int] = []  # the readings asked for at once
         self.answers: list[tuple[str, float]] = []  # each reading's, in order (over ``scores``)
         self.encoded: list[np.ndarray] = []  # each batch's features
+        self.prompts: list[list[int]] = []  # each batch's prompt (the same for its readings)
         self.model = SimpleNamespace(is_multilingual=False, generate=self._generate)
 
     def encode(self, features: np.ndarray) -> Any:
@@ -80,6 +82,7 @@ class Scripted:
         if self.error is not None:
             raise self.error
         self.limits.append(options["max_length"] - len(prompts[0]))
+        self.prompts.append(prompts[0])
         self.options.append(options)
         tokens = self.tokens[: self.limits[-1]]
         scores = self.scores or [self.score] * len(prompts)
@@ -232,6 +235,39 @@ def test_the_decoder_is_greedy_english_without_timestamps_and_whispers_suppressi
         "suppress_blank": True,
         "suppress_tokens": suppressed,
     }
+
+
+def test_a_reading_after_a_prompt_decodes_after_whispers_previous_text_and_as_many_tokens(
+    whisper: WhisperModel, utterance: np.ndarray
+) -> None:
+    """faster-whisper's ``initial_prompt``: the text said before, then the task's prompt."""
+    tokenizer, prompt, _ = english_decoding(whisper)
+    model = Scripted(whisper, SENTENCE)
+    assert fitted(model, utterance, RATE, 8.0, before=" Hmm.  Mm-hmm. ") == SENTENCE  # type: ignore[arg-type]
+    assert fitted(model, utterance, RATE, 8.0) == SENTENCE  # type: ignore[arg-type]
+    assert model.prompts == [
+        [tokenizer.sot_prev, *tokenizer.encode(" Hmm.  Mm-hmm."), *prompt],
+        prompt,
+    ]
+    assert model.limits[0] == model.limits[1]  # the prompt takes none of the text's tokens
+
+
+def test_a_timed_reading_decodes_with_timestamps_after_the_prompt_and_drops_them(
+    whisper: WhisperModel, utterance: np.ndarray
+) -> None:
+    """Another mode to check a reading by: without ``<|notimestamps|>``, one reading, greedy,
+    its words whatever Whisper's doubts (here a score far under Whisper's bar)."""
+    tokenizer, prompt, _ = english_decoding(whisper)
+    model = Scripted(whisper, SENTENCE, score=-3.0)
+    stamp = tokenizer.timestamp_begin
+    model.tokens = [stamp, *model.tokens, stamp + 150]
+    assert timed(model, utterance, RATE, 8.0, "Hmm. Mm-hmm.") == SENTENCE  # type: ignore[arg-type]
+    assert model.prompts == [
+        [tokenizer.sot_prev, *tokenizer.encode(" Hmm. Mm-hmm."), *tokenizer.sot_sequence]
+    ]
+    assert prompt == [*tokenizer.sot_sequence, tokenizer.no_timestamps]
+    assert model.batches == [1]  # one reading
+    assert timed(model, utterance, RATE, 0.0, "Hmm.") is None  # type: ignore[arg-type]
 
 
 WORDS = (  # varied: nothing to compress

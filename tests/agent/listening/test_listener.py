@@ -479,7 +479,7 @@ class Hears:
 
     async def load(self) -> None: ...
 
-    async def recognize(self, pcm: bytes) -> Recognition:
+    async def recognize(self, pcm: bytes, murmurs: bool = False) -> Recognition:
         raise AssertionError("not asked")
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from agent.config import ListeningConfig
 from agent.listening import whisper
+from agent.listening.backchannel import MURMUR_PROMPT
 from agent.listening.fitted_window import LOW_LOGPROB
 from agent.listening.recognizer import (
     RecognitionError,
@@ -251,6 +252,7 @@ async def test_the_whole_window_is_greedy_english_without_timestamps_or_its_own_
             "without_timestamps": True,
             "condition_on_previous_text": False,
             "vad_filter": False,  # the endpointer cut the utterance already
+            "initial_prompt": None,  # nothing said before (a murmur's reading again has one)
         }
     ]
 
@@ -270,3 +272,131 @@ async def test_the_shared_recognizer_loads_the_model_the_settings_name(tmp_path:
     with pytest.raises(RecognizerUnavailable) as failed:
         await recognizer.load()
     assert folder in str(failed.value)
+
+
+# --- a murmur over a paused reply (docs/listening.md, "False interruptions") ------------------
+
+
+class Readings:
+    """``fitted``, ``whole_window`` and ``timed``, scripted: what each reads after each prompt
+    ("": none); a fitted reading of None is unsure (the whole window reads it); ``timed``: the
+    reading with timestamps after the murmur prompt. ``asked``: each reading and its prompt."""
+
+    def __init__(
+        self, fitted: dict[str, str | None], whole: dict[str, str], timed: str | None = None
+    ) -> None:
+        self.fitted, self.whole, self.timed = fitted, whole, timed
+        self.asked: list[tuple[str, str]] = []
+
+    def read_timed(self, *args: object) -> str | None:
+        self.asked.append(("timed", str(args[-1])))
+        return self.timed
+
+    def read_fitted(self, *args: object) -> str | None:
+        before = str(args[-1])
+        self.asked.append(("fitted", before))
+        return self.fitted[before]
+
+    def read_whole(self, model: object, audio: object, before: str = "") -> str:
+        self.asked.append(("whole", before))
+        return self.whole[before]
+
+
+def scripted(monkeypatch: pytest.MonkeyPatch, readings: Readings) -> WhisperRecognizer:
+    monkeypatch.setattr(whisper, "fitted", readings.read_fitted)
+    monkeypatch.setattr(whisper, "whole_window", readings.read_whole)
+    monkeypatch.setattr(whisper, "timed", readings.read_timed)
+    recognizer = WhisperRecognizer()
+    recognizer._model = FakeWhisper()  # type: ignore[assignment]  # loaded: nothing reads it
+    return recognizer
+
+
+PROMPT = MURMUR_PROMPT
+
+
+async def test_an_unsure_reading_over_a_paused_reply_is_read_again_and_a_murmur_stands(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    readings = Readings({"": None, PROMPT: "Mm-hmm."}, {"": "And then I came."}, "Mm-hmm.")
+    recognizer = scripted(monkeypatch, readings)
+    assert (await recognizer.recognize(silence(800), murmurs=True)).text == "Mm-hmm."
+    assert readings.asked == [("fitted", ""), ("whole", ""), ("fitted", PROMPT), ("timed", PROMPT)]
+    assert (await recognizer.recognize(silence(800))).text == "And then I came."  # no pause
+    assert readings.asked[4:] == [("fitted", ""), ("whole", "")]
+
+
+@pytest.mark.parametrize("timed", ["Mm-hmm. Wait.", "Hmm...", None])
+async def test_a_murmur_stands_only_if_the_reading_with_timestamps_is_only_murmurs_too(
+    monkeypatch: pytest.MonkeyPatch, timed: str | None
+) -> None:
+    """ "Mm, wait." read as "Mm-hmm." lost its word in one mode, not in the other (None: the
+    window is not shorter, so no second mode was read)."""
+    readings = Readings({"": None, PROMPT: "Mm-hmm."}, {"": "Moate."}, timed)
+    recognition = await scripted(monkeypatch, readings).recognize(silence(800), murmurs=True)
+    assert recognition.text == "Moate."
+    assert readings.asked[-1] == ("timed", PROMPT)
+
+
+@pytest.mark.parametrize("again", ["Mm-hmm, no.", "Hmm.", "Yeah.", "Stop.", ""])
+async def test_a_reading_again_that_is_not_only_murmurs_leaves_the_first(
+    monkeypatch: pytest.MonkeyPatch, again: str
+) -> None:
+    readings = Readings({"": None, PROMPT: None}, {"": "Hey.", PROMPT: again})
+    recognition = await scripted(monkeypatch, readings).recognize(silence(800), murmurs=True)
+    assert recognition.text == "Hey."
+    assert readings.asked[2:] == [("fitted", PROMPT), ("whole", PROMPT)]  # the whole window too
+    # and the reading with timestamps is not asked for: the first after the prompt decides
+
+
+async def test_a_sure_reading_is_never_read_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    readings = Readings({"": "Memo."}, {})
+    recognition = await scripted(monkeypatch, readings).recognize(silence(800), murmurs=True)
+    assert recognition.text == "Memo." and readings.asked == [("fitted", "")]
+
+
+async def test_with_murmurs_off_an_unsure_reading_is_not_read_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    readings = Readings({"": None}, {"": "And then I came."})
+    scripted(monkeypatch, readings)
+    recognizer = WhisperRecognizer(murmurs=False)
+    recognizer._model = FakeWhisper()  # type: ignore[assignment]
+    assert (await recognizer.recognize(silence(800), murmurs=True)).text == "And then I came."
+    assert readings.asked == [("fitted", ""), ("whole", "")]
+
+
+def test_murmurs_are_read_again_by_default_and_the_setting_reaches_the_shared_recognizer() -> None:
+    assert ListeningConfig().asr_murmurs is True
+    assert WhisperRecognizer()._murmurs is True
+    assert shared_whisper(ListeningConfig(asr_murmurs=False))._murmurs is False
+
+
+async def test_the_whole_window_reads_again_after_the_prompt_as_its_initial_prompt(
+    fake_whisper: FakeWhisper,
+) -> None:
+    fake_whisper.segments = [Segment(" Damn.", 0.1, -0.5)]
+    await WhisperRecognizer(context_s=0).recognize(silence(100), murmurs=True)
+    assert [options.get("initial_prompt") for options in fake_whisper.options] == [None, PROMPT]
+
+
+MURMUR_CASES = {"Mm-hm.": "Mm-hmm.", "Stop.": "Stop."}
+
+
+@pytest.fixture(scope="module")
+def espeak_klatt() -> dict[str, bytes]:
+    """eSpeak NG's klatt voice, as the socket's VAD cuts it (192 ms before, 256 after): its
+    "Mm-hm." tiny.en reads as words ('MMA camp.'), unsure; its "Stop." unsure too."""
+    from bench.speech.espeak_voice import say
+
+    return {text: silence(192) + say(text, "en-us+klatt") + silence(256) for text in MURMUR_CASES}
+
+
+@pytest.mark.parametrize("text", MURMUR_CASES)
+async def test_tiny_en_reads_a_murmur_over_a_paused_reply_as_one_and_stop_as_stop(
+    espeak_klatt: dict[str, bytes], text: str
+) -> None:
+    recognizer = shared_whisper(ListeningConfig(asr_phases=1))
+    plain = await recognizer.recognize(espeak_klatt[text])
+    over_a_pause = await recognizer.recognize(espeak_klatt[text], murmurs=True)
+    assert over_a_pause.text == MURMUR_CASES[text], over_a_pause.text
+    assert (plain.text == over_a_pause.text) is (text == "Stop."), plain.text

@@ -4,6 +4,7 @@ listening path it drives and its report (the full run synthesizes and recognizes
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 import numpy as np
 import pytest
@@ -81,11 +82,13 @@ class Hears:
 
     def __init__(self, text: str, seconds: float = 0.0) -> None:
         self.text, self.seconds = text, seconds
+        self.murmurs: list[bool] = []  # each recognition's flag: over a paused reply
 
     async def load(self) -> None:
         return None
 
-    async def recognize(self, pcm: bytes) -> Recognition:
+    async def recognize(self, pcm: bytes, murmurs: bool = False) -> Recognition:
+        self.murmurs.append(murmurs)
         await asyncio.sleep(self.seconds)  # the socket's reader waits for it
         return Recognition(self.text, self.seconds * 1000)
 
@@ -121,6 +124,17 @@ def test_backchannel_words_resume_the_reply_and_none_by_the_bound_resumes_it_the
     assert slow["resumed_ms"] - slow["pause_ms"] == pytest.approx(1500, abs=20)  # not at 1.6 s
     late_words = listened(CONFIG, short, recognizer=Hears("Stop it.", seconds=1.6))
     assert late_words["cut_by"] == "words" and late_words["resumed_ms"] is None
+
+
+def test_the_words_over_the_paused_reply_are_recognized_as_ones_that_may_murmur(
+    short: np.ndarray,
+) -> None:
+    """As the socket asks (``Recognize.murmurs``): a murmur Whisper is unsure of may be read as
+    one, and its reading again is timed with the rest of the recognition."""
+    hears = Hears("Mm-hmm.", seconds=0.05)
+    found = listened(CONFIG, short, recognizer=hears)
+    assert hears.murmurs == [True] and found["resumed_by"] == "words"
+    assert found["asr_ms"] == 50.0
 
 
 def test_speech_past_the_interrupt_bound_cuts_before_its_words() -> None:
@@ -183,3 +197,6 @@ def test_the_report_counts_per_kind_and_gives_the_stop_times() -> None:
     page = markdown(result)
     assert "| backchannel | 2 | 2 | 1 | 1 | 0 (0) | 1 (0) | 1 |" in page
     assert "median 230.0 ms" in page and "| Yeah. | 1 | 1 | 0 | 1 |" in page
+    assert "after the murmur prompt: on (`VOICE_AGENT_ASR_MURMURS`)" in page
+    off = summary(rows, dataclasses.replace(CONFIG, asr_murmurs=False), asr=True)
+    assert "after the murmur prompt: off (`--no-murmurs`)" in markdown(off)
