@@ -3,7 +3,9 @@
 Bounds are from measurements on this model (docs/tts_server.md, "The ONNX engine in windows"):
 the int8 decoder is chaotic (a 1e-6 relative change of its input moves its audio by a
 log-spectral distance of 3.6 dB, 21 dB SNR), so windowed audio is judged by its spectral
-distance to the whole sentence's, against that floor.
+distance to the whole sentence's, against that floor. The split's contract in detail (each
+window, the pooled statistics, the refusals, the options) is tested on a tiny graph in
+``test_onnx_split_graph.py``, fast enough for mutation testing.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ import numpy as np
 import pytest
 
 from tests.tts_server.spectra import spectral_distance
-from tts_server.engines.base import EngineError
 from tts_server.engines.onnx.graph import with_durations
 from tts_server.engines.onnx.split import (
     Features,
@@ -145,36 +146,3 @@ def test_a_sentence_shorter_than_the_first_window_is_the_whole_sentence(model: M
     plan = WindowPlan(first=features.frames + 1, size=40, context=8)
     (chunk,) = model.split.stream(features, plan)
     np.testing.assert_array_equal(chunk, model.split.whole(features)[0])
-
-
-def test_average_pools_as_if_the_frames_were_one_run() -> None:
-    rng = np.random.default_rng(0)
-    a, b = rng.normal(1, 2, (3, 50)), rng.normal(-1, 1, (3, 30))
-
-    def stats(x: np.ndarray) -> dict[str, np.ndarray]:
-        return {
-            "norm0.mean": x.mean(-1).reshape(1, 3, 1),
-            "norm0.var": x.var(-1).reshape(1, 3, 1),
-            "norm0.n": np.array([x.shape[-1]], dtype=np.float32),
-            "quant0.low": np.array(x.min()),
-            "quant0.high": np.array(x.max()),
-        }
-
-    pooled, both = average([stats(a), stats(b)]), stats(np.concatenate([a, b], axis=-1))
-    for name, value in both.items():
-        np.testing.assert_allclose(pooled[name], value, rtol=1e-5)
-    with pytest.raises(ValueError, match="at least one"):
-        average([])
-    assert as_prior(stats(a), 2.0)["norm0.n"][0] == 100
-
-
-def test_a_graph_that_is_not_kokoro_is_refused() -> None:
-    helper = onnx.helper
-    graph = helper.make_graph(
-        [helper.make_node("Relu", ["x"], ["audio"])],
-        "tiny",
-        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1])],
-        [helper.make_tensor_value_info("audio", onnx.TensorProto.FLOAT, [1])],
-    )
-    with pytest.raises(EngineError, match="Kokoro int8 ONNX graph"):
-        split_graph(helper.make_model(graph), "durations")
