@@ -38,12 +38,14 @@ STARTING = "it was still starting; nothing was lost"  # a stop's line before a c
 
 
 class Stopped(KeyboardInterrupt):
-    """SIGINT or SIGTERM arrived; ``ended`` says what was ended on the way up."""
+    """SIGINT or SIGTERM arrived; ``ended`` says what was ended on the way up, ``cut`` whether
+    it cut requests still running short."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
         self.signum = signum
         self.ended: list[str] = []
+        self.cut = False
 
     @property
     def by(self) -> str:

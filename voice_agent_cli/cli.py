@@ -42,7 +42,7 @@ from observability import logs, tracing
 from observability.stopping import Stopped, end_stopped, stop_line, stops_caught
 from voice_agent_cli.local_tts import LocalTTSFailed, PortInUse, bind, local_sagemaker, local_tts
 from voice_agent_cli.serving import BadSetting, ServerFailed, serve_dev, settings_from_env
-from voice_agent_cli.stop_lines import KEPT, chosen, command_name
+from voice_agent_cli.stop_lines import CUT, KEPT, chosen, command_name
 
 EXIT_NOT_STARTED = 3  # a port in use, the TTS child never healthy, the server not started
 # (uvicorn's own code for a failed start)
@@ -275,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         try:
             status = _run(argv, command)
         except Stopped as stopped:
-            kept = KEPT.get(command or "", "nothing was lost")
+            kept = (CUT if stopped.cut else KEPT).get(command or "", "nothing was lost")
             end_stopped(stop_line(command_name(command), stopped, kept), stopped.signum)
     if status:
         raise SystemExit(status)

@@ -70,6 +70,7 @@ def serve_dev(app: ASGIApp, listening: socket.socket, host: str) -> None:
         name = f"the dev server on {address}"
         if server.cut_short:
             name += f" ({server.cut_short})"
+            stopped.cut = True
         stopped.ended.append(name)
         raise
     except SystemExit as exc:  # uvicorn's exit when its start-up fails

@@ -15,6 +15,13 @@ KEPT = {
     "deploy": "the AWS calls already made stand; nothing else was changed",
 }
 
+# What a stop leaves where it cut requests still running short (the dev server's): not "nothing
+# was lost", which a cut reply's client would read as a lie
+CUT = {
+    "dev": "the agent keeps nothing on disk; the replies cut short ended unfinished, and their "
+    "clients may ask again",
+}
+
 
 def chosen(argv: Sequence[str]) -> str | None:
     """The command ``argv`` names: its first word that is no flag."""
