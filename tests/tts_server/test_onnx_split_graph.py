@@ -1,6 +1,11 @@
 """``split.py``'s contract on a tiny Kokoro-shaped graph (``tiny_onnx_graph.py``), real ONNX on
 onnxruntime in milliseconds a test, so that mutation testing can run it for every mutant;
-``test_onnx_split.py`` proves the same cut on the packaged model (seconds a test)."""
+``test_onnx_split.py`` proves the same cut on the packaged model (seconds a test).
+
+Each test splits the graph itself (the fixtures that call ``split.py`` are per test): mutmut
+runs, for a mutant, only the tests it saw call the mutated function, and a shared fixture
+would be seen only by the first test that asked for it.
+"""
 
 from __future__ import annotations
 
@@ -56,7 +61,7 @@ def tiny() -> TinyKokoro:
     return tiny_kokoro()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def split(tiny: TinyKokoro) -> SplitKokoro:
     return SplitKokoro(tiny.model, duration_output(tiny.model.graph), threads=1)
 
@@ -66,12 +71,12 @@ def style() -> np.ndarray:
     return np.random.default_rng(1).normal(size=STYLE).astype(np.float32)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def features(split: SplitKokoro, style: np.ndarray) -> Features:
     return split.text(TOKENS, style, SPEED)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def reference(tiny: TinyKokoro, features: Features) -> Reference:
     """The unsplit decoder on a window's frames, sliced here: its audio and its ``TAPS``."""
     session = ort.InferenceSession(tiny.decoder.SerializeToString())
@@ -118,6 +123,9 @@ def test_text_side_and_decoder_equal_the_whole_graph(
     for got, want in zip((features.asr, features.f0, features.energy), curves, strict=True):
         np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(features.style, feed["style"])
+    again = split.text(TOKENS, [float(value) for value in style], SPEED)  # any array-like row
+    assert again.style.dtype == np.float32
+    np.testing.assert_array_equal(again.asr, features.asr)
     whole, _ = split.whole(features)
     np.testing.assert_allclose(whole, audio, rtol=0, atol=1e-6)
     assert features.frames == frames.sum() == features.asr.shape[-1] == 21
@@ -158,7 +166,8 @@ def test_the_halves_keep_the_models_opsets_and_quantizers_and_the_source_is_cut_
     ops = Counter(node.op_type for node in decoder.graph.node)
     assert ops["DynamicQuantizeLinear"] + ops["Tanh"] + ops["Sin"] + ops["CumSum"] == 0
     assert ops["QuantizeLinear"] == ops["ConvInteger"] == 2
-    assert (ops["Slice"], ops["ReduceSum"]) == (1, 1)  # the style's slice; the near miss kept
+    assert (ops["Slice"], ops["ReduceSum"]) == (1, 1)  # the style's slice; a near miss
+    assert ops["ReduceMean"] == 2 * 2 + 3  # the norms', the near misses' kept
     text_weights = {t.name for t in text.graph.initializer}
     decoder_weights = {t.name for t in decoder.graph.initializer}
     assert "embedding" in text_weights and "post.w" not in text_weights
@@ -418,6 +427,23 @@ def test_both_sessions_run_on_the_cpu_with_the_threads_and_spinning_asked(
     np.testing.assert_array_equal(made[(1, "1")].whole(loaded)[0], split.whole(features)[0])
 
 
+def test_both_halves_ask_for_the_cpu_alone(
+    tiny: TinyKokoro, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Asked, not just given: the CPU wheel falls back to the CPU whatever is named, a GPU
+    build would put a session without providers on CUDA first."""
+    asked: list[object] = []
+    session = ort.InferenceSession
+
+    def asking(model: bytes, **kwargs: object) -> object:
+        asked.append(kwargs.get("providers"))
+        return session(model, **kwargs)
+
+    monkeypatch.setattr(ort, "InferenceSession", asking)
+    SplitKokoro(tiny.model, duration_output(tiny.model.graph))
+    assert asked == [["CPUExecutionProvider"], ["CPUExecutionProvider"]]
+
+
 def test_average_pools_as_if_the_frames_were_one_run() -> None:
     rng = np.random.default_rng(0)
     a, b = rng.normal(1, 2, (3, 50)), rng.normal(-1, 1, (3, 30))
@@ -426,7 +452,7 @@ def test_average_pools_as_if_the_frames_were_one_run() -> None:
         return {
             "norm0.mean": x.mean(-1).reshape(1, 3, 1),
             "norm0.var": x.var(-1).reshape(1, 3, 1),
-            "norm0.n": np.array([x.shape[-1]], dtype=np.float32),
+            "norm0.n": np.array([x.shape[-1]], dtype=np.float64),
             "quant0.low": np.array(x.min()),
             "quant0.high": np.array(x.max()),
         }
@@ -439,6 +465,24 @@ def test_average_pools_as_if_the_frames_were_one_run() -> None:
     np.testing.assert_allclose(average([stats(a)])["norm0.var"], stats(a)["norm0.var"], rtol=1e-6)
     with pytest.raises(ValueError, match=r"^average needs at least one sentence's statistics$"):
         average([])
+
+
+def test_average_keeps_the_variance_of_float32_statistics_far_from_zero() -> None:
+    """The decoder's statistics are float32: E[x^2] - mean^2 in float32 would lose the
+    variance of a channel whose mean is a thousand times its spread."""
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(1000, 1, (3, 50)), rng.normal(1000.5, 1, (3, 30))
+
+    def stats(x: np.ndarray) -> Stats:
+        return {
+            "norm0.mean": x.mean(-1).reshape(1, 3, 1).astype(np.float32),
+            "norm0.var": x.var(-1).reshape(1, 3, 1).astype(np.float32),
+            "norm0.n": np.array([x.shape[-1]], dtype=np.float32),
+        }
+
+    pooled = average([stats(a), stats(b)])
+    both = np.concatenate([a, b], axis=-1)
+    np.testing.assert_allclose(pooled["norm0.var"].ravel(), both.var(-1), rtol=1e-5)
 
 
 def test_a_prior_counts_its_frames_weight_times_and_keeps_its_values(

@@ -17,10 +17,11 @@ structure the split relies on, read off the packaged graph (its op patterns, not
   context each side); an instance norm as Kokoro's export writes it (``ReduceMean`` over time,
   ``Sub``, ``Mul`` of the difference by itself, ``ReduceMean``) with AdaIN, at the frame rate;
   a ``ConvTranspose`` to twice the frame rate plus a strided ``Conv`` of the source; a second
-  instance norm there; a near miss the split must leave alone (a mean over the channels,
-  centred and squared, then summed, not averaged); a second quantizer, whose input is a
-  sigmoid (all positive: its range's low is the 0 the op adds); a ``ConvTranspose`` to
-  ``SAMPLES_PER_FRAME`` samples a frame, plus a tenth of the source.
+  instance norm there; two near misses the split must leave alone (means over the channels,
+  one centred and squared, then summed, not averaged; one centred and weighted, not squared,
+  then averaged); a second quantizer, whose input is a sigmoid (all positive: its range's
+  low is the 0 the op adds); a ``ConvTranspose`` to ``SAMPLES_PER_FRAME`` samples a frame,
+  plus a tenth of the source.
 
 ``TinyKokoro.decoder`` is the decoder alone, neither split nor rewritten, with the inputs of
 its norms and quantizers (``TAPS``) as extra outputs: the tests' reference for a window.
@@ -207,15 +208,22 @@ def _adain(b: _Builder, x: str, shared: str, name: str) -> str:
 
 
 def _gate(b: _Builder, x: str) -> str:
-    """A sigmoid gate over the channels: a mean, centred and squared like a norm's, but summed
-    (a near miss for the split's pattern, local in time)."""
+    """A sigmoid gate from two near misses of the split's pattern, both over the channels
+    (local in time): a mean, centred and squared like a norm's, but summed; another mean,
+    centred and weighted (not squared), then averaged."""
     p = "/decoder/gate"
-    mean = b.op("ReduceMean", [x, b.ints("axes1", 1)], f"{p}/ReduceMean_output_0", keepdims=1)
+    axis = b.ints("axes1", 1)
+    mean = b.op("ReduceMean", [x, axis], f"{p}/ReduceMean_output_0", keepdims=1)
     centred = b.op("Sub", [x, mean], f"{p}/Sub_output_0")
     square = b.op("Mul", [centred, centred], f"{p}/Mul_output_0")
-    energy = b.op("ReduceSum", [square, b.ints("axes1", 1)], f"{p}/ReduceSum_output_0")
+    energy = b.op("ReduceSum", [square, axis], f"{p}/ReduceSum_output_0")
     damped = b.op("Mul", [energy, b.const("tenth", 0.1)], f"{p}/Mul_1_output_0")
-    return b.op("Sigmoid", [b.op("Add", [centred, damped], f"{p}/Add")], TAPS["quant1"])
+    other = b.op("ReduceMean", [x, axis], f"{p}/ReduceMean_1_output_0", keepdims=1)
+    off = b.op("Sub", [x, other], f"{p}/Sub_1_output_0")
+    weighted = b.op("Mul", [off, b.random("gate.w", (1, HIDDEN, 1))], f"{p}/Mul_2_output_0")
+    projected = b.op("ReduceMean", [weighted, axis], f"{p}/ReduceMean_2_output_0", keepdims=1)
+    summed = b.op("Add", [b.op("Add", [centred, damped], f"{p}/Add"), projected], f"{p}/Add_1")
+    return b.op("Sigmoid", [summed], TAPS["quant1"])
 
 
 def _decoder(b: _Builder, shared: str) -> None:
