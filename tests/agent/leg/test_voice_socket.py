@@ -2,10 +2,11 @@
 
 The socket's own rules, each in milliseconds: frame order, cancel and supersede, the
 ``config`` defaults, ``heard`` reports, the idle timeout, typed refusals, push-to-talk with a
-recognizer that answers at once, and one hands-free barge-in through the real VAD on the
-project's own speech. ``test_ws.py`` runs the same leg over real sockets,
-the real TTS server and both front doors; this module is what the ``ws`` mutation group
-reads first.
+recognizer that answers at once, one hands-free barge-in through the real VAD on the
+project's own speech, and hands-free over a VAD that hears any sound (the paused reply, the
+turn model's answers and failures, the reply begun early). ``test_ws.py`` runs the same leg
+over real sockets, the real TTS server and both front doors; this module is what the ``ws``
+mutation group reads first.
 """
 
 from __future__ import annotations
@@ -38,8 +39,9 @@ from agent.leg.hooks import conversation_of
 from agent.leg.socket import VoiceSocket
 from agent.listening.listener import ListeningService
 from agent.listening.recognizer import Recognition, RecognitionError, RecognizerUnavailable
-from agent.listening.turn_model import TurnScore
+from agent.listening.turn_model import TurnModelError, TurnScore
 from agent.requests import BadRequest, PlaybackReport, TurnRequest
+from tests.agent.leg.test_voice_input import LoudIsSpeech
 from tests.agent.listening.speech import mic_frames, silence, spoken
 from tts_protocol import VoiceMix, parse_voice, voice_name
 from tts_server.engines import Engine
@@ -194,6 +196,7 @@ class Recognizes:
         self.fail = False
         self.unloadable = False
         self.heard: list[bytes] = []
+        self.murmurs: list[bool] = []  # each recognition's: over a paused reply
 
     @property
     def queue_depth(self) -> int:
@@ -205,6 +208,7 @@ class Recognizes:
 
     async def recognize(self, pcm: bytes, murmurs: bool = False) -> Recognition:
         self.heard.append(pcm)
+        self.murmurs.append(murmurs)
         if self.fail:
             raise RecognitionError("recognition failed: injected")
         return Recognition(self.text, 12.5)
@@ -218,10 +222,15 @@ class Judges:
         self.asked = 0
         self.recognizer = recognizer
         self.heard_before: list[int] = []  # the recognitions begun when each answer came
+        self.pcm: list[bytes] = []  # the audio of each ask
+        self.error: TurnModelError | None = None  # fault injection
 
     async def load(self) -> None: ...
 
-    async def judge(self, _pcm: bytes) -> TurnScore:
+    async def judge(self, pcm: bytes) -> TurnScore:
+        self.pcm.append(pcm)
+        if self.error is not None:
+            raise self.error
         score = self.scores[min(self.asked, len(self.scores) - 1)]
         self.asked += 1
         await asyncio.sleep(0.005)  # the model's thread: anything begun beside it runs now
@@ -245,6 +254,7 @@ class Socket:
         self.errors: list[str] = []
         self.heard: list[str] = []
         self.withdrawn: list[tuple[str, str]] = []
+        self.reports: list[PlaybackReport | None] = []  # the playback report of each withdrawal
         self.withdraw_error: Exception | None = None  # fault injection
         service = None
         if recognizer is not None:
@@ -267,6 +277,7 @@ class Socket:
         self, turn_id: str, conversation: str, heard: PlaybackReport | None
     ) -> str | None:
         self.withdrawn.append((turn_id, conversation))
+        self.reports.append(heard)
         if self.withdraw_error is not None:
             raise self.withdraw_error
         return None  # kept: the conversation's rule is tests/agent/core's
@@ -914,3 +925,115 @@ async def test_a_withdrawal_that_fails_is_logged_and_the_socket_serves_on(
             await client.wait_for("text.delta")
     assert "withdrawing turn t1 failed" in caplog.text
     assert [t["turn_id"] for t in client.of_type("turn.start")] == ["t2"]
+
+
+# --- hands-free over a VAD that hears any sound: the paused reply and the turn model -------
+
+LOUD = MIC_MAGIC + b"\x10\x10" * 512  # 32 ms of sound
+QUIET = MIC_MAGIC + b"\x00\x00" * 512  # 32 ms of silence
+
+
+@pytest.fixture
+def loud_is_speech(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("agent.listening.listener.VoiceActivity", LoudIsSpeech)
+
+
+def say_over(client: Client, loud_ms: int, quiet_ms: int = 0) -> None:
+    """Sound for ``loud_ms``, then silence for ``quiet_ms``, hands-free."""
+    for frame in [LOUD] * (loud_ms // 32) + [QUIET] * (quiet_ms // 32):
+        client.say(frame)
+
+
+async def test_speech_over_the_reply_pauses_it_and_no_words_by_the_bound_play_it_on(
+    loud_is_speech: None,
+) -> None:
+    script = Script(segments=100, pace_s=0.05)
+    listening = replace(FAST_CLIENT, resume_ms=300)
+    async with Socket(script, recognizer=Recognizes(), listening=listening) as socket:
+        client = socket.client
+        client.say({"type": "listen", "mode": "hands_free"})
+        client.say(prompt())
+        await client.wait_for("<audio>")
+        say_over(client, 640)  # over the barge-in bound, under the interrupt bound, still on
+        paused = await client.wait_for("reply.paused")
+        resumed = await client.wait_for("reply.resumed")  # no words came: at the bound
+        audio = client.kinds().count("<audio>")
+        await client.wait_for("<audio>", audio + 1)  # the turn speaks on
+    assert client.frames[paused] == {"type": "reply.paused", "turn_id": "t1"}
+    assert client.frames[resumed] == {"type": "reply.resumed", "turn_id": "t1"}
+    assert client.times[resumed] - client.times[paused] >= 0.3
+    assert "cancelled" not in client.kinds() and len(script.requests) == 1
+
+
+async def test_a_turn_model_that_fails_is_logged_and_the_silence_rule_ends_the_turn(
+    loud_is_speech: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    script, recognizer, judge = Script(segments=1), Recognizes(), Judges(0.9)
+    judge.error = TurnModelError("the turn model went away")
+    with caplog.at_level(logging.WARNING, logger="agent.ws"):
+        async with Socket(script, recognizer=recognizer, judge=judge) as socket:
+            client = socket.client
+            client.say({"type": "listen", "mode": "hands_free"})
+            say_over(client, 320, 1600)
+            await client.wait_for("turn.end")
+    assert [r.getMessage() for r in caplog.records] == [
+        "the turn model failed: the turn model went away"
+    ]
+    assert len(judge.pcm) == 1 and LOUD[len(MIC_MAGIC) :] * 10 in judge.pcm[0]  # so far
+    end = client.of_type("speech.end")[0]
+    assert (end["reason"], end["turn"], end["wait_ms"]) == ("silence", None, 512)
+    assert script.requests == [TurnRequest(recognizer.text)]
+
+
+async def test_an_unfinished_pause_over_a_paused_reply_is_read_early_as_murmurs_begun_on_nothing(
+    loud_is_speech: None,
+) -> None:
+    script, recognizer = Script(segments=100, pace_s=0.05), Recognizes()
+    async with Socket(script, recognizer=recognizer, judge=Judges(0.1)) as socket:
+        client = socket.client
+        client.say({"type": "listen", "mode": "hands_free"})
+        client.say(prompt())
+        await client.wait_for("<audio>")
+        say_over(client, 640, 256)  # pauses the reply, then a pause the model calls unfinished
+        await client.wait_for("reply.paused")
+        async with asyncio.timeout(WAIT_S):
+            while not recognizer.heard:  # the eager recognition
+                await asyncio.sleep(0.01)
+        await asyncio.sleep(0.05)
+        assert len(script.requests) == 1  # no reply begun early over the paused one
+    assert recognizer.murmurs == [True] and LOUD[len(MIC_MAGIC) :] * 20 in recognizer.heard[0]
+
+
+@pytest.mark.parametrize("error", [None, TurnModelError("the turn model went away")])
+async def test_no_reply_begins_early_with_the_eager_start_off_or_without_the_models_answer(
+    loud_is_speech: None, error: TurnModelError | None
+) -> None:
+    script, recognizer, judge = Script(segments=1), Recognizes(), Judges(0.1)
+    judge.error = error
+    listening = replace(FAST_CLIENT, eager_start=error is not None)
+    async with Socket(script, recognizer=recognizer, judge=judge, listening=listening) as socket:
+        client = socket.client
+        client.say({"type": "listen", "mode": "hands_free"})
+        say_over(client, 320, 1600)
+        await client.wait_for("turn.end")
+    ended = client.times[client.kinds().index("speech.end")]
+    assert len(script.requests) == 1 and script.started_at[0] >= ended  # begun at the end
+    assert len(recognizer.heard) == 1  # the one begun at the pause, used
+
+
+async def test_a_reply_cut_by_speech_is_settled_by_the_pages_report_when_one_begins_early(
+    loud_is_speech: None,
+) -> None:
+    script, recognizer = Script(segments=100, pace_s=0.05), Recognizes()
+    async with Socket(script, recognizer=recognizer, judge=Judges(0.1)) as socket:
+        client = socket.client
+        client.say({"type": "listen", "mode": "hands_free"})
+        client.say(prompt())
+        await client.wait_for("<audio>")
+        say_over(client, 1088)  # past the interrupt bound: cut without waiting for the words
+        await client.wait_for("cancelled")
+        client.say({"type": "heard", "turn_id": "t1", "seq": 0, "ms": 40.0})
+        say_over(client, 0, 256)  # a pause the model calls unfinished: a reply begins early
+        await started(script, 2)
+        assert socket.withdrawn == [("t1", "c1")]  # settled as the held reply started
+        assert socket.reports == [PlaybackReport("t1", 0, 40.0)]
