@@ -682,7 +682,7 @@ async def test_a_transcript_the_turn_refuses_is_refused_in_reply_to_it() -> None
         await client.wait_for("error")
     error = client.of_type("error")[0]
     assert (error["code"], error["in_reply_to"]) == ("invalid_voice", "transcript")
-    assert socket.errors == ["invalid_voice"]
+    assert error["message"] == "no such voice" and socket.errors == ["invalid_voice"]
 
 
 async def test_a_recognizer_that_cannot_load_refuses_listen_with_its_reason() -> None:
@@ -1037,3 +1037,57 @@ async def test_a_reply_cut_by_speech_is_settled_by_the_pages_report_when_one_beg
         await started(script, 2)
         assert socket.withdrawn == [("t1", "c1")]  # settled as the held reply started
         assert socket.reports == [PlaybackReport("t1", 0, 40.0)]
+
+
+async def test_words_over_a_paused_reply_are_recognized_as_ones_that_may_murmur(
+    loud_is_speech: None,
+) -> None:
+    script, recognizer = Script(segments=100, pace_s=0.05), Recognizes()
+    recognizer.text = "Mm-hmm."
+    async with Socket(script, recognizer=recognizer) as socket:  # no turn model: no eager one
+        client = socket.client
+        client.say({"type": "listen", "mode": "hands_free"})
+        client.say(prompt())
+        await client.wait_for("<audio>")
+        say_over(client, 640, 800)
+        await client.wait_for("reply.resumed")  # a murmur: the reply plays on
+        recognizer.text = "Wait."
+        say_over(client, 640, 800)
+        await client.wait_for("cancelled")
+    assert recognizer.murmurs == [True, True]
+    assert [t["backchannel"] for t in client.of_type("transcript")] == [True, False]
+    assert [r.prompt for r in script.requests] == ["Hi", "Wait."]
+
+
+async def test_a_failed_recognition_over_a_paused_reply_plays_it_on(loud_is_speech: None) -> None:
+    script, recognizer = Script(segments=100, pace_s=0.05), Recognizes()
+    recognizer.fail = True
+    async with Socket(script, recognizer=recognizer) as socket:
+        client = socket.client
+        client.say({"type": "listen", "mode": "hands_free"})
+        client.say(prompt())
+        await client.wait_for("<audio>")
+        say_over(client, 640, 800)
+        await client.wait_for("reply.resumed")
+    kinds = client.kinds()
+    assert kinds.index("reply.paused") < kinds.index("error") < kinds.index("reply.resumed")
+    assert client.of_type("reply.resumed") == [{"type": "reply.resumed", "turn_id": "t1"}]
+    assert "cancelled" not in kinds and len(script.requests) == 1
+
+
+async def test_a_reply_cut_by_speech_is_settled_by_the_pages_report_when_the_words_start_a_turn(
+    loud_is_speech: None,
+) -> None:
+    script, recognizer = Script(segments=100, pace_s=0.05), Recognizes()
+    async with Socket(script, recognizer=recognizer) as socket:
+        client = socket.client
+        client.say({"type": "listen", "mode": "hands_free"})
+        client.say(prompt())
+        await client.wait_for("<audio>")
+        say_over(client, 1088)  # past the interrupt bound: cut without waiting for the words
+        await client.wait_for("cancelled")
+        client.say({"type": "heard", "turn_id": "t1", "seq": 0, "ms": 40.0})
+        say_over(client, 0, 800)
+        await started(script, 2)
+    assert socket.withdrawn == [("t1", "c1")] and socket.reports == [PlaybackReport("t1", 0, 40.0)]
+    assert script.requests[1].prompt == recognizer.text
