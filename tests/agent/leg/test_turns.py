@@ -254,3 +254,11 @@ async def test_a_reply_that_fails_to_start_is_logged_and_a_refused_one_is_not(
     assert [(r.getMessage(), r.exc_info[0] if r.exc_info else None) for r in caplog.records] == [
         ("a reply started early failed to start", RuntimeError)
     ]
+
+
+async def test_dropping_a_guess_that_started_no_turn_withdraws_nothing() -> None:
+    early = Early(start_error=BadRequest("unknown_voice", "no such voice"))
+    early.begin(ticket=1)
+    await asyncio.wait_for(early.entered.wait(), WAIT_S)
+    await early.reply.drop()
+    assert early.withdrawn == [] and early.script.started == []

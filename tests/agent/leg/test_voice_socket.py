@@ -646,7 +646,12 @@ async def test_a_press_before_the_turns_first_audio_cancels_it_by_name() -> None
         client = socket.client
         await client.press_in_a_turn("text.delta")
         await client.wait_for("cancelled")
+        for _ in range(6):
+            client.say(MIC_MAGIC + AUDIO[:1024])
+        client.say({"type": "talk.end"})
+        await started(script, 2)
     assert client.of_type("cancelled") == [{"type": "cancelled", "turn_id": "t1"}]
+    assert socket.withdrawn == [("t1", "c1")]  # cut: settled as the words' turn starts
 
 
 async def test_a_press_once_the_reply_has_played_cancels_nothing() -> None:
@@ -956,13 +961,17 @@ async def test_speech_over_the_reply_pauses_it_and_no_words_by_the_bound_play_it
         await client.wait_for("<audio>")
         say_over(client, 640)  # over the barge-in bound, under the interrupt bound, still on
         paused = await client.wait_for("reply.paused")
+        client.say({"type": "heard", "turn_id": "t1", "seq": 2, "ms": 40.0})  # where it paused
         resumed = await client.wait_for("reply.resumed")  # no words came: at the bound
         audio = client.kinds().count("<audio>")
         await client.wait_for("<audio>", audio + 1)  # the turn speaks on
+        assert "cancelled" not in client.kinds() and len(script.requests) == 1
+        client.say(prompt("Next"))
+        await started(script, 2)
     assert client.frames[paused] == {"type": "reply.paused", "turn_id": "t1"}
     assert client.frames[resumed] == {"type": "reply.resumed", "turn_id": "t1"}
     assert client.times[resumed] - client.times[paused] >= 0.3
-    assert "cancelled" not in client.kinds() and len(script.requests) == 1
+    assert script.requests[1] == TurnRequest("Next")  # the pause's report is moot: it played on
 
 
 async def test_a_turn_model_that_fails_is_logged_and_the_silence_rule_ends_the_turn(
@@ -1091,3 +1100,33 @@ async def test_a_reply_cut_by_speech_is_settled_by_the_pages_report_when_the_wor
         await started(script, 2)
     assert socket.withdrawn == [("t1", "c1")] and socket.reports == [PlaybackReport("t1", 0, 40.0)]
     assert script.requests[1].prompt == recognizer.text
+
+
+async def test_speech_over_an_ended_turns_audio_cuts_it_and_settles_it_with_the_words_turn(
+    loud_is_speech: None,
+) -> None:
+    script, recognizer = Script(segments=30), Recognizes()  # 3 s of audio, sent at once
+    async with Socket(script, recognizer=recognizer) as socket:
+        client = socket.client
+        client.say({"type": "listen", "mode": "hands_free"})
+        client.say(prompt())
+        await client.wait_for("turn.end")  # its audio still plays
+        say_over(client, 1088, 800)
+        await started(script, 2)
+    assert client.of_type("cancelled") == [{"type": "cancelled", "turn_id": "t1"}]
+    assert socket.withdrawn == [("t1", "c1")]
+
+
+async def test_speech_over_a_turn_before_its_first_audio_cuts_it_by_name(
+    loud_is_speech: None,
+) -> None:
+    script, recognizer = Script(segments=5, pace_s=2.0), Recognizes()  # its audio after 2 s
+    async with Socket(script, recognizer=recognizer) as socket:
+        client = socket.client
+        client.say({"type": "listen", "mode": "hands_free"})
+        client.say(prompt())
+        await client.wait_for("text.delta")
+        say_over(client, 1088, 800)
+        await started(script, 2)
+    assert client.of_type("cancelled") == [{"type": "cancelled", "turn_id": "t1"}]
+    assert socket.withdrawn == [("t1", "c1")]
