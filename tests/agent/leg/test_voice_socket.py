@@ -928,7 +928,9 @@ async def test_a_withdrawal_that_fails_is_logged_and_the_socket_serves_on(
         with caplog.at_level(logging.ERROR, "agent.ws"):
             client.say(prompt("Something else"))
             await client.wait_for("text.delta")
-    assert "withdrawing turn t1 failed" in caplog.text
+    assert [(r.getMessage(), r.exc_info is not None) for r in caplog.records] == [
+        ("withdrawing turn t1 failed", True)
+    ]
     assert [t["turn_id"] for t in client.of_type("turn.start")] == ["t2"]
 
 
@@ -1062,7 +1064,9 @@ async def test_words_over_a_paused_reply_are_recognized_as_ones_that_may_murmur(
         await client.wait_for("reply.resumed")  # a murmur: the reply plays on
         recognizer.text = "Wait."
         say_over(client, 640, 800)
-        await client.wait_for("cancelled")
+        await client.wait_for("turn.start", 2)
+    assert "turn.end" not in client.kinds()  # the reply was cut, not ended by the next turn
+    assert client.of_type("cancelled") == [{"type": "cancelled", "turn_id": "t1"}]
     assert recognizer.murmurs == [True, True]
     assert [t["backchannel"] for t in client.of_type("transcript")] == [True, False]
     assert [r.prompt for r in script.requests] == ["Hi", "Wait."]
@@ -1130,3 +1134,27 @@ async def test_speech_over_a_turn_before_its_first_audio_cuts_it_by_name(
         await started(script, 2)
     assert client.of_type("cancelled") == [{"type": "cancelled", "turn_id": "t1"}]
     assert socket.withdrawn == [("t1", "c1")]
+
+
+@pytest.mark.parametrize(
+    ("message", "mode"),
+    [({"type": "listen", "mode": "push_to_talk"}, "push_to_talk"), ({"type": "listen.stop"}, None)],
+)
+async def test_listening_anew_or_no_more_plays_a_paused_reply_on(
+    loud_is_speech: None, message: dict[str, Any], mode: str | None
+) -> None:
+    script = Script(segments=100, pace_s=0.05)
+    async with Socket(script, recognizer=Recognizes()) as socket:
+        client = socket.client
+        client.say({"type": "listen", "mode": "hands_free"})
+        client.say(prompt())
+        await client.wait_for("<audio>")
+        say_over(client, 640)
+        await client.wait_for("reply.paused")
+        client.say(message)  # no words will come for the pause
+        await client.wait_for("reply.resumed")
+        await client.wait_for("listening", 2)
+        audio = client.kinds().count("<audio>")
+        await client.wait_for("<audio>", audio + 1)  # the turn speaks on
+    assert client.of_type("listening")[1]["mode"] == mode
+    assert client.of_type("reply.resumed") == [{"type": "reply.resumed", "turn_id": "t1"}]
