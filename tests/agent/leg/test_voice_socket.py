@@ -256,6 +256,7 @@ class Socket:
         self.withdrawn: list[tuple[str, str]] = []
         self.reports: list[PlaybackReport | None] = []  # the playback report of each withdrawal
         self.withdraw_error: Exception | None = None  # fault injection
+        self.carried: list[str] = []  # the prompts the next withdrawals carry on, in turn
         service = None
         if recognizer is not None:
             service = ListeningService(listening, recognizer, judge)  # type: ignore[arg-type]
@@ -280,6 +281,8 @@ class Socket:
         self.reports.append(heard)
         if self.withdraw_error is not None:
             raise self.withdraw_error
+        if self.carried:  # withdrawn: its prompt goes on
+            return self.carried.pop(0)
         return None  # kept: the conversation's rule is tests/agent/core's
 
     def observe(self, event: Event) -> None:
@@ -1132,6 +1135,7 @@ async def test_speech_over_a_turn_before_its_first_audio_cuts_it_by_name(
         await client.wait_for("text.delta")
         say_over(client, 1088, 800)
         await started(script, 2)
+    assert client.of_type("reply.paused") == [{"type": "reply.paused", "turn_id": "t1"}]
     assert client.of_type("cancelled") == [{"type": "cancelled", "turn_id": "t1"}]
     assert socket.withdrawn == [("t1", "c1")]
 
@@ -1158,3 +1162,28 @@ async def test_listening_anew_or_no_more_plays_a_paused_reply_on(
         await client.wait_for("<audio>", audio + 1)  # the turn speaks on
     assert client.of_type("listening")[1]["mode"] == mode
     assert client.of_type("reply.resumed") == [{"type": "reply.resumed", "turn_id": "t1"}]
+    kinds = client.kinds()
+    listening_again = [i for i, kind in enumerate(kinds) if kind == "listening"][1]
+    assert kinds.index("reply.resumed") < listening_again  # at once, not at the resume bound
+
+
+async def test_a_withdrawn_replys_prompt_leads_the_next_spoken_turn_only() -> None:
+    script, recognizer = Script(segments=1, pace_s=0.5), Recognizes()  # audio after 0.5 s
+    async with Socket(script, recognizer=recognizer) as socket:
+        socket.carried = ["Tell me about otters."]
+        client = socket.client
+        await client.press_in_a_turn("text.delta")  # over t1 before its audio: cut
+        recognizer.text = "And seals."
+        for _ in range(6):
+            client.say(MIC_MAGIC + AUDIO[:1024])
+        client.say({"type": "talk.end"})
+        await client.wait_for("turn.end")  # t2's
+        await asyncio.sleep(0.3)  # its audio played out: the next press cuts nothing
+        recognizer.text = "What about whales?"
+        client.talk(6)
+        await started(script, 3)
+    assert client.of_type("turn.withdrawn") == [
+        {"type": "turn.withdrawn", "turn_id": "t1", "prompt": "Tell me about otters."}
+    ]
+    prompts = [r.prompt for r in script.requests]
+    assert prompts == ["Hi", "Tell me about otters. And seals.", "What about whales?"]
