@@ -1187,3 +1187,18 @@ async def test_a_withdrawn_replys_prompt_leads_the_next_spoken_turn_only() -> No
     ]
     prompts = [r.prompt for r in script.requests]
     assert prompts == ["Hi", "Tell me about otters. And seals.", "What about whales?"]
+
+
+async def test_a_cancelled_turns_audio_is_no_longer_spoken_over(loud_is_speech: None) -> None:
+    script, recognizer = Script(segments=30), Recognizes()  # 3 s of audio, sent at once
+    async with Socket(script, recognizer=recognizer) as socket:
+        client = socket.client
+        client.say({"type": "listen", "mode": "hands_free"})
+        client.say(prompt())
+        await client.wait_for("<audio>")
+        client.say({"type": "cancel"})
+        await client.wait_for("cancelled")  # the page stops playing it
+        say_over(client, 640, 800)
+        await started(script, 2)
+    assert "reply.paused" not in client.kinds()  # nothing left to pause: the words start a turn
+    assert len(client.of_type("cancelled")) == 1
