@@ -32,6 +32,7 @@ from tts_server.engines.onnx.split import (
     ENERGY,
     F0,
     FIXED,
+    POOLED,
     Features,
     SplitKokoro,
     Stats,
@@ -76,10 +77,9 @@ def features(split: SplitKokoro, style: np.ndarray) -> Features:
     return split.text(TOKENS, style, SPEED)
 
 
-@pytest.fixture
-def reference(tiny: TinyKokoro, features: Features) -> Reference:
-    """The unsplit decoder on a window's frames, sliced here: its audio and its ``TAPS``."""
-    session = ort.InferenceSession(tiny.decoder.SerializeToString())
+def reference_of(decoder: onnx.ModelProto, features: Features) -> Reference:
+    """The unsplit ``decoder`` on a window's frames, sliced here: its audio and its ``TAPS``."""
+    session = ort.InferenceSession(decoder.SerializeToString())
 
     def run(window: Window) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         a, b = window.first, window.last
@@ -94,6 +94,11 @@ def reference(tiny: TinyKokoro, features: Features) -> Reference:
         return audio, dict(zip(TAPS, taps, strict=True))
 
     return run
+
+
+@pytest.fixture
+def reference(tiny: TinyKokoro, features: Features) -> Reference:
+    return reference_of(tiny.decoder, features)
 
 
 def whole_graph(model: onnx.ModelProto, extra: dict[str, int]) -> ort.InferenceSession:
@@ -375,12 +380,184 @@ REFUSED = {  # an edit of the tiny graph, and what the refusal says of the graph
 @pytest.mark.parametrize("edit", REFUSED)
 def test_a_graph_that_is_not_kokoro_is_refused_saying_why(tiny: TinyKokoro, edit: str) -> None:
     change, why = REFUSED[edit]
-    model = onnx.ModelProto()
-    model.CopyFrom(tiny.model)
-    change(model.graph)
     said = f"not the Kokoro int8 ONNX graph this split knows ({why})"
     with pytest.raises(EngineError, match=f"^{re.escape(said)}$"):
-        split_graph(model, duration_output(tiny.model.graph))
+        split_graph(edited(tiny.model, change), duration_output(tiny.model.graph))
+
+
+def edited(model: onnx.ModelProto, change: Callable[[onnx.GraphProto], None]) -> onnx.ModelProto:
+    """A copy of ``model`` with ``change`` made to its graph."""
+    copy = onnx.ModelProto()
+    copy.CopyFrom(model)
+    change(copy.graph)
+    return copy
+
+
+def producer(graph: onnx.GraphProto, name: str) -> onnx.NodeProto:
+    return next(node for node in graph.node if name in node.output)
+
+
+NORM0, NORM1 = "/decoder/norm0", "/decoder/norm1"  # the tiny graph's two instance norms
+MEAN, VAR = "ReduceMean_output_0", "ReduceMean_2_output_0"  # each norm's two means
+GATE = "/decoder/gate"  # the near misses: means over the channels
+
+
+def averaging(output: str, *axes: int) -> Callable[[onnx.GraphProto], None]:
+    """The ``ReduceMean`` making ``output`` averages ``axes`` (none: all)."""
+
+    def change(graph: onnx.GraphProto) -> None:
+        node = producer(graph, output)
+        del node.input[1:]
+        if axes:
+            name = f"{output}/axes"
+            graph.initializer.append(onnx.numpy_helper.from_array(np.array(axes, np.int64), name))
+            node.input.append(name)
+
+    return change
+
+
+def both(*changes: Callable[[onnx.GraphProto], None]) -> Callable[[onnx.GraphProto], None]:
+    def change(graph: onnx.GraphProto) -> None:
+        for each in changes:
+            each(graph)
+
+    return change
+
+
+def computed_axes(graph: onnx.GraphProto) -> None:
+    """norm0's mean takes its axes from a node, not a constant."""
+    node = producer(graph, f"{NORM0}/{MEAN}")
+    graph.node.append(onnx.helper.make_node("Identity", [node.input[1]], ["/computed/axes"]))
+    node.input[1] = "/computed/axes"
+
+
+def kept_no_dimension(graph: onnx.GraphProto) -> None:
+    mean = producer(graph, f"{NORM0}/{MEAN}")
+    next(a for a in mean.attribute if a.name == "keepdims").i = 0
+
+
+def centred_elsewhere(graph: onnx.GraphProto) -> None:
+    """norm0's difference is of the conv before its bias, not of the tensor averaged."""
+    producer(graph, f"{NORM0}/Sub_output_0").input[0] = "/decoder/conv0/Mul_output_0"
+
+
+def normalized_first(op_type: str) -> Callable[[onnx.GraphProto], None]:
+    """An ``op_type`` node (scale 1, bias 0) between norm0's input and its readers."""
+
+    def change(graph: onnx.GraphProto) -> None:
+        x = TAPS["norm0"]
+        for node in graph.node:
+            node.input[:] = [f"{x}/normalized" if name == x else name for name in node.input]
+        weights = [("scale", np.ones), ("bias", np.zeros)]
+        graph.initializer.extend(
+            onnx.numpy_helper.from_array(make(HIDDEN).astype(np.float32), f"norm.{part}")
+            for part, make in weights
+        )
+        graph.node.append(
+            onnx.helper.make_node(op_type, [x, "norm.scale", "norm.bias"], [f"{x}/normalized"])
+        )
+
+    return change
+
+
+NOT_POOLED = {  # an edit of the tiny graph, and what the refusal says of its decoder
+    "a norm over time and the channels": (
+        both(averaging(f"{NORM0}/{MEAN}", 1, 2), averaging(f"{NORM0}/{VAR}", 1, 2)),
+        f"the ReduceMean making '{NORM0}/{MEAN}' averages axes [1, 2] (keepdims=1)",
+    ),
+    "a norm whose variance averages the channels": (
+        averaging(f"{NORM0}/{VAR}", 1),
+        f"the ReduceMean making '{NORM0}/{MEAN}' averages axes [2] (keepdims=1)",
+    ),
+    "a mean over time, centred and weighted, not squared": (
+        averaging(f"{GATE}/ReduceMean_1_output_0", 2),
+        f"the ReduceMean making '{GATE}/ReduceMean_1_output_0' averages axes [2] (keepdims=1)",
+    ),
+    "a mean over all axes": (
+        averaging(f"{NORM1}/{MEAN}"),
+        f"the ReduceMean making '{NORM1}/{MEAN}' averages all axes (keepdims=1)",
+    ),
+    "a mean over a 4-D tensor's last axis": (
+        averaging(f"{GATE}/ReduceMean_2_output_0", 3),
+        f"the ReduceMean making '{GATE}/ReduceMean_2_output_0' averages axes [3] (keepdims=1)",
+    ),
+    "axes computed in the graph": (
+        computed_axes,
+        f"the ReduceMean making '{NORM0}/{MEAN}' averages axes computed in the graph (keepdims=1)",
+    ),
+    "a mean over time that keeps no dimension": (
+        kept_no_dimension,
+        f"the ReduceMean making '{NORM0}/{MEAN}' averages axes [2] (keepdims=0)",
+    ),
+    "a difference from another tensor's mean": (
+        centred_elsewhere,
+        f"the ReduceMean making '{NORM0}/{MEAN}' averages axes [2] (keepdims=1)",
+    ),
+    **{
+        op_type: (
+            normalized_first(op_type),
+            f"the {op_type} making '{TAPS['norm0']}/normalized' normalizes over time",
+        )
+        for op_type in ("InstanceNormalization", "GroupNormalization", "LayerNormalization")
+    },
+}
+
+
+@pytest.mark.parametrize("edit", NOT_POOLED)
+def test_a_decoder_whose_statistics_over_time_the_split_cannot_pool_is_refused_saying_which(
+    tiny: TinyKokoro, edit: str
+) -> None:
+    change, why = NOT_POOLED[edit]
+    said = f"cannot split this decoder: {why}; {POOLED}"
+    with pytest.raises(EngineError, match=f"^{re.escape(said)}$"):
+        split_graph(edited(tiny.model, change), duration_output(tiny.model.graph))
+
+
+def from_a_constant_node(output: str, *axes: int) -> Callable[[onnx.GraphProto], None]:
+    """The ``ReduceMean`` making ``output`` takes ``axes`` from a ``Constant`` node."""
+
+    def change(graph: onnx.GraphProto) -> None:
+        value = onnx.numpy_helper.from_array(np.array(axes, np.int64))
+        graph.node.append(onnx.helper.make_node("Constant", [], [f"{output}/axes"], value=value))
+        producer(graph, output).input[1] = f"{output}/axes"
+
+    return change
+
+
+def channel_norm(graph: onnx.GraphProto) -> None:
+    """The gate's first near miss made a norm over the channels: its sum a mean."""
+    producer(graph, f"{GATE}/ReduceSum_output_0").op_type = "ReduceMean"
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        both(
+            from_a_constant_node(f"{NORM1}/{MEAN}", -1),
+            averaging(f"{NORM1}/{VAR}", -1),
+            averaging(f"{GATE}/ReduceMean_1_output_0", -3, 1),
+            averaging(f"{GATE}/ReduceMean_2_output_0", 0, -2),
+        ),
+        channel_norm,
+    ],
+    ids=["axes counted from the end, from a Constant node", "a norm over the channels"],
+)
+def test_norms_over_time_are_pooled_however_written_and_means_over_channels_left_alone(
+    tiny: TinyKokoro, style: np.ndarray, change: Callable[[onnx.GraphProto], None]
+) -> None:
+    model = edited(tiny.model, change)
+    split = SplitKokoro(model, duration_output(model.graph), threads=1)
+    assert split.stat_names == STAT_NAMES
+    features = split.text(TOKENS, style, SPEED)
+    reference = reference_of(edited(tiny.decoder, change), features)
+    for window in PLAN.windows(features.frames):
+        audio, stats = split.decode(features, window)
+        expected, taps = reference(window)
+        np.testing.assert_allclose(audio, expected[window.kept_samples], rtol=0, atol=1e-6)
+        assert_statistics(stats, own_statistics(taps))
+    _, prior = split.decode(features, Window(0, 6, 0, 2))
+    pooled, _ = split.decode(features, Window(6, 12, 2, 2), prior)
+    assert pooled.size == 6 * SAMPLES_PER_FRAME  # another window's statistics broadcast
 
 
 def test_without_onnx_the_split_says_how_to_install_it(

@@ -12,7 +12,8 @@ whole time axis, and its 68 ``DynamicQuantizeLinear`` nodes take their int8 rang
 whole tensor. ``split_graph`` rewrites both (``_pool_statistics``) to pool the window's own
 statistics with a prior fed as inputs (``Stats``): a mean, variance and count per norm, a low
 and high per quantizer. The decoder takes the graph's ``style`` input as it is (it slices the
-rows it uses itself, in a node the two halves share).
+rows it uses itself, in a node the two halves share). A decoder whose statistics over time
+take any other form is refused (``_norm_sites``).
 With a zero prior a window decodes exactly as the original graph; the pooled statistics come
 back as outputs, to carry to the next window (running statistics) or to reuse (a fixed prior).
 """
@@ -115,8 +116,44 @@ def split_graph(model: Any, durations: str) -> SplitGraphs:
     return SplitGraphs(text, decoder, source, durations, stat_names)
 
 
+TIME = 2  # the time axis of the decoder's (1, channels, frames) tensors, as ``ASR``'s
+NORM_OPS = ("InstanceNormalization", "GroupNormalization", "LayerNormalization")
+POOLED = (
+    "the split pools instance norms written out over time (ReduceMean over axis 2 of a "
+    "(1, C, T) tensor, Sub, Mul by itself, ReduceMean over axis 2, both keepdims) and leaves "
+    "means over the channels alone"
+)
+
+
+def _axes(node: Any, constants: dict[str, Any]) -> tuple[int, ...] | None:
+    """The axes a ``ReduceMean`` averages, as written (``()``: all); None where the graph
+    computes them."""
+    if len(node.input) > 1 and node.input[1]:
+        if node.input[1] not in constants:
+            return None
+        return tuple(_onnx().numpy_helper.to_array(constants[node.input[1]]).ravel().tolist())
+    return tuple(next((a.ints for a in node.attribute if a.name == "axes"), ()))
+
+
 def _norm_sites(graph: Any) -> list[tuple[Any, Any]]:
-    """Each instance norm's two ``ReduceMean`` nodes: of ``x`` and of ``(x - mean) ** 2``."""
+    """Each instance norm's two ``ReduceMean`` nodes: of ``x`` and of ``(x - mean) ** 2``,
+    both over time (``TIME``), keeping the dimension.
+
+    Means over the channels alone are local to a frame and left as they are; a graph whose
+    means reach the time axis otherwise (other axes too, all, computed axes, no dimension
+    kept, outside such a norm), or that has normalization ops (``NORM_OPS``, over time), is
+    refused with an ``EngineError``: a window would not decode as the whole sentence.
+    """
+    for node in graph.node:
+        if node.op_type in NORM_OPS:
+            raise EngineError(
+                f"cannot split this decoder: the {node.op_type} making {node.output[0]!r} "
+                f"normalizes over time; {POOLED}"
+            )
+    constants = {tensor.name: tensor for tensor in graph.initializer}
+    for node in graph.node:
+        if node.op_type == "Constant" and node.attribute[0].name == "value":
+            constants[node.output[0]] = node.attribute[0].t
     consumers: dict[str, list[Any]] = collections.defaultdict(list)
     for node in graph.node:
         for name in set(node.input):
@@ -126,13 +163,40 @@ def _norm_sites(graph: Any) -> list[tuple[Any, Any]]:
         found = [node for node in consumers[name] if node.op_type == op]
         return found[0] if len(found) == 1 else None
 
+    means = [node for node in graph.node if node.op_type == "ReduceMean"]
+    axes = {node.output[0]: _axes(node, constants) for node in means}
+    kept = {
+        node.output[0]: next((a.i for a in node.attribute if a.name == "keepdims"), 1)
+        for node in means
+    }
+
+    def over_time(node: Any) -> bool:
+        return axes[node.output[0]] in ((TIME,), (TIME - 3,)) and kept[node.output[0]] == 1
+
     sites = []
-    for mean in [node for node in graph.node if node.op_type == "ReduceMean"]:
+    for mean in filter(over_time, means):
         centred = only(mean.output[0], "Sub")
         square = centred and only(centred.output[0], "Mul")
         var = square and only(square.output[0], "ReduceMean")
-        if centred and square and var and square.input[0] == square.input[1]:
+        if (
+            var
+            and over_time(var)
+            and list(centred.input) == [mean.input[0], mean.output[0]]
+            and square.input[0] == square.input[1]
+        ):
             sites.append((mean, var))
+    pooled = {node.output[0] for site in sites for node in site}
+    for node in means:
+        written = axes[node.output[0]]
+        local = written and all(a in (0, 1, -2, -3) for a in written)
+        if not local and node.output[0] not in pooled:
+            what = {None: "axes computed in the graph", (): "all axes"}.get(
+                written, f"axes {list(written or ())}"
+            )
+            raise EngineError(
+                f"cannot split this decoder: the ReduceMean making {node.output[0]!r} averages "
+                f"{what} (keepdims={kept[node.output[0]]}); {POOLED}"
+            )
     return sites
 
 
