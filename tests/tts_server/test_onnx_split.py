@@ -135,10 +135,13 @@ def test_a_prior_from_another_sentence_of_the_voice_keeps_windows_close(
         list(model.split.stream(features, plan, as_prior(average([other]))))
     )
     alone = np.concatenate(list(model.split.stream(features, plan)))
-    assert spectral_distance(calibrated, audio) < 6.5  # measured 5.5-6.0 (two sentences)
-    # measured 7.8 - 6.0 = 1.8 dB since the last window takes the context it lacks after it
-    # before it (which helps the windows without a prior more)
-    assert spectral_distance(calibrated, audio) < spectral_distance(alone, audio) - 1.5
+    # Distances of audio alone, and the audio is bit-identical run to run (at 1, 2 and 4
+    # threads, load average 2 to 5 on 2 cores, 2026-12-07): load cannot move them, the code
+    # can (the window plan: 5.93 and 9.58 at 4551332, 6.02 and 14.21 since 4defa7e). Inputs
+    # scaled by up to 1 +- 8e-6, which move the whole audio by the int8 floor (3.8 dB) where
+    # they move it at all, move these by 0.02 dB at most: the distance is the prior's, not chaos.
+    assert spectral_distance(calibrated, audio) < 6.5  # measured 6.02
+    assert spectral_distance(calibrated, audio) < spectral_distance(alone, audio) - 1.5  # 14.21
 
 
 def test_a_sentence_shorter_than_the_first_window_is_the_whole_sentence(model: Model) -> None:
