@@ -29,8 +29,8 @@ from agent.leg.voice_input import (
 )
 from agent.listening.listener import ListeningService
 from agent.listening.recognizer import Recognition
-from agent.listening.settings import WINDOW_BYTES
 from agent.requests import BadRequest
+from tests.agent.leg.voice_fakes import LoudIsSpeech
 from tests.agent.listening.speech import silence
 
 CONFIG = ListeningConfig(burst_s=1e6)  # frames faster than real time: no pacing here
@@ -211,25 +211,6 @@ def test_a_press_over_a_running_turn_whose_audio_played_out_names_no_playback() 
 
 
 # --- hands-free, with a VAD that hears any sound as speech ---------------------------------
-
-
-class LoudIsSpeech:
-    """Silero's interface: each whole 32 ms window, speech if it holds any sound."""
-
-    def __init__(self) -> None:
-        self._rest = b""
-
-    def windows(self, pcm: bytes) -> list[tuple[bytes, float]]:
-        data = self._rest + pcm
-        whole = len(data) - len(data) % WINDOW_BYTES
-        self._rest = data[whole:]
-        return [
-            (data[i : i + WINDOW_BYTES], 0.9 if any(data[i : i + WINDOW_BYTES]) else 0.0)
-            for i in range(0, whole, WINDOW_BYTES)
-        ]
-
-    def reset(self) -> None:
-        self._rest = b""
 
 
 @pytest.fixture

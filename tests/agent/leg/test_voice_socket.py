@@ -41,7 +41,7 @@ from agent.listening.listener import ListeningService
 from agent.listening.recognizer import Recognition, RecognitionError, RecognizerUnavailable
 from agent.listening.turn_model import TurnModelError, TurnScore
 from agent.requests import BadRequest, PlaybackReport, TurnRequest
-from tests.agent.leg.test_voice_input import LoudIsSpeech
+from tests.agent.leg.voice_fakes import LoudIsSpeech
 from tests.agent.listening.speech import mic_frames, silence, spoken
 from tts_protocol import VoiceMix, parse_voice, voice_name
 from tts_server.engines import Engine
@@ -292,6 +292,15 @@ class Socket:
         elif isinstance(event, SpeechStart | SpeechEnd | Transcript):
             self.heard.append(event.type)
 
+    async def reply(self, after: str = "<audio>", listen: str | None = None) -> Client:
+        """Listening on in mode ``listen`` (None: not listening), a prompt, and its turn under
+        way (``after`` came): the client, to go on from there."""
+        if listen is not None:
+            self.client.say({"type": "listen", "mode": listen})
+        self.client.say(prompt())
+        await self.client.wait_for(after)
+        return self.client
+
     async def __aenter__(self) -> Socket:
         self.task = asyncio.create_task(self.voice.serve())
         await self.client.wait_for("ready")
@@ -344,9 +353,7 @@ async def test_json_in_a_binary_frame_is_a_message_like_any_other() -> None:
 async def test_cancel_stops_the_running_turn_and_names_it() -> None:
     script = Script(segments=50, pace_s=0.05)
     async with Socket(script) as socket:
-        client = socket.client
-        client.say(prompt())
-        await client.wait_for("turn.start")
+        client = await socket.reply("turn.start")
         client.say({"type": "cancel"})
         cancelled = await client.wait_for("cancelled")
         client.say({"type": "cancel"})  # nothing runs now
@@ -361,9 +368,7 @@ async def test_cancel_stops_the_running_turn_and_names_it() -> None:
 
 async def test_a_cancel_after_turn_end_names_no_turn() -> None:
     async with Socket(Script(segments=1, linger_s=1.0)) as socket:
-        client = socket.client
-        client.say(prompt())
-        await client.wait_for("turn.end")
+        client = await socket.reply("turn.end")
         client.say({"type": "cancel"})
         await client.wait_for("cancelled")
     assert client.of_type("cancelled") == [{"type": "cancelled", "turn_id": None}]
@@ -751,10 +756,7 @@ async def test_speech_over_a_running_turn_cuts_it_hands_free(engine: Engine) -> 
     pcm = await asyncio.to_thread(spoken, engine, "Stop talking and tell me the time.")
     script = Script(segments=100, pace_s=0.05)
     async with Socket(script, recognizer=Recognizes()) as socket:
-        client = socket.client
-        client.say({"type": "listen", "mode": "hands_free"})
-        client.say(prompt())
-        await client.wait_for("<audio>")
+        client = await socket.reply(listen="hands_free")
         for frame in mic_frames(silence(300) + pcm + silence(800)):
             client.say(frame)
         await client.wait_for("turn.start", 2)
@@ -770,9 +772,7 @@ async def test_speech_over_a_running_turn_cuts_it_hands_free(engine: Engine) -> 
 async def test_a_connection_that_drops_mid_turn_ends_the_socket_without_an_exception() -> None:
     script = Script(segments=100, pace_s=0.05)
     async with Socket(script) as socket:
-        client = socket.client
-        client.say(prompt())
-        await client.wait_for("<audio>")
+        client = await socket.reply()
         client.broken = True  # the next send fails, in the turn's relay or the socket's own
         client.say({"type": "config", "speed": 1.1})
         assert socket.task is not None
@@ -960,10 +960,7 @@ async def test_speech_over_the_reply_pauses_it_and_no_words_by_the_bound_play_it
     script = Script(segments=100, pace_s=0.05)
     listening = replace(FAST_CLIENT, resume_ms=300)
     async with Socket(script, recognizer=Recognizes(), listening=listening) as socket:
-        client = socket.client
-        client.say({"type": "listen", "mode": "hands_free"})
-        client.say(prompt())
-        await client.wait_for("<audio>")
+        client = await socket.reply(listen="hands_free")
         say_over(client, 640)  # over the barge-in bound, under the interrupt bound, still on
         paused = await client.wait_for("reply.paused")
         client.say({"type": "heard", "turn_id": "t1", "seq": 2, "ms": 40.0})  # where it paused
@@ -1004,10 +1001,7 @@ async def test_an_unfinished_pause_over_a_paused_reply_is_read_early_as_murmurs_
 ) -> None:
     script, recognizer = Script(segments=100, pace_s=0.05), Recognizes()
     async with Socket(script, recognizer=recognizer, judge=Judges(0.1)) as socket:
-        client = socket.client
-        client.say({"type": "listen", "mode": "hands_free"})
-        client.say(prompt())
-        await client.wait_for("<audio>")
+        client = await socket.reply(listen="hands_free")
         say_over(client, 640, 256)  # pauses the reply, then a pause the model calls unfinished
         await client.wait_for("reply.paused")
         async with asyncio.timeout(WAIT_S):
@@ -1040,10 +1034,7 @@ async def test_a_reply_cut_by_speech_is_settled_by_the_pages_report_when_one_beg
 ) -> None:
     script, recognizer = Script(segments=100, pace_s=0.05), Recognizes()
     async with Socket(script, recognizer=recognizer, judge=Judges(0.1)) as socket:
-        client = socket.client
-        client.say({"type": "listen", "mode": "hands_free"})
-        client.say(prompt())
-        await client.wait_for("<audio>")
+        client = await socket.reply(listen="hands_free")
         say_over(client, 1088)  # past the interrupt bound: cut without waiting for the words
         await client.wait_for("cancelled")
         client.say({"type": "heard", "turn_id": "t1", "seq": 0, "ms": 40.0})
@@ -1059,10 +1050,7 @@ async def test_words_over_a_paused_reply_are_recognized_as_ones_that_may_murmur(
     script, recognizer = Script(segments=100, pace_s=0.05), Recognizes()
     recognizer.text = "Mm-hmm."
     async with Socket(script, recognizer=recognizer) as socket:  # no turn model: no eager one
-        client = socket.client
-        client.say({"type": "listen", "mode": "hands_free"})
-        client.say(prompt())
-        await client.wait_for("<audio>")
+        client = await socket.reply(listen="hands_free")
         say_over(client, 640, 800)
         await client.wait_for("reply.resumed")  # a murmur: the reply plays on
         recognizer.text = "Wait."
@@ -1079,10 +1067,7 @@ async def test_a_failed_recognition_over_a_paused_reply_plays_it_on(loud_is_spee
     script, recognizer = Script(segments=100, pace_s=0.05), Recognizes()
     recognizer.fail = True
     async with Socket(script, recognizer=recognizer) as socket:
-        client = socket.client
-        client.say({"type": "listen", "mode": "hands_free"})
-        client.say(prompt())
-        await client.wait_for("<audio>")
+        client = await socket.reply(listen="hands_free")
         say_over(client, 640, 800)
         await client.wait_for("reply.resumed")
     kinds = client.kinds()
@@ -1096,10 +1081,7 @@ async def test_a_reply_cut_by_speech_is_settled_by_the_pages_report_when_the_wor
 ) -> None:
     script, recognizer = Script(segments=100, pace_s=0.05), Recognizes()
     async with Socket(script, recognizer=recognizer) as socket:
-        client = socket.client
-        client.say({"type": "listen", "mode": "hands_free"})
-        client.say(prompt())
-        await client.wait_for("<audio>")
+        client = await socket.reply(listen="hands_free")
         say_over(client, 1088)  # past the interrupt bound: cut without waiting for the words
         await client.wait_for("cancelled")
         client.say({"type": "heard", "turn_id": "t1", "seq": 0, "ms": 40.0})
@@ -1114,10 +1096,7 @@ async def test_speech_over_an_ended_turns_audio_cuts_it_and_settles_it_with_the_
 ) -> None:
     script, recognizer = Script(segments=30), Recognizes()  # 3 s of audio, sent at once
     async with Socket(script, recognizer=recognizer) as socket:
-        client = socket.client
-        client.say({"type": "listen", "mode": "hands_free"})
-        client.say(prompt())
-        await client.wait_for("turn.end")  # its audio still plays
+        client = await socket.reply("turn.end", listen="hands_free")  # its audio still plays
         say_over(client, 1088, 800)
         await started(script, 2)
     assert client.of_type("cancelled") == [{"type": "cancelled", "turn_id": "t1"}]
@@ -1129,10 +1108,7 @@ async def test_speech_over_a_turn_before_its_first_audio_cuts_it_by_name(
 ) -> None:
     script, recognizer = Script(segments=5, pace_s=2.0), Recognizes()  # its audio after 2 s
     async with Socket(script, recognizer=recognizer) as socket:
-        client = socket.client
-        client.say({"type": "listen", "mode": "hands_free"})
-        client.say(prompt())
-        await client.wait_for("text.delta")
+        client = await socket.reply("text.delta", listen="hands_free")
         say_over(client, 1088, 800)
         await started(script, 2)
     assert client.of_type("reply.paused") == [{"type": "reply.paused", "turn_id": "t1"}]
@@ -1149,10 +1125,7 @@ async def test_listening_anew_or_no_more_plays_a_paused_reply_on(
 ) -> None:
     script = Script(segments=100, pace_s=0.05)
     async with Socket(script, recognizer=Recognizes()) as socket:
-        client = socket.client
-        client.say({"type": "listen", "mode": "hands_free"})
-        client.say(prompt())
-        await client.wait_for("<audio>")
+        client = await socket.reply(listen="hands_free")
         say_over(client, 640)
         await client.wait_for("reply.paused")
         client.say(message)  # no words will come for the pause
@@ -1192,10 +1165,7 @@ async def test_a_withdrawn_replys_prompt_leads_the_next_spoken_turn_only() -> No
 async def test_a_cancelled_turns_audio_is_no_longer_spoken_over(loud_is_speech: None) -> None:
     script, recognizer = Script(segments=30), Recognizes()  # 3 s of audio, sent at once
     async with Socket(script, recognizer=recognizer) as socket:
-        client = socket.client
-        client.say({"type": "listen", "mode": "hands_free"})
-        client.say(prompt())
-        await client.wait_for("<audio>")
+        client = await socket.reply(listen="hands_free")
         client.say({"type": "cancel"})
         await client.wait_for("cancelled")  # the page stops playing it
         say_over(client, 640, 800)
