@@ -78,11 +78,24 @@ def url(server: ServerThread) -> str:
     return f"ws://127.0.0.1:{server.port}/ws"
 
 
-def slow(server: ServerThread, thread: str, tokens_per_second: float = 40) -> None:
-    """The thread's demo model writes a long reply slowly: its run streams for seconds."""
+def demo_model(server: ServerThread, thread: str) -> DemoModel:
     model = voice_agent(server).conversations.get(thread).agent.model  # type: ignore[attr-defined]
     assert isinstance(model, DemoModel)
-    model.update_config(sentences=8, tokens_per_second=tokens_per_second, first_token_delay_s=0)
+    return model
+
+
+def slow(server: ServerThread, thread: str, tokens_per_second: float = 40) -> None:
+    """The thread's demo model writes a long reply slowly: its run streams for seconds."""
+    demo_model(server, thread).update_config(
+        sentences=8, tokens_per_second=tokens_per_second, first_token_delay_s=0
+    )
+
+
+def quick(server: ServerThread, thread: str) -> None:
+    """The thread's demo model says one sentence at once: a run whose length nothing checks."""
+    demo_model(server, thread).update_config(
+        sentences=1, tokens_per_second=1000, first_token_delay_s=0
+    )
 
 
 async def receive(socket: ClientConnection) -> BaseEvent:
@@ -123,14 +136,15 @@ async def turns_end_within(server: ServerThread, limit_s: float) -> None:
 
 
 async def test_a_run_sent_as_a_binary_frame_is_a_run(server: ServerThread) -> None:
+    quick(server, "t-binary")
     async with connect(url(server), max_queue=None) as socket:
         await socket.send(json.dumps(run_input("Sent as bytes", "t-binary")).encode())
         events = check_run(await until_end(socket))
         assert isinstance(ended(events), RunFinishedEvent)
-        assert text_of(events) == demo_reply("Sent as bytes", 4)
+        assert text_of(events) == demo_reply("Sent as bytes", 1)
         assert customs(events, "voice.error")[0]["code"] == "tts_unavailable"
         await socket.send(json.dumps(run_input("Then as text", "t-binary")))  # both, in turn
-        assert text_of(check_run(await until_end(socket))) == demo_reply("Then as text", 4)
+        assert text_of(check_run(await until_end(socket))) == demo_reply("Then as text", 1)
 
 
 @pytest.mark.parametrize(
@@ -148,6 +162,7 @@ async def test_a_run_sent_as_a_binary_frame_is_a_run(server: ServerThread) -> No
 async def test_a_frame_that_is_not_a_run_gets_a_lone_run_error_and_the_socket_goes_on(
     server: ServerThread, frame: str | bytes, code: str
 ) -> None:
+    quick(server, "t-bad-frame")
     async with connect(url(server), max_queue=None) as socket:
         await socket.send(frame)
         refusal = await receive(socket)  # no ids to start a run with: a lone RUN_ERROR
@@ -175,6 +190,7 @@ async def test_a_new_run_cancels_the_streaming_one_whose_end_comes_first(
     async with connect(url(server), max_queue=None) as socket:
         await socket.send(json.dumps(run_input("The first run", "t-cancel")))
         first = await until(socket, "TEXT_MESSAGE_CONTENT")
+        quick(server, "t-cancel")  # the second run's; the first's reply was set at its start
         await socket.send(json.dumps(run_input("The second run", "t-cancel")).encode())
         first += await until_end(socket)
         cancelled = ended(check_run(first))
@@ -212,8 +228,8 @@ async def test_a_client_gone_mid_run_stops_its_turn(server: ServerThread) -> Non
 
 
 async def test_an_unused_socket_is_closed_after_its_idle_time(idle_server: ServerThread) -> None:
+    opened = time.monotonic()  # before the server's accept, which starts the idle time
     async with connect(url(idle_server), max_queue=None) as socket:
-        opened = time.monotonic()
         with pytest.raises(ConnectionClosed):
             await asyncio.wait_for(socket.recv(), RECEIVE_S)
         assert time.monotonic() - opened >= IDLE_S * 0.9
