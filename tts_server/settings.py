@@ -257,7 +257,8 @@ def from_env(name: str, env: Mapping[str, str] | None = None) -> Any:
 def _from_env(setting: dataclasses.Field[Any], option: Option, env: Mapping[str, str]) -> Any:
     """The field's value from its variable, else its default (the flag's default, then).
 
-    An empty variable is unset for a boolean and for a setting whose default is None.
+    An empty variable is unset for a boolean and for a setting whose default is None. A value
+    its rule refuses is ``SystemExit`` with one line naming the variable, as a bad flag is.
     """
     name = env_name(setting.name)
     value = env.get(name)
@@ -265,7 +266,12 @@ def _from_env(setting: dataclasses.Field[Any], option: Option, env: Mapping[str,
         return _flag(value, setting.default, name)
     if value is None or (not value and setting.default is None):
         return setting.default
-    return option.parse(value)
+    if option.choices is not None and value not in option.choices:
+        raise SystemExit(f"tts-server: {name}={value!r} is not one of {', '.join(option.choices)}")
+    try:
+        return option.parse(value)
+    except (ValueError, argparse.ArgumentTypeError) as exc:
+        raise SystemExit(f"tts-server: {name}={value!r} is refused: {exc}") from None
 
 
 def _is_flag(setting: dataclasses.Field[Any]) -> bool:

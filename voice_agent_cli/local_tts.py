@@ -27,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import httpx
@@ -36,12 +36,19 @@ from observability.stopping import Stopped, hurried
 from tts_protocol import READINESS_POLL, STREAM_PATH
 
 TTS_READY_LIMIT_S = 180.0
-# The local ONNX engine's lanes (ignored by torch): two sessions, each on every core, so that a
-# second conversation's windows run beside the first's instead of queueing behind a window of
-# seconds, and one conversation's still get all the cores (docs/tts_server.md, "Two listeners
-# at once"). Two conversations speaking at once on the page: 9 underruns against 25 with one
-# lane (docs/benchmarks/page.md, page_one_lane/).
-LISTENER_LANES = ["--onnx-workers", "2", "--onnx-threads", str(os.cpu_count() or 1)]
+# What the local TTS server is asked for, by the TTS_* variable that would say otherwise: the
+# windows paced to a listener's page, and the ONNX engine's lanes (ignored by torch): two
+# sessions, each on every core, so that a second conversation's windows run beside the first's
+# instead of queueing behind a window of seconds, and one conversation's still get all the
+# cores (docs/tts_server.md, "Two listeners at once"). Two conversations speaking at once on
+# the page: 9 underruns against 25 with one lane (docs/benchmarks/page.md, page_one_lane/).
+# A variable the user sets wins: the child reads it itself (docs/tts_server.md, "The engine's
+# threads": TTS_ONNX_THREADS=1 on a busy box).
+LISTENER_DEFAULTS = {
+    "TTS_WINDOW_PACE": ["--window-pace"],
+    "TTS_ONNX_WORKERS": ["--onnx-workers", "2"],
+    "TTS_ONNX_THREADS": ["--onnx-threads", str(os.cpu_count() or 1)],
+}
 EMULATOR_READY_LIMIT_S = 30.0
 PR_SET_PDEATHSIG = 1  # prctl option, <linux/prctl.h>
 CHILD_END_S = 30.0  # a child's SIGTERM to its end: the TTS server's drain (20 s) and more
@@ -86,6 +93,13 @@ def _healthy(url: str) -> bool:
         return False
 
 
+def listener_flags(env: Mapping[str, str]) -> list[str]:
+    """The local TTS server's flags from ``LISTENER_DEFAULTS``, each but those whose variable
+    ``env`` sets (an empty one is unset: the flag is kept)."""
+    chosen = [flags for name, flags in LISTENER_DEFAULTS.items() if not env.get(name)]
+    return [flag for flags in chosen for flag in flags]
+
+
 def _die_with_parent() -> None:
     """In the child: get SIGTERM when the parent dies, however it dies (Linux).
 
@@ -124,8 +138,7 @@ def local_tts(
     bind(host, port, flag).close()  # free now; the child binds it a moment later
     python = os.environ.get("TTS_SERVER_PYTHON") or sys.executable
     command = [python, "-m", "tts_server", "--host", host, "--port", str(port), "--no-banner"]
-    command += ["--window-pace"]  # a listener's page: windows paced to what it has buffered
-    command += LISTENER_LANES
+    command += listener_flags(os.environ)
     command += ["--log-level", log_level] if log_level else []
     command += ["--engine", engine] if engine else []
     command += ["--model-dir", str(model_dir)] if model_dir else []

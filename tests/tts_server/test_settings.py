@@ -77,3 +77,21 @@ def test_batching_defaults() -> None:
 def test_a_bad_boolean_environment_variable_is_refused() -> None:
     with pytest.raises(SystemExit, match="TTS_FUSE_STYLES"):
         parse_settings([], env={"TTS_FUSE_STYLES": "maybe"})
+
+
+@pytest.mark.parametrize(
+    ("env", "said"),
+    [
+        ({"TTS_ONNX_WORKERS": "two"}, "TTS_ONNX_WORKERS='two' is refused: invalid literal"),
+        ({"TTS_ONNX_WORKERS": ""}, "TTS_ONNX_WORKERS='' is refused: invalid literal"),
+        ({"TTS_MAX_QUEUE": "8.5"}, "TTS_MAX_QUEUE='8.5' is refused: invalid literal"),
+        ({"TTS_ENGINE": "tensorflow"}, "TTS_ENGINE='tensorflow' is not one of onnx, torch"),
+    ],
+)
+def test_a_bad_environment_value_is_one_line_naming_its_variable(
+    env: dict[str, str], said: str
+) -> None:
+    """As a bad flag is refused in words: no traceback, and no engine nobody asked for."""
+    with pytest.raises(SystemExit) as refused:
+        parse_settings([], env=env)
+    assert str(refused.value).startswith(f"tts-server: {said}")

@@ -3,6 +3,7 @@ before it prints its URL and hands its engine flags to the TTS child."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -25,7 +26,7 @@ from devtools import audit
 from tests.stops import Command
 from tts_client import acceptance
 from tts_protocol import READINESS_POLL
-from tts_server.settings import EngineName
+from tts_server.settings import EngineName, Settings, env_name, parse_settings
 from voice_agent_cli import cli, local_tts
 
 VOICE_AGENT = [sys.executable, "-m", "voice_agent_cli"]
@@ -245,6 +246,40 @@ def test_without_engine_flags_the_child_gets_the_servers_defaults(
         cli.main(argv)
     (command,) = no_child
     assert "--engine" not in command and "--model-dir" not in command
+
+
+def test_a_tts_variable_the_user_sets_wins_over_devs_choice_for_its_server(
+    no_child: list[list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TTS_ONNX_THREADS=1 (a busy box: docs/tts_server.md) and TTS_WINDOW_PACE=0 reach the
+    child as the user set them, with no flag over them; an empty one is unset, the flag kept."""
+    monkeypatch.setenv("TTS_ONNX_THREADS", "1")
+    monkeypatch.setenv("TTS_WINDOW_PACE", "")
+    monkeypatch.delenv("TTS_ONNX_WORKERS", raising=False)
+    argv = ["dev", "--port", str(free_port()), "--tts-port", str(free_port()), "--model", "demo"]
+    with pytest.raises(SystemExit):
+        cli.main(argv)
+    (command,) = no_child
+    assert "--onnx-threads" not in command and "--window-pace" in command
+    assert command[command.index("--onnx-workers") + 1] == "2"
+    server = parse_settings(command[3:], env=os.environ)  # as the child reads them
+    assert (server.onnx_threads, server.window_pace, server.onnx_workers) == (1, True, 2)
+    monkeypatch.setenv("TTS_WINDOW_PACE", "0")
+    with pytest.raises(SystemExit):
+        cli.main(argv)
+    assert "--window-pace" not in no_child[-1]
+    assert not parse_settings(no_child[-1][3:], env=os.environ).window_pace
+
+
+def test_devs_choices_for_its_server_are_the_servers_settings_by_their_variables() -> None:
+    """Each of LISTENER_DEFAULTS is named by the variable of the setting its flags set."""
+    for name, flags in local_tts.LISTENER_DEFAULTS.items():
+        [field] = [f for f in dataclasses.fields(Settings) if env_name(f.name) == name]
+        server = parse_settings(flags, env={})
+        assert getattr(server, field.name) != getattr(Settings(), field.name)  # the flag sets it
+    assert parse_settings(local_tts.listener_flags({}), env={}) == Settings(
+        window_pace=True, onnx_workers=2, onnx_threads=os.cpu_count() or 1
+    )
 
 
 def test_the_engine_choices_are_the_servers() -> None:
