@@ -150,10 +150,6 @@ def _norm_sites(graph: Any) -> list[tuple[Any, Any]]:
                 f"cannot split this decoder: the {node.op_type} making {node.output[0]!r} "
                 f"normalizes over time; {POOLED}"
             )
-    constants = {tensor.name: tensor for tensor in graph.initializer}
-    for node in graph.node:
-        if node.op_type == "Constant" and node.attribute[0].name == "value":
-            constants[node.output[0]] = node.attribute[0].t
     consumers: dict[str, list[Any]] = collections.defaultdict(list)
     for node in graph.node:
         for name in set(node.input):
@@ -163,18 +159,13 @@ def _norm_sites(graph: Any) -> list[tuple[Any, Any]]:
         found = [node for node in consumers[name] if node.op_type == op]
         return found[0] if len(found) == 1 else None
 
-    means = [node for node in graph.node if node.op_type == "ReduceMean"]
-    axes = {node.output[0]: _axes(node, constants) for node in means}
-    kept = {
-        node.output[0]: next((a.i for a in node.attribute if a.name == "keepdims"), 1)
-        for node in means
-    }
+    means = _means(graph)
 
     def over_time(node: Any) -> bool:
-        return axes[node.output[0]] in ((TIME,), (TIME - 3,)) and kept[node.output[0]] == 1
+        return means[node.output[0]] in (((TIME,), 1), ((TIME - 3,), 1))
 
     sites = []
-    for mean in filter(over_time, means):
+    for mean in filter(over_time, (node for node in graph.node if node.output[0] in means)):
         centred = only(mean.output[0], "Sub")
         square = centred and only(centred.output[0], "Mul")
         var = square and only(square.output[0], "ReduceMean")
@@ -185,19 +176,40 @@ def _norm_sites(graph: Any) -> list[tuple[Any, Any]]:
             and square.input[0] == square.input[1]
         ):
             sites.append((mean, var))
-    pooled = {node.output[0] for site in sites for node in site}
-    for node in means:
-        written = axes[node.output[0]]
+    _refuse_other_means(means, {node.output[0] for site in sites for node in site})
+    return sites
+
+
+def _means(graph: Any) -> dict[str, tuple[tuple[int, ...] | None, int]]:
+    """Each ``ReduceMean``'s output: the axes it averages (``_axes``) and its keepdims."""
+    constants = {tensor.name: tensor for tensor in graph.initializer}
+    for node in graph.node:
+        if node.op_type == "Constant" and node.attribute[0].name == "value":
+            constants[node.output[0]] = node.attribute[0].t
+    return {
+        node.output[0]: (
+            _axes(node, constants),
+            next((a.i for a in node.attribute if a.name == "keepdims"), 1),
+        )
+        for node in graph.node
+        if node.op_type == "ReduceMean"
+    }
+
+
+def _refuse_other_means(
+    means: dict[str, tuple[tuple[int, ...] | None, int]], pooled: set[str]
+) -> None:
+    """``EngineError`` for a mean that reaches the time axis and is no pooled norm's."""
+    for name, (written, kept) in means.items():
         local = written and all(a in (0, 1, -2, -3) for a in written)
-        if not local and node.output[0] not in pooled:
+        if not local and name not in pooled:
             what = {None: "axes computed in the graph", (): "all axes"}.get(
                 written, f"axes {list(written or ())}"
             )
             raise EngineError(
-                f"cannot split this decoder: the ReduceMean making {node.output[0]!r} averages "
-                f"{what} (keepdims={kept[node.output[0]]}); {POOLED}"
+                f"cannot split this decoder: the ReduceMean making {name!r} averages "
+                f"{what} (keepdims={kept}); {POOLED}"
             )
-    return sites
 
 
 Pooling = tuple[list[Any], list[str], list[str]]  # nodes added, prior inputs, pooled outputs
