@@ -251,7 +251,7 @@ TIERS: dict[str, tuple[Group, ...]] = {
         # each, about 9 hours of CPU over the whole file, so they are not in the group.
         Group(
             "onnx_split",
-            ("tts_server/engines/onnx/split.py",),
+            ("tts_server/engines/onnx/split.py", "tts_server/engines/onnx/norms.py"),
             ("tests/tts_server/test_onnx_split_graph.py",),
         ),
         # First audio and the other times of a synthesis, and the words timed in its audio.

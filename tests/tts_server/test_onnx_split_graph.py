@@ -27,12 +27,12 @@ from tests.tts_server.tiny_onnx_graph import (
     tiny_kokoro,
 )
 from tts_server.engines.base import EngineError
+from tts_server.engines.onnx.norms import POOLED
 from tts_server.engines.onnx.split import (
     ASR,
     ENERGY,
     F0,
     FIXED,
-    POOLED,
     Features,
     SplitKokoro,
     Stats,

@@ -13,14 +13,13 @@ whole tensor. ``split_graph`` rewrites both (``_pool_statistics``) to pool the w
 statistics with a prior fed as inputs (``Stats``): a mean, variance and count per norm, a low
 and high per quantizer. The decoder takes the graph's ``style`` input as it is (it slices the
 rows it uses itself, in a node the two halves share). A decoder whose statistics over time
-take any other form is refused (``_norm_sites``).
+take any other form is refused (``norms.norm_sites``).
 With a zero prior a window decodes exactly as the original graph; the pooled statistics come
 back as outputs, to carry to the next window (running statistics) or to reuse (a fixed prior).
 """
 
 from __future__ import annotations
 
-import collections
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +29,7 @@ import numpy as np
 
 from tts_server.engines.base import EngineError
 from tts_server.engines.onnx.graph import duration_output, session_options, toposorted
+from tts_server.engines.onnx.norms import norm_sites
 from tts_server.engines.windows import SAMPLES_PER_FRAME, Window, WindowPlan
 
 ASR = "/encoder/MatMul_1_output_0"  # aligned text features (1, 512, frames)
@@ -116,102 +116,6 @@ def split_graph(model: Any, durations: str) -> SplitGraphs:
     return SplitGraphs(text, decoder, source, durations, stat_names)
 
 
-TIME = 2  # the time axis of the decoder's (1, channels, frames) tensors, as ``ASR``'s
-NORM_OPS = ("InstanceNormalization", "GroupNormalization", "LayerNormalization")
-POOLED = (
-    "the split pools instance norms written out over time (ReduceMean over axis 2 of a "
-    "(1, C, T) tensor, Sub, Mul by itself, ReduceMean over axis 2, both keepdims) and leaves "
-    "means over the channels alone"
-)
-
-
-def _axes(node: Any, constants: dict[str, Any]) -> tuple[int, ...] | None:
-    """The axes a ``ReduceMean`` averages, as written (``()``: all); None where the graph
-    computes them."""
-    if len(node.input) > 1 and node.input[1]:
-        if node.input[1] not in constants:
-            return None
-        return tuple(_onnx().numpy_helper.to_array(constants[node.input[1]]).ravel().tolist())
-    return tuple(next((a.ints for a in node.attribute if a.name == "axes"), ()))
-
-
-def _norm_sites(graph: Any) -> list[tuple[Any, Any]]:
-    """Each instance norm's two ``ReduceMean`` nodes: of ``x`` and of ``(x - mean) ** 2``,
-    both over time (``TIME``), keeping the dimension.
-
-    Means over the channels alone are local to a frame and left as they are; a graph whose
-    means reach the time axis otherwise (other axes too, all, computed axes, no dimension
-    kept, outside such a norm), or that has normalization ops (``NORM_OPS``, over time), is
-    refused with an ``EngineError``: a window would not decode as the whole sentence.
-    """
-    for node in graph.node:
-        if node.op_type in NORM_OPS:
-            raise EngineError(
-                f"cannot split this decoder: the {node.op_type} making {node.output[0]!r} "
-                f"normalizes over time; {POOLED}"
-            )
-    consumers: dict[str, list[Any]] = collections.defaultdict(list)
-    for node in graph.node:
-        for name in set(node.input):
-            consumers[name].append(node)
-
-    def only(name: str, op: str) -> Any | None:
-        found = [node for node in consumers[name] if node.op_type == op]
-        return found[0] if len(found) == 1 else None
-
-    means = _means(graph)
-
-    def over_time(node: Any) -> bool:
-        return means[node.output[0]] in (((TIME,), 1), ((TIME - 3,), 1))
-
-    sites = []
-    for mean in filter(over_time, (node for node in graph.node if node.output[0] in means)):
-        centred = only(mean.output[0], "Sub")
-        square = centred and only(centred.output[0], "Mul")
-        var = square and only(square.output[0], "ReduceMean")
-        if (
-            var
-            and over_time(var)
-            and list(centred.input) == [mean.input[0], mean.output[0]]
-            and square.input[0] == square.input[1]
-        ):
-            sites.append((mean, var))
-    _refuse_other_means(means, {node.output[0] for site in sites for node in site})
-    return sites
-
-
-def _means(graph: Any) -> dict[str, tuple[tuple[int, ...] | None, int]]:
-    """Each ``ReduceMean``'s output: the axes it averages (``_axes``) and its keepdims."""
-    constants = {tensor.name: tensor for tensor in graph.initializer}
-    for node in graph.node:
-        if node.op_type == "Constant" and node.attribute[0].name == "value":
-            constants[node.output[0]] = node.attribute[0].t
-    return {
-        node.output[0]: (
-            _axes(node, constants),
-            next((a.i for a in node.attribute if a.name == "keepdims"), 1),
-        )
-        for node in graph.node
-        if node.op_type == "ReduceMean"
-    }
-
-
-def _refuse_other_means(
-    means: dict[str, tuple[tuple[int, ...] | None, int]], pooled: set[str]
-) -> None:
-    """``EngineError`` for a mean that reaches the time axis and is no pooled norm's."""
-    for name, (written, kept) in means.items():
-        local = written and all(a in (0, 1, -2, -3) for a in written)
-        if not local and name not in pooled:
-            what = {None: "axes computed in the graph", (): "all axes"}.get(
-                written, f"axes {list(written or ())}"
-            )
-            raise EngineError(
-                f"cannot split this decoder: the ReduceMean making {name!r} averages "
-                f"{what} (keepdims={kept}); {POOLED}"
-            )
-
-
 Pooling = tuple[list[Any], list[str], list[str]]  # nodes added, prior inputs, pooled outputs
 
 
@@ -247,7 +151,7 @@ def _pool_norms(graph: Any, helper: Any, kind: Any) -> Pooling:
     added: list[Any] = []
     names: list[str] = []
     outputs: list[str] = []
-    for k, (mean, var) in enumerate(_norm_sites(graph)):
+    for k, (mean, var) in enumerate(norm_sites(graph)):
         p = f"norm{k}"
         x, pooled_mean, pooled_var = mean.input[0], mean.output[0], var.output[0]
         mean.output[0], var.output[0] = f"{p}/own_mean", f"{p}/own_var"
