@@ -441,6 +441,11 @@ def centred_elsewhere(graph: onnx.GraphProto) -> None:
     producer(graph, f"{NORM0}/Sub_output_0").input[0] = "/decoder/conv0/Mul_output_0"
 
 
+def not_squared(graph: onnx.GraphProto) -> None:
+    """norm0's difference is multiplied by the tensor averaged, not by itself."""
+    producer(graph, f"{NORM0}/Mul_2_output_0").input[1] = TAPS["norm0"]
+
+
 def normalized_first(op_type: str) -> Callable[[onnx.GraphProto], None]:
     """An ``op_type`` node (scale 1, bias 0) between norm0's input and its readers."""
 
@@ -489,6 +494,10 @@ NOT_POOLED = {  # an edit of the tiny graph, and what the refusal says of its de
         kept_no_dimension,
         f"the ReduceMean making '{NORM0}/{MEAN}' averages axes [2] (keepdims=0)",
     ),
+    "a mean of a product, not of a square": (
+        not_squared,
+        f"the ReduceMean making '{NORM0}/{MEAN}' averages axes [2] (keepdims=1)",
+    ),
     "a difference from another tensor's mean": (
         centred_elsewhere,
         f"the ReduceMean making '{NORM0}/{MEAN}' averages axes [2] (keepdims=1)",
@@ -524,6 +533,34 @@ def from_a_constant_node(output: str, *axes: int) -> Callable[[onnx.GraphProto],
     return change
 
 
+def default_keepdims(graph: onnx.GraphProto) -> None:
+    """Every ``ReduceMean`` keeps the dimension by ONNX's default, not by an attribute."""
+    for node in graph.node:
+        if node.op_type == "ReduceMean":
+            kept = [a for a in node.attribute if a.name != "keepdims"]
+            del node.attribute[:]
+            node.attribute.extend(kept)
+
+
+def test_axes_written_as_an_attribute_are_read_as_before_opset_18(tiny: TinyKokoro) -> None:
+    """A ``ReduceMean`` of opset 17 or before names its axes in an attribute: the split reads
+    them there (only the graph is split here: onnxruntime runs opset 18's form)."""
+
+    def attribute_axes(graph: onnx.GraphProto) -> None:
+        for node in graph.node:
+            if node.op_type == "ReduceMean":
+                written = onnx.numpy_helper.to_array(producer_tensor(graph, node.input[1]))
+                del node.input[1:]
+                node.attribute.append(onnx.helper.make_attribute("axes", written.tolist()))
+
+    split = split_graph(edited(tiny.model, attribute_axes), duration_output(tiny.model.graph))
+    assert split.stat_names == STAT_NAMES
+
+
+def producer_tensor(graph: onnx.GraphProto, name: str) -> onnx.TensorProto:
+    return next(tensor for tensor in graph.initializer if tensor.name == name)
+
+
 def channel_norm(graph: onnx.GraphProto) -> None:
     """The gate's first near miss made a norm over the channels: its sum a mean."""
     producer(graph, f"{GATE}/ReduceSum_output_0").op_type = "ReduceMean"
@@ -539,8 +576,13 @@ def channel_norm(graph: onnx.GraphProto) -> None:
             averaging(f"{GATE}/ReduceMean_2_output_0", 0, -2),
         ),
         channel_norm,
+        default_keepdims,
     ],
-    ids=["axes counted from the end, from a Constant node", "a norm over the channels"],
+    ids=[
+        "axes counted from the end, from a Constant node",
+        "a norm over the channels",
+        "keepdims left to its default",
+    ],
 )
 def test_norms_over_time_are_pooled_however_written_and_means_over_channels_left_alone(
     tiny: TinyKokoro, style: np.ndarray, change: Callable[[onnx.GraphProto], None]
