@@ -6,7 +6,8 @@ A simulation on a scripted clock (no model, no sleeping) of the production sched
 ``WindowPlan.decoded`` with the engine's ``DecodeRate`` (kept from reply to reply, as one engine's
 is) and a connection's ``PlaybackClock`` (the page's 0.1 s lead). Each reply is three sentences of
 150 frames (3.75 s each, a 12-frame leading pad, each sentence's text side a twentieth of its
-decode). A window's decode takes the real-time factor x its decoded frames' audio x a factor
+decode). A window's decode takes the real-time factor x its decoded frames' audio (a call
+costing ``CALL_FRAMES`` frames more, as the engine's do) x a factor
 drawn from a log-normal of spread ``sigma`` (seeded): 0 is a machine whose every window takes
 the average, 0.2 one whose windows stray by about 20 % (this shared box, docs/tts_server.md).
 ``start`` multiplies the first three windows of each reply (a page that starts playing and
@@ -26,7 +27,7 @@ from typing import Any
 
 from bench.latency.report import write_files
 from bench.page.run import commit
-from tts_server.engines.pace import DecodeRate, PlaybackClock
+from tts_server.engines.pace import CALL_FRAMES, DecodeRate, PlaybackClock
 from tts_server.engines.windows import FRAME_SECONDS, Window, window_plan
 from tts_server.settings import Settings
 
@@ -64,7 +65,7 @@ async def reply(
     async def decode(window: Window) -> Window:
         slowed = start if len(waited) < SLOW_WINDOWS else 1.0
         stray = draw.lognormvariate(0.0, sigma) if sigma else 1.0
-        now.t += rtf * FRAME_SECONDS * window.decoded_frames * slowed * stray
+        now.t += rtf * FRAME_SECONDS * (window.decoded_frames + CALL_FRAMES) * slowed * stray
         return window
 
     for _ in range(SENTENCES):
@@ -107,7 +108,8 @@ def to_markdown(report: dict[str, Any]) -> str:
         f"`python -m bench.latency.pace_jitter`, {report['replies']} replies a case, commit "
         f"{report['commit']}; a scripted clock, so the figures are the schedule's, not this "
         "machine's. Each reply: 3 sentences of 150 frames; a window's decode is the real-time "
-        "factor x its frames' audio x a log-normal draw of spread sigma; start: the first 3 "
+        f"factor x the audio of its frames and the call's {CALL_FRAMES} x a log-normal draw of "
+        "spread sigma; start: the first 3 "
         "windows of each reply that much slower. Underruns after each reply's first window.",
         "",
         "| RTF | sigma | start | underruns | replies with one | waited ms a reply "

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tts_server.engines.pace import (
+    CALL_FRAMES,
     DEFAULT_SECONDS_PER_FRAME,
     MISSES_KEPT,
     MOST_OPENING_SLOWDOWN,
@@ -77,11 +78,11 @@ def test_the_pace_and_its_lead_are_settings_of_the_plan() -> None:
 def test_the_rate_starts_from_its_first_measurement_then_weighs_jobs_by_their_frames() -> None:
     rate = DecodeRate()
     assert rate.seconds_per_frame == DEFAULT_SECONDS_PER_FRAME
-    rate.learn(0.2, 10)  # the first measurement replaces the guess
+    rate.learn(0.02 * (10 + CALL_FRAMES), 10)  # the first measurement replaces the guess
     assert rate.seconds_per_frame == pytest.approx(0.02)
-    rate.learn(0.64, 64)  # 64 frames at 0.01: halfway
+    rate.learn(0.01 * (64 + CALL_FRAMES), 64)  # 64 frames at 0.01: halfway
     assert rate.seconds_per_frame == pytest.approx(0.015)
-    rate.learn(0.08, 8)  # 8 frames at 0.01 count for less
+    rate.learn(0.01 * (8 + CALL_FRAMES), 8)  # 8 frames at 0.01 count for less
     assert 0.014 < rate.seconds_per_frame < 0.015
     before = rate.seconds_per_frame
     rate.learn(1.0, 0)
@@ -93,10 +94,10 @@ def test_the_rate_starts_from_its_first_measurement_then_weighs_jobs_by_their_fr
 
 def test_a_job_slower_than_the_average_is_the_estimate_until_the_next() -> None:
     rate = DecodeRate()
-    rate.learn(0.64, 64)  # 0.01 a frame
-    rate.learn(0.48, 16)  # a load came: 0.03 a frame, a fifth of the average's weight
+    rate.learn(0.01 * (64 + CALL_FRAMES), 64)  # 0.01 a frame
+    rate.learn(0.03 * (16 + CALL_FRAMES), 16)  # a load came: 0.03, a fifth of the weight
     assert rate.seconds_per_frame == pytest.approx(0.03)
-    rate.learn(0.16, 16)  # it went: the average (between the two) is the estimate again
+    rate.learn(0.01 * (16 + CALL_FRAMES), 16)  # it went: the average (between) is the estimate
     assert 0.01 < rate.seconds_per_frame < 0.03
 
 
@@ -104,20 +105,28 @@ def test_the_first_window_grows_only_where_the_rate_could_not_feed_the_second() 
     assert DEFAULT.paced(0.0, 0.0075) == DEFAULT.first  # this box, idle: 8 frames suffice
     slow = 0.017  # a real-time factor of 0.68
     opening = DEFAULT.paced(0.0, slow)
-    following = math.ceil(8 * slow / (FRAME_SECONDS - slow))  # keeps up with its decode
+    fixed = 8 + CALL_FRAMES  # the context either side and the call's own cost
+    following = math.ceil(fixed * slow / (FRAME_SECONDS - slow))  # keeps up with its decode
     assert opening > DEFAULT.first
     # the next window, decoded with the margin, is ready before the lead and this one played
-    ready = 1.3 * slow * (following + 8) + PACE_MARGIN_S
+    ready = 1.3 * slow * (following + fixed) + PACE_MARGIN_S
     assert LISTENER_LEAD_S + opening * FRAME_SECONDS >= ready
     assert LISTENER_LEAD_S + (opening - 1) * FRAME_SECONDS < ready  # and no more than that
     # as slow as real time no window keeps up: the opening covers a next window of `first`
-    opening = (1.3 * 0.025 * 16 + PACE_MARGIN_S - 0.1) / 0.025
+    opening = (1.3 * 0.025 * (16 + CALL_FRAMES) + PACE_MARGIN_S - 0.1) / 0.025
     assert DEFAULT.paced(0.0, FRAME_SECONDS) == math.ceil(opening)
+
+
+def test_a_decoder_calls_own_cost_is_not_counted_as_frames() -> None:
+    rate = DecodeRate()
+    for frames in (8, 200, 16, 120):  # small windows and large, each call costing 4 frames more
+        rate.learn(0.01 * (frames + CALL_FRAMES), frames)
+        assert rate.seconds_per_frame == pytest.approx(0.01)
 
 
 def test_streams_decoding_at_once_share_the_rate() -> None:
     rate = DecodeRate()
-    rate.learn(0.64, 64)  # 0.01 a frame, the engine alone
+    rate.learn(0.01 * (64 + CALL_FRAMES), 64)  # 0.01 a frame, the engine alone
     assert rate.streams == 0 and rate.seconds_per_frame == pytest.approx(0.01)
     with rate.streaming():
         assert rate.streams == 1 and rate.seconds_per_frame == pytest.approx(0.01)
@@ -136,7 +145,7 @@ async def test_a_job_is_learned_per_stream_that_decoded_beside_it() -> None:
     rate = DecodeRate(now=now)
 
     async def job() -> None:
-        now.t += 0.5  # 50 frames in 0.5 s, sharing the engine with another stream
+        now.t += 0.01 * (50 + CALL_FRAMES)  # 0.01 a frame, sharing the engine with another
 
     with rate.streaming(), rate.streaming():
         await rate.measured(job(), 50)
@@ -145,7 +154,7 @@ async def test_a_job_is_learned_per_stream_that_decoded_beside_it() -> None:
     with rate.streaming(), contextlib.ExitStack() as later:
 
         async def joined() -> None:
-            now.t += 0.3  # 30 frames, and a second stream came: 1.5 streams on average
+            now.t += 0.01 * (30 + CALL_FRAMES)  # and a second stream came: 1.5 on average
             later.enter_context(rate.streaming())
 
         await rate.measured(joined(), 30)
@@ -157,7 +166,7 @@ async def test_the_rate_times_a_job_from_its_submission_to_its_result() -> None:
     rate = DecodeRate(now=now)
 
     async def job() -> str:
-        now.t += 0.5  # queued and decoded
+        now.t += 0.005 * (100 + CALL_FRAMES)  # queued and decoded
         return "audio"
 
     assert await rate.measured(job(), 100) == "audio"
@@ -169,7 +178,7 @@ async def test_the_margin_is_the_least_until_jobs_miss_their_estimate_by_more() 
     rate = DecodeRate(0.01, now=now)
 
     async def job(frames: int, missed: float) -> None:
-        now.t += rate.seconds_per_frame * frames * missed  # ``missed`` x its estimate
+        now.t += rate.seconds_per_frame * (frames + CALL_FRAMES) * missed  # x its estimate
 
     assert rate.margin == PACE_MARGIN  # nothing measured yet
     for _ in range(10):
@@ -202,7 +211,7 @@ def test_the_rate_is_safe_to_share_between_threads() -> None:
 
     def learn() -> None:
         for _ in range(2000):
-            rate.learn(0.02 * 48, 48)
+            rate.learn(0.02 * (48 + CALL_FRAMES), 48)
 
     threads = [threading.Thread(target=learn) for _ in range(4)]
     for thread in threads:
@@ -219,8 +228,8 @@ def test_the_pace_grows_with_the_audio_buffered_and_shrinks_with_a_slower_rate()
     assert sizes == sorted(sizes) and sizes[-1] == plan.size and sizes[3] > 2 * sizes[2]
     slower = [plan.paced(1.2, rate * k) for k in (1, 1.5, 2, 3)]
     assert slower == sorted(slower, reverse=True) and slower[0] > slower[-1]
-    # (1.2 - 0.05) / 1.3 s at 6.25 ms a frame, less the context: 133 frames
-    assert plan.paced(1.2, rate) == int((1.2 - PACE_MARGIN_S) / 1.3 / rate) - 8 == 133
+    # (1.2 - 0.05) / 1.3 s at 6.25 ms a frame, less the context and the call: 129 frames
+    assert plan.paced(1.2, rate) == int((1.2 - PACE_MARGIN_S) / 1.3 / rate) - 8 - 4 == 129
 
 
 @given(
@@ -238,8 +247,8 @@ def test_the_pace_never_leaves_first_to_size(
 
 
 def test_below_the_margin_a_window_still_keeps_up_with_its_own_decode() -> None:
-    rate = 0.6 * FRAME_SECONDS  # 12 frames + 8 of context decode in 12 frames' time
-    assert DEFAULT.paced(0.3, rate) == 12
+    rate = 0.6 * FRAME_SECONDS  # 18 frames + 8 of context + the call's 4 decode in 18's time
+    assert DEFAULT.paced(0.3, rate) == 18
     assert DEFAULT.paced(0.3, 1.5 * FRAME_SECONDS) == DEFAULT.first  # none does: no floor
 
 
@@ -257,7 +266,7 @@ async def _paced_windows(
     clock.sent(ahead - clock.lead_s) if ahead else None
 
     async def decode(window: Window) -> Window:
-        now.t += 0.25 * FRAME_SECONDS * window.decoded_frames
+        now.t += 0.25 * FRAME_SECONDS * (window.decoded_frames + CALL_FRAMES)
         return window
 
     out = []
@@ -312,7 +321,7 @@ async def test_an_opening_is_estimated_at_the_openings_latest_miss() -> None:
     rate = DecodeRate(0.01, now=now)
 
     async def job(frames: int, missed: float) -> None:
-        now.t += rate.seconds_per_frame * frames * missed
+        now.t += rate.seconds_per_frame * (frames + CALL_FRAMES) * missed
 
     assert rate.opening_seconds_per_frame == rate.seconds_per_frame  # none measured
     await rate.measured(job(20, 1.5), 20, opening=True)
@@ -364,7 +373,7 @@ async def listener_waits(
 
     async def decode(window: Window) -> Window:
         slowed = factor if len(waited) < slow_windows else 1.0
-        now.t += rtf * FRAME_SECONDS * window.decoded_frames * slowed
+        now.t += rtf * FRAME_SECONDS * (window.decoded_frames + CALL_FRAMES) * slowed
         return window
 
     for _ in range(sentences):

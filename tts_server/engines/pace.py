@@ -21,6 +21,11 @@ LISTENER_LEAD_S = PLAYER_LEAD_S  # a player's wait before a reply's first chunk 
 DEFAULT_SECONDS_PER_FRAME = 0.0125  # before any measurement: a real-time factor of 0.5
 MIN_SECONDS_PER_FRAME = 1e-6
 RATE_HALF_LIFE_FRAMES = 64  # decoded frames after which an old rate counts half
+# A decoder call costs as much as this many more frames, whatever its size (docs/tts_server.md,
+# "A call's own cost"): a window of ``n`` decoded frames takes ``(n + CALL_FRAMES)`` times the
+# rate. Measured on the 2-core box: 33 ms a call against 7.5 ms a frame, one stream alone
+# (4.4 frames); 56 ms against 17.2 ms, two at once on the page (3.3).
+CALL_FRAMES = 4
 # The margin a window's predicted decode is given (docs/tts_server.md, "The pace"): at least
 # ``PACE_MARGIN`` (a window's time strays ~20 % from the average rate on a shared box); where
 # the latest ``MISSES_KEPT`` jobs strayed more, the ``MISS_QUANTILE`` of their time over their
@@ -38,7 +43,9 @@ MOST_OPENING_SLOWDOWN = 1.5
 
 class DecodeRate:
     """An engine's measured decode rate: seconds per decoded frame (context included), shared
-    by every connection, so that it says what a window costs under the load of the moment.
+    by every connection, so that it says what a window costs under the load of the moment. A
+    decoder call of ``n`` frames costs ``n + CALL_FRAMES`` of them: so small windows do not
+    make the rate look slower than large ones decode.
 
     Each window job is timed from submission to result (queueing behind other connections'
     counts), pooled into an average weighing each job by its frames (an old rate counts half
@@ -117,11 +124,12 @@ class DecodeRate:
                 self._streams -= 1
 
     def learn(self, seconds: float, frames: int, streams: float = 1.0) -> None:
-        """Pool one job that decoded ``frames`` frames in ``seconds`` while ``streams`` streams
-        (on average, at least one) decoded."""
+        """Pool one decoder call that decoded ``frames`` frames in ``seconds`` while ``streams``
+        streams (on average, at least one) decoded; the call's own cost is ``CALL_FRAMES``."""
         if frames <= 0 or seconds < 0:
             return
-        observed = max(seconds / frames / max(1.0, streams), MIN_SECONDS_PER_FRAME)
+        observed = seconds / (frames + CALL_FRAMES) / max(1.0, streams)
+        observed = max(observed, MIN_SECONDS_PER_FRAME)
         weight = 1 - 0.5 ** (frames / RATE_HALF_LIFE_FRAMES)
         with self._lock:
             self._rate = observed if not self._measured else self._rate
@@ -134,7 +142,8 @@ class DecodeRate:
         the streams decoding meanwhile (those at its submission and at its result, averaged),
         and how far that time missed ``seconds_per_frame`` at its submission: ``margin``'s, or
         with ``opening`` (a reply's first window), ``opening_seconds_per_frame``'s."""
-        started, streams, expected = self.now(), self.streams, self.seconds_per_frame * frames
+        started, streams = self.now(), self.streams
+        expected = self.seconds_per_frame * (frames + CALL_FRAMES)
         result = await job
         seconds = self.now() - started
         self.learn(seconds, frames, (streams + self.streams) / 2)

@@ -29,6 +29,7 @@ from typing import TypeVar
 import numpy as np
 
 from tts_server.engines.pace import (
+    CALL_FRAMES,
     LISTENER_LEAD_S,
     MIN_SECONDS_PER_FRAME,
     PACE_MARGIN,
@@ -50,7 +51,7 @@ MIN_WINDOWED_FRAMES = 64  # 1.6 s
 FRAME_SECONDS = SAMPLES_PER_FRAME / 24_000  # 25 ms of audio a frame
 # The pace (docs/tts_server.md, "Decoding in windows"): a window's predicted decode x the rate's
 # margin (``DecodeRate.margin``, at least ``PACE_MARGIN``) + 50 ms
-PACE_MARGIN_S = 0.05  # the send, the event loop, a decoder call's cost beyond its frames
+PACE_MARGIN_S = 0.05  # the send and the event loop
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,25 +227,32 @@ class WindowPlan:
         """Frames to keep in the next window with ``ahead`` seconds buffered at the listener
         and a decode rate of ``seconds_per_frame``, within ``[first, size]``; nothing buffered:
         ``first`` (the listener is waiting: audio soonest). Else the most whose predicted
-        decode, context included, times ``margin`` plus ``PACE_MARGIN_S`` ends before that
+        decode times ``margin`` plus ``PACE_MARGIN_S`` ends before that
         audio does; if that window would not add to the buffer (a slow rate, little buffered),
         the smallest that adds to it with the margin, as far as the buffer holds its decode
-        without the margin, and never one that falls behind its own decode."""
-        rate, context = max(seconds_per_frame, MIN_SECONDS_PER_FRAME), 2 * self.context
+        without the margin, and never one that falls behind its own decode. A window's decode
+        is its frames and ``_fixed``'s."""
+        rate, fixed = max(seconds_per_frame, MIN_SECONDS_PER_FRAME), self._fixed
         if ahead <= 0:
             return self._opening(rate, margin)
-        fits = math.floor((ahead - PACE_MARGIN_S) / margin / rate) - context
-        holds = math.floor(ahead / rate) - context  # what the buffer holds, no margin
-        grows = min(_keeping_up(context, margin * rate), holds)
-        return max(self.first, min(self.size, max(fits, _keeping_up(context, rate), grows)))
+        fits = math.floor((ahead - PACE_MARGIN_S) / margin / rate) - fixed
+        holds = math.floor(ahead / rate) - fixed  # what the buffer holds, no margin
+        grows = min(_keeping_up(fixed, margin * rate), holds)
+        return max(self.first, min(self.size, max(fits, _keeping_up(fixed, rate), grows)))
+
+    @property
+    def _fixed(self) -> int:
+        """What a window costs beyond the frames it keeps, in frames of decode: its context
+        either side and the decoder call's own cost (``CALL_FRAMES``)."""
+        return 2 * self.context + CALL_FRAMES
 
     def _opening(self, rate: float, margin: float) -> int:
         """The first window with nothing buffered: ``first`` frames, or more where the rate is
         so slow that the next window, as small as keeps up with its own decode, would not be
         decoded (with the margin) before this one and the listener's lead have played."""
-        context = 2 * self.context
-        following = max(self.first, _keeping_up(context, rate))
-        needed = margin * rate * (following + context) + PACE_MARGIN_S - self.listener_lead_s
+        fixed = self._fixed
+        following = max(self.first, _keeping_up(fixed, rate))
+        needed = margin * rate * (following + fixed) + PACE_MARGIN_S - self.listener_lead_s
         return max(self.first, min(self.size, math.ceil(needed / FRAME_SECONDS)))
 
     def windows(
@@ -310,12 +318,12 @@ class WindowPlan:
         return Window(start, stop, min(2 * self.context - right, start - begin), right)
 
 
-def _keeping_up(context: int, rate: float) -> int:
-    """The fewest frames a window with ``context`` more, decoded at ``rate`` seconds a frame,
-    keeps to play as long as its decode takes (0: none does)."""
+def _keeping_up(fixed: int, rate: float) -> int:
+    """The fewest frames a window costing ``fixed`` frames more, decoded at ``rate`` seconds a
+    frame, keeps to play as long as its decode takes (0: none does)."""
     if rate >= FRAME_SECONDS:
         return 0
-    return math.ceil(context * rate / (FRAME_SECONDS - rate) - 1e-9)  # a float's last digit
+    return math.ceil(fixed * rate / (FRAME_SECONDS - rate) - 1e-9)  # a float's last digit
 
 
 def listener_clock(plan: WindowPlan | None) -> PlaybackClock | None:
