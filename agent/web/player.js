@@ -90,6 +90,12 @@ export class PcmPlayer {
         await new Promise((resolve) => setTimeout(resolve, 5));
       }
       if (!this.paused) return this.currentTime; // resumed or stopped while it faded
+      if (this.turn !== null && this.ctx.currentTime < faded) {
+        // The fade never played: stop at silence, so that the resume fades in from it rather
+        // than the rest of this fade-out playing at full gain first.
+        this.turn.gain.gain.cancelScheduledValues(this.ctx.currentTime);
+        this.turn.gain.gain.value = 0;
+      }
     }
     await this.ctx.suspend().catch(() => {});
     return this.currentTime;

@@ -131,6 +131,36 @@ def test_a_pause_fades_out_and_its_resume_fades_back_in(
     assert seen["resumed"]["clock"] > seen["at"] + 0.1
 
 
+def test_a_pause_whose_fade_never_played_stops_at_silence(
+    page: Page, speechless_stack: ServerThread
+) -> None:
+    """An audio thread too late to play the fade within the wait (a busy box): the pause stops
+    at gain 0, not mid-fade at full gain, and the resume fades in from there."""
+    player_page(page, speechless_stack)
+    seen = page.evaluate(
+        """async () => {
+          const { player, chunk, later } = window.testPlayer;
+          player.begin(1);
+          chunk(1, 2.0);
+          await later(300); // playing
+          const real = performance.now.bind(performance);
+          let calls = 0;
+          performance.now = () => real() + 1000 * calls++; // each look: the wait is over
+          await player.pause();
+          performance.now = real;
+          const paused = { gain: player.turn.gain.gain.value, state: player.ctx.state };
+          player.resume();
+          await later(200);
+          const resumed = player.turn.gain.gain.value;
+          player.stop();
+          return { paused, resumed };
+        }"""
+    )
+    assert seen["paused"]["state"] == "suspended"
+    assert seen["paused"]["gain"] == 0
+    assert seen["resumed"] == 1
+
+
 def test_a_resume_while_the_pause_fades_leaves_the_player_running(
     page: Page, speechless_stack: ServerThread
 ) -> None:

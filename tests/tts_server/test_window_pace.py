@@ -358,11 +358,12 @@ async def listener_waits(
     slower: tuple[float, int] = (1.0, 0),
 ) -> list[float]:
     """A reply of ``sentences`` sentences of ``frames`` frames (``pad`` of them its leading
-    pad), decoded on a scripted clock at ``rtf`` (context included; each sentence's text side a
-    twentieth of its decode) and paced for a listener with ``lead_s``: how long the listener
-    waited for each chunk. The rate starts at ``rtf`` if ``measured``, else at its guess (or is
-    ``rate``, kept from replies before). ``slower``: (factor, n), the reply's first n windows
-    decode ``factor`` times slower (a page that starts playing and drawing as a reply begins)."""
+    pad), decoded on a scripted clock at ``rtf`` (context and call included; each sentence's
+    text side a twentieth of its decode) and paced for a listener with ``lead_s``: how long the
+    listener waited for each chunk. The rate starts at ``rtf`` if ``measured``, else at its
+    guess (or is ``rate``, kept from replies before). ``slower``: (factor, n), the reply's
+    first n windows decode ``factor`` times slower (a page that starts playing and drawing as a
+    reply begins)."""
     now = Time()
     start = rtf * FRAME_SECONDS if measured else DEFAULT_SECONDS_PER_FRAME
     rate = rate or DecodeRate(start)
