@@ -112,6 +112,7 @@ def test_the_newer_modules_are_in_the_edges_and_serving_tiers_with_their_tests()
     assert set(TIERS["edges"]) == {
         "tts_server/engines/scheduler.py",
         "tts_server/engines/windows.py",
+        "tts_server/engines/pace.py",
         "tts_server/openai_api/audio_encoding.py",
         "agent/doors/origins.py",
         "deploy/iam.py",

@@ -57,10 +57,13 @@ def test_the_clock_plays_chunks_back_to_back_after_a_lead() -> None:
     assert clock.ahead() == 0.0
     assert clock.sent(0.2) == pytest.approx(0.2)  # waited 0.2 s, then the lead again
     assert clock.ends_at == pytest.approx(1.3)
+    now.t = 1.3  # just as that audio ends: back to back, as the page plays it
+    assert clock.sent(0.2) == 0.0 and clock.ends_at == pytest.approx(1.5)
     clock.reset()
     assert clock.ahead() == 0.0 and clock.sent(0.1) == 0.0
     with pytest.raises(ValueError, match="lead"):
         PlaybackClock(-0.1)
+    assert PlaybackClock(0.0).lead_s == 0.0  # a player that waits for nothing
 
 
 def test_the_pace_and_its_lead_are_settings_of_the_plan() -> None:
@@ -189,11 +192,23 @@ async def test_the_margin_is_the_least_until_jobs_miss_their_estimate_by_more() 
     assert rate.margin == pytest.approx(1.6)
     await rate.measured(job(20, 9.0), 20)  # a stall counts no more than the most
     assert PACE_MARGIN < rate.margin <= MOST_PACE_MARGIN
+    for _ in range(8):  # a load that stays: most of the latest jobs late
+        await rate.measured(job(20, 1.7), 20)
+    assert rate.margin == pytest.approx(1.7)
     for _ in range(MISSES_KEPT):  # the load went: the late jobs are forgotten
         await rate.measured(job(20, 0.9), 20)
     assert rate.margin == PACE_MARGIN
     await rate.measured(job(0, 5.0), 0)  # a job of no frames tells nothing
     assert rate.margin == PACE_MARGIN
+    fresh = DecodeRate(0.01, now=now)
+
+    async def late(frames: int, missed: float) -> None:
+        now.t += fresh.seconds_per_frame * (frames + CALL_FRAMES) * missed
+
+    await fresh.measured(late(0, 5.0), 0)  # alone too: its time is not a miss
+    assert fresh.margin == PACE_MARGIN
+    await fresh.measured(late(1, 1.6), 1)  # one frame is a job
+    assert fresh.margin == pytest.approx(1.6)
 
 
 def test_a_wider_margin_cuts_smaller_windows_and_a_larger_opening() -> None:

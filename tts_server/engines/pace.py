@@ -161,7 +161,9 @@ def _quantile(misses: collections.deque[float]) -> float:
 
 class PlaybackClock:
     """One connection's listener, as the schedule models it: each chunk sent plays back to back
-    from when it arrives, the first (or the first after the listener ran dry) ``lead_s`` later."""
+    from when it arrives, the first (or the first after the listener ran dry) ``lead_s`` later.
+    A chunk that comes just as the audio before it ends still plays back to back (the page's
+    player counts an underrun only after it)."""
 
     def __init__(
         self, lead_s: float = LISTENER_LEAD_S, now: Callable[[], float] = time.perf_counter
@@ -176,7 +178,7 @@ class PlaybackClock:
         """A chunk of ``seconds`` of audio sent now: how long the listener waited for it after
         the audio before it ended (0: in time, or nothing came before it)."""
         now, ends_at = self.now(), self.ends_at
-        self.ends_at = ends_at if ends_at is not None and ends_at > now else now + self.lead_s
+        self.ends_at = ends_at if ends_at is not None and ends_at >= now else now + self.lead_s
         self.ends_at += seconds
         return 0.0 if ends_at is None else max(0.0, now - ends_at)
 
