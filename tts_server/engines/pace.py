@@ -23,8 +23,8 @@ MIN_SECONDS_PER_FRAME = 1e-6
 RATE_HALF_LIFE_FRAMES = 64  # decoded frames after which an old rate counts half
 # A decoder call costs as much as this many more frames, whatever its size (docs/tts_server.md,
 # "A call's own cost"): a window of ``n`` decoded frames takes ``(n + CALL_FRAMES)`` times the
-# rate. Measured on the 2-core box: 0.8-2.8 frames one stream alone (bench.latency.call_cost),
-# 3.3 two at once on the page; rounded up, as a window predicted short runs late.
+# rate. Measured on the 2-core box (bench.latency.call_cost): 2.8 frames, one stream alone;
+# rounded up, as a window predicted short runs late.
 CALL_FRAMES = 4
 # The margin a window's predicted decode is given (docs/tts_server.md, "The pace"): at least
 # ``PACE_MARGIN`` (a window's time strays ~20 % from the average rate on a shared box); where
