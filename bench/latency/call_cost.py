@@ -28,7 +28,7 @@ import numpy as np
 
 from bench.latency.report import write_files
 from bench.page.run import commit
-from tts_server.engines.onnx.engine import DEFAULT_VOICE
+from tts_server.engines.onnx.engine import DEFAULT_VOICE, style_row
 from tts_server.engines.onnx.priors import CALIBRATION
 from tts_server.engines.onnx.split import Features, SplitKokoro
 from tts_server.engines.pace import CALL_FRAMES
@@ -55,8 +55,8 @@ def sentence(split: SplitKokoro) -> Features:
     _, vocab, voices = packaged_files()
     phonemes = max(CALIBRATION, key=len)
     tokens = [vocab[p] for p in phonemes if p in vocab]
-    table = np.asarray(voices[DEFAULT_VOICE], dtype=np.float32).reshape(-1, 256)
-    return split.text(tokens, table[min(len(tokens), len(table)) - 1], 1.0)
+    table = np.asarray(voices[DEFAULT_VOICE]).reshape(-1, 256)
+    return split.text(tokens, style_row(table, len(tokens)), 1.0)
 
 
 def windows(sizes: Sequence[int], frames: int) -> dict[int, Window]:

@@ -55,6 +55,11 @@ def _directory_files(model_dir: Path) -> tuple[Path, dict[str, int], dict[str, n
     return models[0], vocab, load_voices(packs[0])
 
 
+def style_row(table: Any, tokens: int) -> np.ndarray:
+    """A voice table's style row for a sentence of ``tokens`` tokens (the last for longer)."""
+    return np.asarray(table[min(tokens, len(table)) - 1], dtype=np.float32)
+
+
 def split_cores(workers: int, cores: int | None = None) -> list[int]:
     """Intra-op threads for each of ``workers`` sessions: the cores shared out, at least one."""
     cores = cores or os.cpu_count() or 1
@@ -203,8 +208,7 @@ class OnnxEngine(Engine):
 
     def _style(self, voice: VoiceMix, tokens: list[int]) -> np.ndarray:
         """The voice's style row for a sentence of ``tokens``."""
-        table = self.style_table(voice)
-        return np.asarray(table[min(len(tokens), len(table)) - 1], dtype=np.float32)
+        return style_row(self.style_table(voice), len(tokens))
 
     def _running(self, lane: int, run: Callable[[Any], T]) -> T:
         """``run(options)`` with onnxruntime ``RunOptions`` that ``_interrupt`` can terminate."""
