@@ -11,6 +11,7 @@ import base64
 import io
 import json
 import logging
+import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -106,6 +107,18 @@ def tones(tone_engine: ToneEngine, tone_server: ServerThread) -> openai.OpenAI:
 @pytest.fixture(scope="module")
 def kokoro(tts_server: ServerThread) -> openai.OpenAI:
     return client_for(tts_server)
+
+
+def http_error(client: openai.OpenAI, name: str) -> type[Exception]:
+    """The exception ``name`` of the HTTP library the client streams through.
+
+    openai 2 streams through ``httpx``, openai 3 through ``httpx2``; a cut body raises that
+    library's own error, unwrapped.
+    """
+    http_client = next(c for c in type(client._client).__mro__ if c.__module__.startswith("httpx"))
+    library = sys.modules[http_client.__module__.partition(".")[0]]
+    error: type[Exception] = getattr(library, name)
+    return error
 
 
 def decode(data: bytes, response_format: str) -> tuple[np.ndarray, int]:
@@ -218,7 +231,7 @@ def test_a_failure_mid_stream_cuts_the_response_short(tones: openai.OpenAI) -> N
         model="kokoro", voice="af_alloy", input="Fine. Then explode.", response_format="wav"
     ) as response:
         assert response.status_code == 200
-        with pytest.raises(httpx.RemoteProtocolError):
+        with pytest.raises(http_error(tones, "RemoteProtocolError")):
             b"".join(response.iter_bytes())
 
 
