@@ -127,6 +127,7 @@ class SynthesisConnection:
         self._idle_timeout_s = idle_timeout_s  # no frame and nothing to do this long: closed
         self.ending: Ending | None = None  # set once the server decided to end the connection
         self._clock = listener_clock(engine.window_plan)  # the listener, where it paces windows
+        self._stream = contextlib.ExitStack()  # the listener counted as a stream, while working
         self._reply: str | None = None  # the reply of the latest segment started
 
     @property
@@ -205,6 +206,8 @@ class SynthesisConnection:
             if not self._admission.open_session():
                 raise ProtocolError(ErrorCode.BUSY, self._admission.sessions_full, speak.id)
             self._working = True
+            if self._clock is not None:  # one stream from its first segment to its queue empty
+                self._stream.enter_context(self._engine.decode_rate.streaming(self._clock))
         try:
             self._admission.queue_segment(speak.id)
         except ProtocolError:
@@ -219,6 +222,7 @@ class SynthesisConnection:
         if self._working and not self._waiting and self._current_task is None:
             self._working = False
             self._admission.close_session()
+            self._stream.close()
 
     def _unqueue(self, ids: tuple[str, ...]) -> None:
         """Forget segments that left the protocol's queue without synthesis."""

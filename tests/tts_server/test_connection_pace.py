@@ -27,12 +27,14 @@ class ClockedEngine(FakeEngine):
         super().__init__(delay_s=delay_s)
         self.window_plan = WindowPlan(8, 240, 4, pace_to_listener=True)  # --window-pace
         self.clocks: list[PlaybackClock | None] = []
+        self.streams: dict[str, int] = {}  # the streams counted as each text's synthesis starts
         self.sent_s = 0.0  # audio yielded
 
     async def synthesize(
         self, prepared: Prepared, clock: PlaybackClock | None = None
     ) -> AsyncIterator[Chunk]:
         self.clocks.append(clock)
+        self.streams[prepared.text] = self.decode_rate.streams
         plan, self.window_plan = self.window_plan, None  # the fake speaks whole: no windows
         try:
             async for chunk in super().synthesize(prepared, clock):
@@ -58,6 +60,27 @@ async def test_one_clock_hears_every_chunk_of_every_segment() -> None:
     started = peer.times[next(i for i, e in enumerate(peer.events) if isinstance(e, bytes))]
     # sent faster than played: back to back from the first chunk, after the lead
     assert clock.ends_at == pytest.approx(started + LISTENER_LEAD_S + engine.sent_s, abs=0.05)
+
+
+async def test_a_listener_is_one_stream_from_its_first_segment_to_its_queue_empty() -> None:
+    engine = ClockedEngine(delay_s=0.2)
+    first, second = Peer(engine), Peer(engine)
+    first.start()
+    second.start()
+    try:
+        await first.send(Speak(id="a", text="Hello there, how are you?"))
+        await first.send(Speak(id="b", text="Fine, thanks."))
+        await first.until(lambda events: any(isinstance(e, bytes) for e in events))
+        assert engine.decode_rate.streams == 1  # between its segments too
+        await second.send(Speak(id="c", text="And you?"))
+        await first.until_terminal("a", "b")
+        await second.until_terminal("c")
+        assert engine.decode_rate.streams == 0  # both queues empty
+    finally:
+        await first.stop()
+        await second.stop()
+    assert engine.streams["Hello there, how are you?"] == 1  # the first alone
+    assert engine.streams["And you?"] == 2  # beside the first listener's reply, a or b
 
 
 async def test_without_the_pace_a_connection_has_no_clock() -> None:

@@ -143,6 +143,23 @@ def test_streams_decoding_at_once_share_the_rate() -> None:
     assert rate.streams == 0  # counted out, whatever ended it
 
 
+def test_a_listeners_blocks_count_as_one_stream_however_they_nest() -> None:
+    rate = DecodeRate()
+    rate.learn(0.01 * (64 + CALL_FRAMES), 64)
+    listener, other = PlaybackClock(), PlaybackClock()
+    with rate.streaming(listener):  # its connection, for the whole reply
+        assert rate.streams == 1
+        with rate.streaming(listener):  # one of its sentences: the same stream
+            assert rate.streams == 1 and rate.seconds_per_frame == pytest.approx(0.01)
+            with rate.streaming(other), rate.streaming():  # another listener, a bare sentence
+                assert rate.streams == 3 and rate.seconds_per_frame == pytest.approx(0.03)
+        assert rate.streams == 1  # between its sentences, still counted
+        with pytest.raises(RuntimeError), rate.streaming(listener):
+            raise RuntimeError("a sentence that failed")
+        assert rate.streams == 1
+    assert rate.streams == 0
+
+
 async def test_a_job_is_learned_per_stream_that_decoded_beside_it() -> None:
     now = Time()
     rate = DecodeRate(now=now)

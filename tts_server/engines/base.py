@@ -277,7 +277,8 @@ class Engine(ABC):
     ) -> AsyncIterator[Chunk]:
         """Trimmed float32 audio of a prepared text, one chunk per model-sized piece (or
         window), with its words. Nothing is checked again. ``clock``: the listener, told of each
-        chunk sent, that paces the windows (``WindowPlan.decoded``; None: unpaced).
+        chunk sent, that paces the windows (``WindowPlan.decoded``; None: unpaced), and the
+        stream the decode rate counts each windowed piece under (``DecodeRate.streaming``).
 
         The text is read as ``prepared.spoken`` (numbers, money, abbreviations... in words,
         unless normalization is off). A chunk's words are those whose phonemes start in it, in
@@ -299,7 +300,7 @@ class Engine(ABC):
                     chunks = self._whole(piece, named, span)
                 else:
                     chunks = self._windowed(piece, named, span, self.window_plan, clock)
-                    stream = self.decode_rate.streaming()  # its text side to its last window
+                    stream = self.decode_rate.streaming(clock)  # text side to last window
                 with stream:  # one of the streams sharing the engine's rate, closed with this one
                     async with aclosing(chunks):
                         async for chunk in chunks:

@@ -75,7 +75,7 @@ class DecodeRate:
         self._rate = seconds_per_frame
         self._latest = 0.0  # the last job's own rate
         self._measured = False
-        self._streams = 0  # sentences decoding now (``streaming``)
+        self._streams: collections.Counter[object] = collections.Counter()  # ``streaming``'s
         self._misses: collections.deque[float] = collections.deque(maxlen=MISSES_KEPT)
         self._opening_misses: collections.deque[float] = collections.deque(maxlen=OPENINGS_KEPT)
         self._lock = threading.Lock()
@@ -85,7 +85,7 @@ class DecodeRate:
         """A stream's estimate now: the average, or the last job's rate if it was slower (a load
         that has just come shows there first), times the streams decoding (at least one)."""
         with self._lock:
-            return max(self._rate, self._latest) * max(1, self._streams)
+            return max(self._rate, self._latest) * max(1, len(self._streams))
 
     @property
     def margin(self) -> float:
@@ -107,21 +107,27 @@ class DecodeRate:
 
     @property
     def streams(self) -> int:
-        """The sentences decoding now."""
+        """The streams decoding now (inside ``streaming``)."""
         with self._lock:
-            return self._streams
+            return len(self._streams)
 
     @contextlib.contextmanager
-    def streaming(self) -> Iterator[None]:
-        """One sentence decoding, from its text side to its last window: a stream sharing the
-        engine with every other one inside this block."""
+    def streaming(self, listener: object | None = None) -> Iterator[None]:
+        """A stream sharing the engine with every other one inside this block: a sentence, from
+        its text side to its last window, or a ``listener``'s whole reply. Blocks of one
+        ``listener`` count as one stream however they nest (its connection holds one from a
+        segment queued to its queue empty, so that the pause between its sentences, their G2P,
+        hides it from no other listener's windows); None: a stream of its own."""
+        key = object() if listener is None else listener
         with self._lock:
-            self._streams += 1
+            self._streams[key] += 1
         try:
             yield
         finally:
             with self._lock:
-                self._streams -= 1
+                self._streams[key] -= 1
+                if not self._streams[key]:
+                    del self._streams[key]
 
     def learn(self, seconds: float, frames: int, streams: float = 1.0) -> None:
         """Pool one decoder call that decoded ``frames`` frames in ``seconds`` while ``streams``
