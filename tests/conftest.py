@@ -3,7 +3,9 @@
 ``--real-model-last`` (the mutation runs' option, ``[tool.mutmut]`` in pyproject.toml) runs the
 tests that load the real model after the others: mutmut runs a mutant's tests with ``-x`` in a
 fresh process, so a test without the model usually fails first, seconds before the model
-would have loaded.
+would have loaded. Its runs also take hypothesis's ``mutation`` profile: the same examples in
+every run and no example database, so a mutant's verdict is its own (a failure one mutant's run
+stored would otherwise be replayed first in every run after it).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+from hypothesis import settings
 
 from tts_server.app import create_app
 from tts_server.engines import Engine, load_engine
@@ -20,6 +23,8 @@ from tts_server.settings import Settings
 from tts_server.testing.server_thread import ServerThread
 
 REAL_MODEL_FIXTURES = frozenset({"engine", "real_torch_engine"})
+
+settings.register_profile("mutation", derandomize=True, database=None)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -1,13 +1,16 @@
 """``python -m bench.page.cpu``: where the CPU goes while the page waits for and plays a reply.
 
-    python -m bench.page.cpu     # 5 typed replies; writes docs/benchmarks/page_cpu.{json,md}
+    python -m bench.page.cpu     # 5 typed, 5 spoken replies; writes docs/benchmarks/page_cpu.*
 
 On the 2-core box the agent, its TTS server and Chromium share the cores, so what the page
 costs is taken from the synthesis of the first window (docs/web.md, "Where the time goes").
-The local stack as a user starts it, the page in headless Chromium; per typed reply, the CPU
-seconds each process spent (``/proc``: user and system time), as cores (seconds per second):
-the page idle before the prompt, the first 1.5 s after it (the first sentence is written and
-its first window synthesized) and the whole reply to its last sample. Chromium's processes are
+The local stack as a user starts it, the page in headless Chromium; per reply, the CPU
+seconds each process spent (``/proc``: user and system time), as cores (seconds per second).
+A typed reply: the page idle before the prompt, the first 1.5 s after it (the first sentence
+is written and its first window synthesized) and the whole reply to its last sample. A spoken
+one (``bench.page``'s questions, eSpeak NG through a fresh browser's fake microphone, the page
+hands-free): the question heard (hands-free on to the transcript), then the same two phases
+from the transcript, which is where a spoken reply's prompt is sent. Chromium's processes are
 told apart by their ``--type`` (renderer, GPU, the audio service).
 """
 
@@ -17,6 +20,7 @@ import argparse
 import json
 import os
 import statistics
+import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -25,11 +29,16 @@ from typing import Any
 from bench.page.run import (
     CHROMIUM_ARGS,
     OUT,
+    REPLY_S,
+    SPOKEN,
     TYPED,
     chromium_path,
+    listen_hands_free,
     local_stack,
+    microphone_browser,
     open_page,
     provenance,
+    question_wav,
     wait_played,
 )
 
@@ -37,6 +46,14 @@ TICK = os.sysconf("SC_CLK_TCK")
 IDLE_S = 3.0
 FIRST_S = 1.5  # the first sentence and its first window (typed first audio is about 1.2 s)
 PHASES = ("idle", "first", "reply")
+SPOKEN_PHASES = ("heard", "first", "reply")
+PHASE_NAMES = {
+    "idle": f"idle page ({IDLE_S:g} s)",
+    "heard": "the question heard",
+    "first": f"first {FIRST_S:g} s",
+    "reply": "whole reply",
+}
+TRANSCRIBED = "() => window.__page.received.some(e => e.type === 'transcript')"
 
 
 def stat(pid: int) -> tuple[int, float]:
@@ -135,65 +152,132 @@ def reply_run(browser: Any, url: str, prompt: str, stack: int, root: int) -> dic
     }
 
 
-def summarize(runs: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+def browser_root() -> int:
+    """The browser process of the Chromium running below this process."""
+    found = [pid for pid in descendants(os.getpid()) if is_browser(command(pid))]
+    return max(found, key=lambda pid: len(descendants(pid)))  # a wrapper's child is its own
+
+
+def spoken_reply_run(
+    playwright: Any, chromium: str, url: str, wav: Path, question: str, stack: int
+) -> dict[str, Any]:
+    """One spoken reply, in a fresh browser whose fake microphone plays ``wav``: the cores each
+    group used while the question was heard, in the first 1.5 s after its transcript and from
+    the transcript to the reply's last sample."""
+    browser = microphone_browser(playwright, chromium, wav)
+    try:
+        root = browser_root()
+        page = listen_hands_free(browser, url)
+        listening, began = cpu_by_group(stack, root), time.monotonic()
+        page.wait_for_function(TRANSCRIBED, timeout=REPLY_S * 1000)
+        heard, start = cpu_by_group(stack, root), time.monotonic()
+        time.sleep(FIRST_S)
+        first = cpu_by_group(stack, root)
+        wait_played(page)
+        end, took = cpu_by_group(stack, root), time.monotonic() - start
+    finally:
+        browser.close()
+    return {
+        "question": question,
+        "reply_s": round(took, 2),
+        "heard": cores(heard, listening, start - began),
+        "first": cores(first, heard, FIRST_S),
+        "reply": cores(end, heard, took),
+    }
+
+
+def summarize(
+    runs: list[dict[str, Any]], phases: tuple[str, ...] = PHASES
+) -> dict[str, dict[str, float]]:
     """Medians over the runs, by phase and group (cores)."""
-    names = sorted({name for run in runs for phase in PHASES for name in run[phase]})
+    names = sorted({name for run in runs for phase in phases for name in run[phase]})
     return {
         phase: {
             name: round(statistics.median(run[phase].get(name, 0.0) for run in runs), 3)
             for name in names
         }
-        for phase in PHASES
+        for phase in phases
     }
 
 
-def markdown(figures: dict[str, Any]) -> str:
-    medians = figures["cores"]
+def table(medians: dict[str, dict[str, float]]) -> list[str]:
+    """One kind of reply's medians, a row per group and a total."""
+    phases = list(medians)
     lines = [
-        "# Where the CPU goes around a typed reply (headless Chromium, local stack)",
-        "",
-        f"`python -m bench.page.cpu`, {figures['date']}, {figures['runs']} typed replies, "
-        f"{figures['machine']['cpus']} CPUs, load average before {figures['load']['before']}, "
-        f"after {figures['load']['after']}; commit {figures['commit']}. Medians, in cores (CPU "
-        "seconds per second); from `/proc`.",
-        "",
-        f"| process | idle page ({IDLE_S:g} s) | first {FIRST_S:g} s after the prompt "
-        "| whole reply |",
-        "|---|---:|---:|---:|",
+        "| process | " + " | ".join(PHASE_NAMES[phase] for phase in phases) + " |",
+        "|---|" + "---:|" * len(phases),
     ]
     for name in medians["reply"]:
-        row = [f"{medians[phase][name]:.3f}" for phase in PHASES]
+        row = [f"{medians[phase][name]:.3f}" for phase in phases]
         lines.append(f"| {name} | " + " | ".join(row) + " |")
-    total = [f"{sum(medians[phase].values()):.3f}" for phase in PHASES]
-    lines.append("| **all** | " + " | ".join(total) + " |")
-    return "\n".join(lines) + "\n"
+    total = [f"{sum(medians[phase].values()):.3f}" for phase in phases]
+    return [*lines, "| **all** | " + " | ".join(total) + " |"]
+
+
+def markdown(figures: dict[str, Any]) -> str:
+    return (
+        "\n".join(
+            [
+                "# Where the CPU goes around a reply (headless Chromium, local stack)",
+                "",
+                f"`python -m bench.page.cpu`, {figures['date']}, {figures['runs']} typed and "
+                f"{len(figures['spoken'])} spoken replies, {figures['machine']['cpus']} CPUs, load "
+                f"average before {figures['load']['before']}, after {figures['load']['after']}; "
+                f"commit {figures['commit']}. Medians, in cores (CPU seconds per second); from "
+                "`/proc`. A spoken reply's phases run from its transcript (the prompt sent), and "
+                "its browser is its own, started for it with the fake microphone.",
+                "",
+                "## Typed (from the prompt)",
+                "",
+                *table(figures["cores"]),
+                "",
+                "## Spoken (from the transcript)",
+                "",
+                *table(figures["spoken_cores"]),
+            ]
+        )
+        + "\n"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     from playwright.sync_api import sync_playwright
 
     parser = argparse.ArgumentParser(prog="python -m bench.page.cpu", description=__doc__)
-    parser.add_argument("--runs", type=int, default=5, help="typed replies (default 5)")
+    parser.add_argument("--runs", type=int, default=5, help="typed and spoken replies (5)")
     parser.add_argument("--out", type=Path, default=OUT, help="where page_cpu.* go")
     args = parser.parse_args(argv)
     load_before = os.getloadavg()
-    with local_stack() as url, sync_playwright() as playwright:
+    chromium = chromium_path()
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        local_stack() as url,
+        sync_playwright() as playwright,
+    ):
         [stack] = [pid for pid in descendants(os.getpid()) if "dev" in command(pid)[1:3]]
         browser = playwright.chromium.launch(
-            executable_path=chromium_path(), headless=True, args=CHROMIUM_ARGS
+            executable_path=chromium, headless=True, args=CHROMIUM_ARGS
         )
-        found = [pid for pid in descendants(os.getpid()) if is_browser(command(pid))]
-        root = max(found, key=lambda pid: len(descendants(pid)))  # a wrapper's child is its own
+        root = browser_root()
         open_page(browser.new_context(), url).close()  # warm: models loaded, voices known
-        runs = [
+        typed = [
             reply_run(browser, url, TYPED[i % len(TYPED)], stack, root) for i in range(args.runs)
         ]
         browser.close()
+        said = [SPOKEN[i % len(SPOKEN)] for i in range(args.runs)]
+        spoken = [
+            spoken_reply_run(
+                playwright, chromium, url, question_wav(Path(folder), i, text, voice), text, stack
+            )
+            for i, (text, voice) in enumerate(said)
+        ]
     figures = {
-        "cores": summarize(runs),
+        "cores": summarize(typed),
+        "spoken_cores": summarize(spoken, SPOKEN_PHASES),
         "runs": args.runs,
         **provenance(load_before),
-        "replies": runs,
+        "replies": typed,
+        "spoken": spoken,
     }
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "page_cpu.json").write_text(json.dumps(figures, indent=1) + "\n")

@@ -224,18 +224,27 @@ def question_wav(folder: Path, index: int, text: str, voice: str) -> Path:
     return path
 
 
-def spoken_run(playwright: Any, chromium: str, url: str, wav: Path, text: str) -> dict[str, Any]:
+def microphone_browser(playwright: Any, chromium: str, wav: Path) -> Any:
+    """A fresh Chromium whose fake microphone plays ``wav`` once."""
     args = [
         *CHROMIUM_ARGS,
         "--use-fake-device-for-media-stream",
         f"--use-file-for-fake-audio-capture={wav}%noloop",
     ]
-    browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=args)
+    return playwright.chromium.launch(executable_path=chromium, headless=True, args=args)
+
+
+def listen_hands_free(browser: Any, url: str) -> Any:
+    """The page in ``browser`` with its microphone allowed, switched to hands-free."""
+    page = open_page(browser.new_context(permissions=["microphone"]), url)
+    page.click("label[for=mic-free]")
+    return page
+
+
+def spoken_run(playwright: Any, chromium: str, url: str, wav: Path, text: str) -> dict[str, Any]:
+    browser = microphone_browser(playwright, chromium, wav)
     try:
-        context = browser.new_context(permissions=["microphone"])
-        page = open_page(context, url)
-        page.click("label[for=mic-free]")
-        record = wait_played(page)
+        record = wait_played(listen_hands_free(browser, url))
     finally:
         browser.close()
     ended = end_of_speech(record["mic"])

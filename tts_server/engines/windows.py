@@ -209,10 +209,11 @@ class WindowPlan:
                 ahead = clock.ahead()
                 opening = ahead <= 0
                 estimate = rate.opening_seconds_per_frame if opening else rate.seconds_per_frame
-                kept = self.paced(ahead, estimate, rate.margin)
-                # an opening's frames are audio to play, after the leading pad; a later
-                # window's are its decode, from its start (a next sentence's: its pad's too)
-                step = min(self.size, max(self.first, kept if opening else start + kept - base))
+                # the frames kept are audio to play: a sentence's first window decodes its
+                # leading pad too (``base - start`` frames), which costs and plays nothing
+                silent = base - start
+                kept = self.paced(ahead, estimate, rate.margin, silent)
+                step = max(1, min(self.size - silent, max(self.first, kept)))
                 stop = self._paced_stop(base, step, end, last_from)
             window = self._window(frames, begin, start, stop)
             job = decode(window)
@@ -223,21 +224,24 @@ class WindowPlan:
             start = base = stop
             step = min(self.size, round(step * self.growth))
 
-    def paced(self, ahead: float, seconds_per_frame: float, margin: float = PACE_MARGIN) -> int:
-        """Frames to keep in the next window with ``ahead`` seconds buffered at the listener
-        and a decode rate of ``seconds_per_frame``, within ``[first, size]``; nothing buffered:
-        ``first`` (the listener is waiting: audio soonest). Else the most whose predicted
-        decode times ``margin`` plus ``PACE_MARGIN_S`` ends before that
-        audio does; if that window would not add to the buffer (a slow rate, little buffered),
-        the smallest that adds to it with the margin, as far as the buffer holds its decode
-        without the margin, and never one that falls behind its own decode. A window's decode
-        is its frames and ``_fixed``'s."""
+    def paced(
+        self, ahead: float, seconds_per_frame: float, margin: float = PACE_MARGIN, silent: int = 0
+    ) -> int:
+        """Frames of audio to keep in the next window with ``ahead`` seconds buffered at the
+        listener and a decode rate of ``seconds_per_frame``, within ``[first, size]``; nothing
+        buffered: ``first`` (the listener is waiting: audio soonest). Else the most whose
+        predicted decode times ``margin`` plus ``PACE_MARGIN_S`` ends before that audio does;
+        if that window would not add to the buffer (a slow rate, little buffered), the smallest
+        that adds to it with the margin, as far as the buffer holds its decode without the
+        margin, and never one that falls behind its own decode. A window's decode is its frames,
+        ``_fixed``'s and its ``silent`` ones (a sentence's leading pad: decoded, never played);
+        the silent frames are paid once, so the floor is what keeps up without them."""
         rate, fixed = max(seconds_per_frame, MIN_SECONDS_PER_FRAME), self._fixed
         if ahead <= 0:
             return self._opening(rate, margin)
-        fits = math.floor((ahead - PACE_MARGIN_S) / margin / rate) - fixed
-        holds = math.floor(ahead / rate) - fixed  # what the buffer holds, no margin
-        grows = min(_keeping_up(fixed, margin * rate), holds)
+        fits = math.floor((ahead - PACE_MARGIN_S) / margin / rate) - fixed - silent
+        holds = math.floor(ahead / rate) - fixed - silent  # what the buffer holds, no margin
+        grows = min(_keeping_up(fixed + silent, margin * rate), holds)
         return max(self.first, min(self.size, max(fits, _keeping_up(fixed, rate), grows)))
 
     @property

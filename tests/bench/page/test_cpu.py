@@ -7,7 +7,15 @@ import subprocess
 import sys
 import time
 
-from bench.page.cpu import cores, descendants, is_browser, stat, summarize
+from bench.page.cpu import (
+    SPOKEN_PHASES,
+    cores,
+    descendants,
+    is_browser,
+    stat,
+    summarize,
+    table,
+)
 
 
 def test_a_process_cpu_time_grows_with_its_work_and_its_parent_is_known() -> None:
@@ -50,3 +58,20 @@ def test_cores_and_medians() -> None:
         "first": {"a": 0.4, "b": 0.0},
         "reply": {"a": 0.6, "b": 0.2},
     }
+
+
+def test_a_spoken_replys_phases_start_with_the_question_heard_and_table_with_a_total() -> None:
+    runs = [
+        {"heard": {"agent": v}, "first": {"tts server": 2 * v}, "reply": {"agent": v / 2}}
+        for v in (0.2, 0.4)
+    ]
+    medians = summarize(runs, SPOKEN_PHASES)
+    assert list(medians) == ["heard", "first", "reply"]
+    assert medians["heard"] == {"agent": 0.3, "tts server": 0.0}
+    assert table(medians) == [
+        "| process | the question heard | first 1.5 s | whole reply |",
+        "|---|---:|---:|---:|",
+        "| agent | 0.300 | 0.000 | 0.150 |",
+        "| tts server | 0.000 | 0.600 | 0.000 |",
+        "| **all** | 0.300 | 0.600 | 0.150 |",
+    ]
