@@ -389,6 +389,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             )
             open_page(browser.new_context(), url).close()  # warm: models loaded, voices known
             typed = [typed_run(browser, url, TYPED[i % len(TYPED)]) for i in range(args.runs)]
+            spoken = [
+                spoken_run(playwright, chromium, url, wav, SPOKEN[i][0])
+                for i, wav in enumerate(wavs)
+            ]
+            # the loaded case last: the typed and spoken replies meet the same server state
             long = {
                 "alone": [r for _ in range(args.long_runs) for r in long_run(browser, url, False)],
                 "with_second_conversation": [
@@ -396,10 +401,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 ],
             }
             browser.close()
-            spoken = [
-                spoken_run(playwright, chromium, url, wav, SPOKEN[i][0])
-                for i, wav in enumerate(wavs)
-            ]
     figures = summarize(typed, spoken, long)
     return {
         **figures,
