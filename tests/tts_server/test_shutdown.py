@@ -172,7 +172,7 @@ def ids(events: list[ServerMessage | bytes], kind: type) -> list[str]:
 
 
 async def test_sigterm_drains_the_queue_refuses_new_work_and_exits() -> None:
-    server = ServerProcess("--drain-s", "10", infer_s=0.3).start()
+    server = ServerProcess("--drain-s", "10", infer_s=1.0).start()
     try:
         async with connect(server.ws_url) as ws, httpx.AsyncClient(timeout=5) as http:
             assert isinstance(decode_server(str(await ws.recv())), Ready)
@@ -180,6 +180,13 @@ async def test_sigterm_drains_the_queue_refuses_new_work_and_exits() -> None:
                 await ws.send(speak(id))
             events: list[ServerMessage | bytes] = []
             assert isinstance(decode_server(str(await ws.recv())), Start)
+            # the signal comes once "b" and "c" are queued behind "a" (a second of synthesis):
+            # sent at "a"'s start, it raced the server's reading of "c" (CI once drained "a"
+            # and "b" only), and a speak read after it is refused, not drained
+            deadline = time.monotonic() + 5
+            while (await http.get(server.http_url + PING_PATH)).json()["queued"] < 2:
+                assert time.monotonic() < deadline, "b and c were not queued 5 s after a's start"
+                await asyncio.sleep(0.01)
             server.signal(signal.SIGTERM)
             ping = await http.get(server.http_url + PING_PATH)
             deadline = time.monotonic() + 10
