@@ -126,6 +126,21 @@ def cores(after: dict[str, float], before: dict[str, float], seconds: float) -> 
     return {name: (after[name] - before.get(name, 0.0)) / seconds for name in after}
 
 
+def played(page: Any, stack: int, root: int, sent: dict[str, float]) -> dict[str, Any]:
+    """From ``sent``, the readings as a reply's prompt went (now): the cores each group used
+    in the first ``FIRST_S`` and until the page has played the reply's last sample."""
+    start = time.monotonic()
+    time.sleep(FIRST_S)
+    first = cpu_by_group(stack, root)
+    wait_played(page)
+    end, took = cpu_by_group(stack, root), time.monotonic() - start
+    return {
+        "reply_s": round(took, 2),
+        "first": cores(first, sent, FIRST_S),
+        "reply": cores(end, sent, took),
+    }
+
+
 def reply_run(browser: Any, url: str, prompt: str, stack: int, root: int) -> dict[str, Any]:
     """One typed reply: the cores each group used in each phase."""
     context = browser.new_context()
@@ -134,22 +149,13 @@ def reply_run(browser: Any, url: str, prompt: str, stack: int, root: int) -> dic
         time.sleep(1.0)
         idle = cpu_by_group(stack, root)
         time.sleep(IDLE_S)
-        sent, start = cpu_by_group(stack, root), time.monotonic()
+        sent = cpu_by_group(stack, root)
         page.fill("#prompt", prompt)
         page.press("#prompt", "Enter")
-        time.sleep(FIRST_S)
-        first = cpu_by_group(stack, root)
-        wait_played(page)
-        end, took = cpu_by_group(stack, root), time.monotonic() - start
+        phases = played(page, stack, root, sent)
     finally:
         context.close()
-    return {
-        "prompt": prompt,
-        "reply_s": round(took, 2),
-        "idle": cores(sent, idle, IDLE_S),
-        "first": cores(first, sent, FIRST_S),
-        "reply": cores(end, sent, took),
-    }
+    return {"prompt": prompt, "idle": cores(sent, idle, IDLE_S), **phases}
 
 
 def browser_root() -> int:
@@ -170,20 +176,11 @@ def spoken_reply_run(
         page = listen_hands_free(browser, url)
         listening, began = cpu_by_group(stack, root), time.monotonic()
         page.wait_for_function(TRANSCRIBED, timeout=REPLY_S * 1000)
-        heard, start = cpu_by_group(stack, root), time.monotonic()
-        time.sleep(FIRST_S)
-        first = cpu_by_group(stack, root)
-        wait_played(page)
-        end, took = cpu_by_group(stack, root), time.monotonic() - start
+        heard, took = cpu_by_group(stack, root), time.monotonic() - began
+        phases = played(page, stack, root, heard)
     finally:
         browser.close()
-    return {
-        "question": question,
-        "reply_s": round(took, 2),
-        "heard": cores(heard, listening, start - began),
-        "first": cores(first, heard, FIRST_S),
-        "reply": cores(end, heard, took),
-    }
+    return {"question": question, "heard": cores(heard, listening, took), **phases}
 
 
 def summarize(
