@@ -113,6 +113,14 @@ class Settings:
             "idle cores, much slower on shared ones)"
         ),
     )
+    onnx_narrow: bool = field(
+        default=True,
+        metadata=_option(
+            "onnx only: a worker with more than one thread also holds a one-thread session, "
+            "which it runs while another worker runs (two-thread sessions side by side on "
+            "shared cores waste them)"
+        ),
+    )
     phoneme_table: Path | None = field(
         default=None, metadata=_option("a JSON {text: phonemes} consulted before G2P", Path)
     )

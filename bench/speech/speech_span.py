@@ -64,7 +64,7 @@ def corpus() -> list[str]:
 
 def room(engine: OnnxEngine, text: str, voice: str, speed: float) -> dict[str, float] | None:
     """Frames between the energy's edges and the (padded) loud samples, and frames outside."""
-    split, trim = engine._splits[0], Trim()
+    split, trim = engine._lanes.models[0].wide, Trim()
     phonemes = asyncio.run(engine.phonemize(text)).phonemes
     tokens = [engine._vocab[p] for p in phonemes if p in engine._vocab]
     if not tokens:

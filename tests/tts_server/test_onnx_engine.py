@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import numpy as np
 import pytest
@@ -143,15 +144,23 @@ def test_zero_workers_is_refused(engine: Engine) -> None:
         OnnxEngine(engine._g2p, workers=2, lane_threads=0)
 
 
+def _threads(session: Any) -> int:
+    return int(session.get_session_options().intra_op_num_threads)
+
+
 def test_every_lane_may_have_every_core(engine: Engine) -> None:
-    """``--onnx-threads``: each worker's session its own count of threads, not a share."""
+    """``--onnx-threads``: each worker's session its own count of threads, not a share; a lane
+    with more than one also holds a one-thread session (``--no-onnx-narrow``: not)."""
     shared = OnnxEngine(engine._g2p, workers=2)
     lanes = OnnxEngine(engine._g2p, workers=2, lane_threads=3)
+    wide = OnnxEngine(engine._g2p, workers=2, lane_threads=3, narrow=False)
     try:
-        counts = [s.get_session_options().intra_op_num_threads for s in shared._sessions]
-        assert counts == split_cores(2)
-        counts = [s.get_session_options().intra_op_num_threads for s in lanes._sessions]
-        assert counts == [3, 3]
+        assert [_threads(m.wide) for m in shared._lanes.models] == split_cores(2)
+        assert [m.narrow for m in shared._lanes.models] == [None, None]  # one core each
+        assert [_threads(m.wide) for m in lanes._lanes.models] == [3, 3]
+        assert [_threads(m.narrow) for m in lanes._lanes.models] == [1, 1]
+        assert [m.narrow for m in wide._lanes.models] == [None, None]
     finally:
         shared.close()
         lanes.close()
+        wide.close()

@@ -64,7 +64,7 @@ def tiny() -> TinyKokoro:
 
 @pytest.fixture
 def split(tiny: TinyKokoro) -> SplitKokoro:
-    return SplitKokoro(tiny.model, duration_output(tiny.model.graph), threads=1)
+    return SplitKokoro(split_graph(tiny.model, duration_output(tiny.model.graph)), threads=1)
 
 
 @pytest.fixture(scope="module")
@@ -588,7 +588,7 @@ def test_norms_over_time_are_pooled_however_written_and_means_over_channels_left
     tiny: TinyKokoro, style: np.ndarray, change: Callable[[onnx.GraphProto], None]
 ) -> None:
     model = edited(tiny.model, change)
-    split = SplitKokoro(model, duration_output(model.graph), threads=1)
+    split = SplitKokoro(split_graph(model, duration_output(model.graph)), threads=1)
     assert split.stat_names == STAT_NAMES
     features = split.text(TOKENS, style, SPEED)
     reference = reference_of(edited(tiny.decoder, change), features)
@@ -620,7 +620,7 @@ def test_without_onnxruntime_the_split_says_so(
 ) -> None:
     monkeypatch.setitem(sys.modules, "onnxruntime", None)
     with pytest.raises(EngineError, match=r"^onnxruntime is not installed$"):
-        SplitKokoro(tiny.model, duration_output(tiny.model.graph))
+        SplitKokoro(split_graph(tiny.model, duration_output(tiny.model.graph)))
 
 
 def test_both_sessions_run_on_the_cpu_with_the_threads_and_spinning_asked(
@@ -628,10 +628,10 @@ def test_both_sessions_run_on_the_cpu_with_the_threads_and_spinning_asked(
 ) -> None:
     path = tmp_path / "tiny.onnx"
     onnx.save(tiny.model, str(path))
-    durations = duration_output(tiny.model.graph)
+    graphs = split_graph(tiny.model, duration_output(tiny.model.graph))
     made = {  # (threads, spinning) as the sessions were given them
-        (0, "0"): SplitKokoro(tiny.model, durations),
-        (2, "1"): SplitKokoro(tiny.model, durations, threads=2, spinning=True),
+        (0, "0"): SplitKokoro(graphs),
+        (2, "1"): SplitKokoro(graphs, threads=2, spinning=True),
         (3, "0"): SplitKokoro.load(path, threads=3),
         (1, "1"): SplitKokoro.load(path, threads=1, spinning=True),
     }
@@ -659,7 +659,7 @@ def test_both_halves_ask_for_the_cpu_alone(
         return session(model, **kwargs)
 
     monkeypatch.setattr(ort, "InferenceSession", asking)
-    SplitKokoro(tiny.model, duration_output(tiny.model.graph))
+    SplitKokoro(split_graph(tiny.model, duration_output(tiny.model.graph)))
     assert asked == [["CPUExecutionProvider"], ["CPUExecutionProvider"]]
 
 

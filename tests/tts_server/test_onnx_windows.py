@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 
 import numpy as np
@@ -128,7 +129,7 @@ def test_the_engines_threads_do_not_spin_unless_asked(windowed: OnnxEngine) -> N
     from tts_server.settings import parse_settings
 
     key = "session.intra_op.allow_spinning"
-    split = windowed._splits[0]
+    split = windowed._lanes.models[0].wide
     assert split._decoder.get_session_options().get_session_config_entry(key) == "0"
     assert split._text.get_session_options().get_session_config_entry(key) == "0"
     spinning = session_options(ort, 2, spinning=True)
@@ -142,7 +143,7 @@ def test_the_engines_threads_do_not_spin_unless_asked(windowed: OnnxEngine) -> N
 async def test_what_the_windows_leave_undecoded_is_silence_in_the_whole_graph(
     windowed: OnnxEngine, voice: str
 ) -> None:
-    split = windowed._splits[0]
+    split = windowed._lanes.models[0].wide
     for text, speed in [("Would you like to hear more about it?", 0.8), ("Well, hmm", 1.3)]:
         phonemes = (await windowed.phonemize(text)).phonemes
         tokens = [windowed._vocab[p] for p in phonemes if p in windowed._vocab]
@@ -154,3 +155,44 @@ async def test_what_the_windows_leave_undecoded_is_silence_in_the_whole_graph(
         pad = Trim().pad_ms * 24  # samples the trim keeps beyond the loud ones
         assert start * SAMPLES_PER_FRAME <= loud[0] - pad  # with room: measured >= 3 frames
         assert loud[-1] + pad < stop * SAMPLES_PER_FRAME
+
+
+class Counted:
+    """A lane's model that counts the runs it is given."""
+
+    def __init__(self, model: object) -> None:
+        self.model, self.runs = model, 0
+
+    def __getattr__(self, name: str) -> object:
+        method = getattr(self.model, name)
+
+        def run(*args: object, **kwargs: object) -> object:
+            self.runs += 1
+            return method(*args, **kwargs)
+
+        return run
+
+
+async def test_two_lanes_side_by_side_run_narrow_and_speak_as_each_alone(
+    engine: Engine,
+) -> None:
+    """Two lanes of two threads: a window decoded beside the other lane's runs on the lane's
+    one-thread session, and sounds as the same window decoded alone, on two threads."""
+    g2p = engine._g2p  # type: ignore[attr-defined]
+    pair = OnnxEngine(g2p, trim=KEEP_ALL, windows=PLAN, workers=2, lane_threads=2)
+    try:
+        counted = [(Counted(m.wide), Counted(m.narrow)) for m in pair._lanes.models]
+        for models, (wide, narrow) in zip(pair._lanes.models, counted, strict=True):
+            object.__setattr__(models, "wide", wide)
+            object.__setattr__(models, "narrow", narrow)
+        texts = (TEXT, "A second listener hears another sentence of about the same length.")
+        together = await asyncio.gather(*(spoken(pair, text, "jf_alpha") for text in texts))
+        assert sum(narrow.runs for _, narrow in counted) > 0
+        for text, chunks in zip(texts, together, strict=True):
+            narrow_runs = sum(narrow.runs for _, narrow in counted)
+            alone = await spoken(pair, text, "jf_alpha")
+            assert sum(narrow.runs for _, narrow in counted) == narrow_runs  # alone: wide
+            both = [np.concatenate([c.audio for c in run]) for run in (chunks, alone)]
+            assert np.array_equal(*both)
+    finally:
+        pair.close()

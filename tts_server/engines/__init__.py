@@ -80,4 +80,5 @@ def load_engine(settings: Settings) -> Engine:
         lane_threads=settings.onnx_threads,
         windows=window_plan(settings),
         spinning=settings.onnx_spinning,
+        narrow=settings.onnx_narrow,
     )

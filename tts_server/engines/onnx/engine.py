@@ -15,26 +15,24 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
 from tts_protocol.validation import VoiceMix
 from tts_server.engines.base import G2P, Engine, EngineError, Started, Trim, WindowJob
 from tts_server.engines.onnx.graph import session_options, with_durations
+from tts_server.engines.onnx.lanes import LaneModels, Lanes
 from tts_server.engines.onnx.priors import CALIBRATION, VoicePriors
-from tts_server.engines.onnx.split import Features, SplitKokoro, Stats
+from tts_server.engines.onnx.split import Features, SplitKokoro, Stats, read_split_graph
 from tts_server.engines.packaged import PACKAGE_HINT, load_voices, packaged_files
 from tts_server.engines.scheduler import Piece
 from tts_server.engines.timings import Timed, char_bounds
 from tts_server.engines.windows import SAMPLES_PER_FRAME, WindowPlan, speech_span, worth_windows
-
-T = TypeVar("T")
 
 DEFAULT_VOICE = "jf_alpha"
 
@@ -75,7 +73,8 @@ class OnnxEngine(Engine):
     pieces of different connections run side by side, each session with ``lane_threads``
     intra-op threads (None: its share of the cores). All the cores for every lane keeps one
     listener's windows as fast as one lane's while two listeners no longer queue behind each
-    other's windows (docs/tts_server.md, "Two listeners at once").
+    other's windows; with ``narrow``, such a lane also holds a one-thread session that it runs
+    while another lane is running (``lanes``; docs/tts_server.md, "Two listeners at once").
     """
 
     name = "onnx"
@@ -91,6 +90,7 @@ class OnnxEngine(Engine):
         workers: int = 1,
         windows: WindowPlan | None = None,
         spinning: bool = False,
+        narrow: bool = True,
     ) -> None:
         try:
             import onnxruntime as ort
@@ -104,32 +104,39 @@ class OnnxEngine(Engine):
         model, self._vocab, self._voices = (
             _directory_files(model_dir) if model_dir else packaged_files()
         )
-        self._sessions = []
-        self._splits: list[SplitKokoro] = []  # windowed: the split graph, per lane
         if windows is None:
             graph, self._outputs = with_durations(model)
-            for count in threads:
+
+            def load(count: int) -> Any:
                 options = session_options(ort, count, spinning)
-                self._sessions.append(
-                    ort.InferenceSession(
-                        graph, sess_options=options, providers=["CPUExecutionProvider"]
-                    )
+                return ort.InferenceSession(
+                    graph, sess_options=options, providers=["CPUExecutionProvider"]
                 )
         else:
-            self._splits = [SplitKokoro.load(model, count, spinning) for count in threads]
+            graphs = read_split_graph(model)
+
+            def load(count: int) -> Any:
+                return SplitKokoro(graphs, count, spinning)
+
             self._priors = VoicePriors()
-        self._ort = ort
-        self._lock = threading.Lock()  # guards _run_options
-        self._run_options: list[ort.RunOptions | None] = [None] * workers  # running, per lane
+        # a lane with more than one thread, beside another lane, also runs on one (``lanes``)
+        narrowed = narrow and workers > 1
+        self._lanes: Lanes[Any] = Lanes(
+            [
+                LaneModels(load(count), load(1) if narrowed and count > 1 else None)
+                for count in threads
+            ],
+            ort.RunOptions,
+        )
         super().__init__(g2p, trim, lanes=workers, windows=windows)
-        if self._splits:  # the default voice streams from its first sentence
+        if windows is not None:  # the default voice streams from its first sentence
             default = self._voice(None)
             self._priors.calibrated(default, self._calibration_statistics(0, default))
 
     @property
     def workers(self) -> int:
         """How many sessions run side by side."""
-        return len(self._sessions or self._splits)
+        return len(self._lanes)
 
     def _infer_batch(self, lane: int, pieces: Sequence[Piece]) -> list[Timed]:
         """The graph is batch-1: each piece in turn on the lane's own session."""
@@ -146,10 +153,8 @@ class OnnxEngine(Engine):
             "style": self._style(voice, tokens).reshape(1, -1),
             "speed": np.array([speed], dtype=np.float32),
         }
-        session = self._sessions[lane]
-        audio, frames = self._running(
-            lane, lambda options: session.run(self._outputs, feed, run_options=options)
-        )
+        with self._lanes.running(lane) as (session, options):
+            audio, frames = session.run(self._outputs, feed, run_options=options)
         audio = np.asarray(audio, dtype=np.float32).ravel()
         return Timed(audio, char_bounds(phonemes, self._vocab, frames, audio.size))
 
@@ -162,10 +167,9 @@ class OnnxEngine(Engine):
         tokens = [self._vocab[p] for p in piece.phonemes if p in self._vocab]
         if not tokens:
             return Started(None, 0, 0, None)
-        split, style = self._splits[lane], self._style(piece.voice, tokens)
-        features = self._running(
-            lane, lambda options: split.text(tokens, style, piece.speed, options)
-        )
+        style = self._style(piece.voice, tokens)
+        with self._lanes.running(lane) as (split, options):
+            features = split.text(tokens, style, piece.speed, options)
         frames, lead = features.frames, int(features.durations[0])
         prior = self._priors.prior(
             piece.voice, lambda: self._calibration_statistics(lane, piece.voice)
@@ -181,52 +185,35 @@ class OnnxEngine(Engine):
     def _calibration_statistics(self, lane: int, voice: VoiceMix) -> list[Stats]:
         """The calibration sentences spoken in ``voice``, each decoded whole: their statistics.
         Each decode's time seeds (or joins) the engine's ``decode_rate``."""
-        split, runs = self._splits[lane], []
+        runs = []
         for phonemes in CALIBRATION:
             tokens = [self._vocab[p] for p in phonemes if p in self._vocab]
             style = self._style(voice, tokens)
-            features = self._running(
-                lane, lambda options, t=tokens, s=style: split.text(t, s, 1.0, options)
-            )
+            with self._lanes.running(lane) as (split, options):
+                features = split.text(tokens, style, 1.0, options)
             started = time.perf_counter()
-            runs.append(self._running(lane, lambda options, f=features: split.whole(f, options))[1])
+            with self._lanes.running(lane) as (split, options):
+                runs.append(split.whole(features, options)[1])
             self.decode_rate.learn(time.perf_counter() - started, features.frames)
         return runs
 
     def _window_batch(self, lane: int, jobs: Sequence[WindowJob]) -> list[np.ndarray]:
         """Each window against its voice's prior (a whole sentence: against none)."""
-        split = self._splits[lane]
-        return [
-            self._running(
-                lane,
-                lambda options, s=job.state, w=job.window: split.decode(
-                    s.features, w, s.prior, options
-                ),
-            )[0]
-            for job in jobs
-        ]
+        decoded = []
+        for job in jobs:
+            with self._lanes.running(lane) as (split, options):
+                decoded.append(
+                    split.decode(job.state.features, job.window, job.state.prior, options)[0]
+                )
+        return decoded
 
     def _style(self, voice: VoiceMix, tokens: list[int]) -> np.ndarray:
         """The voice's style row for a sentence of ``tokens``."""
         return style_row(self.style_table(voice), len(tokens))
 
-    def _running(self, lane: int, run: Callable[[Any], T]) -> T:
-        """``run(options)`` with onnxruntime ``RunOptions`` that ``_interrupt`` can terminate."""
-        options = self._ort.RunOptions()
-        with self._lock:
-            self._run_options[lane] = options
-        try:
-            return run(options)
-        finally:
-            with self._lock:
-                self._run_options[lane] = None
-
     def _interrupt(self, lane: int) -> None:
         """Set onnxruntime's terminate flag: the lane's running ``session.run`` fails within ms."""
-        with self._lock:
-            options = self._run_options[lane]
-            if options is not None:
-                options.terminate = True
+        self._lanes.interrupt(lane)
 
 
 @dataclass(frozen=True, eq=False)

@@ -275,17 +275,22 @@ class Features:
         }
 
 
+def read_split_graph(path: Path) -> SplitGraphs:
+    """Read the Kokoro ONNX model at ``path`` and cut it (``split_graph``)."""
+    model = _onnx().load(str(path))
+    return split_graph(model, duration_output(model.graph))
+
+
 class SplitKokoro:
-    """The two halves of a Kokoro ONNX model on onnxruntime sessions (CPU)."""
+    """The two halves of a Kokoro ONNX model (``graphs``) on onnxruntime sessions (CPU)."""
 
     def __init__(
-        self, model: Any, durations: str, threads: int | None = None, spinning: bool = False
+        self, graphs: SplitGraphs, threads: int | None = None, spinning: bool = False
     ) -> None:
         try:
             import onnxruntime as ort
         except ImportError as exc:
             raise EngineError("onnxruntime is not installed") from exc
-        graphs = split_graph(model, durations)
         options = session_options(ort, threads, spinning)
         providers = ["CPUExecutionProvider"]
         self._text = ort.InferenceSession(
@@ -301,8 +306,7 @@ class SplitKokoro:
     @classmethod
     def load(cls, path: Path, threads: int | None = None, spinning: bool = False) -> SplitKokoro:
         """Read and split the model at ``path``."""
-        model = _onnx().load(str(path))
-        return cls(model, duration_output(model.graph), threads, spinning)
+        return cls(read_split_graph(path), threads, spinning)
 
     def text(
         self, tokens: list[int], style: np.ndarray, speed: float, options: Any = None

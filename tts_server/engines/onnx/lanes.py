@@ -1,0 +1,68 @@
+"""The ONNX engine's lanes: each lane's sessions, which of them a run takes, and its interrupt.
+
+A lane runs one job at a time on its own session, with the intra-op threads it was given. Where
+lanes are given more threads than their share of the cores (``voice-agent dev``: two lanes,
+each on every core), a lane alone runs as fast as the machine allows, but two lanes at once run
+four threads on two cores: each operator of a two-thread session waits for a thread that waits
+for the other lane's time slice, and the cores do less work for the same audio. So such a lane
+may also hold a ``narrow`` session of one thread, which a run takes while another lane is
+running (docs/tts_server.md, "Two listeners at once").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+M = TypeVar("M")  # a lane's model: an onnxruntime session, or a split graph's pair of them
+
+
+@dataclass(frozen=True, slots=True)
+class LaneModels(Generic[M]):
+    """One lane's models: ``wide``, on every thread the lane was given, and ``narrow``, on
+    one, for while another lane runs (None: the lane always runs ``wide``)."""
+
+    wide: M
+    narrow: M | None = None
+
+
+class Lanes(Generic[M]):
+    """Every lane's models, and the run each lane has in flight (its onnxruntime
+    ``RunOptions``, which ``interrupt`` terminates). Thread-safe: each lane is one thread."""
+
+    def __init__(self, models: list[LaneModels[M]], run_options: Callable[[], Any]) -> None:
+        if not models:
+            raise ValueError("an engine needs at least one lane")
+        self.models = models
+        self._run_options = run_options
+        self._running: list[Any | None] = [None] * len(models)
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self.models)
+
+    @contextlib.contextmanager
+    def running(self, lane: int) -> Iterator[tuple[M, Any]]:
+        """A run on ``lane``: the model it takes (``narrow`` if another lane is running now
+        and the lane has one, else ``wide``) and the ``RunOptions`` to run it with."""
+        options = self._run_options()
+        models = self.models[lane]
+        with self._lock:
+            others = any(run is not None for n, run in enumerate(self._running) if n != lane)
+            self._running[lane] = options
+        model = models.narrow if others and models.narrow is not None else models.wide
+        try:
+            yield model, options
+        finally:
+            with self._lock:
+                self._running[lane] = None
+
+    def interrupt(self, lane: int) -> None:
+        """Terminate ``lane``'s run in flight, if any: its ``run`` fails within milliseconds."""
+        with self._lock:
+            options = self._running[lane]
+            if options is not None:
+                options.terminate = True
