@@ -31,9 +31,19 @@ def test_a_lane_alone_runs_wide_and_beside_another_narrow() -> None:
         assert after == "wide 1"  # the other lane's run has ended
 
 
+def test_a_lane_alone_runs_narrow_while_the_engine_is_crowded() -> None:
+    """Another listener's reply is under way, between two of its runs: the lane is alone now,
+    and will not be for long."""
+    both = lanes(LaneModels("wide 0", "narrow 0"), LaneModels("wide 1", "narrow 1"))
+    with both.running(0, crowded=True) as (model, _):
+        assert model == "narrow 0"
+    with both.running(0, crowded=False) as (model, _):
+        assert model == "wide 0"
+
+
 def test_a_lane_without_a_narrow_session_runs_wide_beside_another() -> None:
     both = lanes(LaneModels("wide 0"), LaneModels("wide 1", "narrow 1"))
-    with both.running(1) as (first, _), both.running(0) as (second, _):
+    with both.running(1) as (first, _), both.running(0, crowded=True) as (second, _):
         assert (first, second) == ("wide 1", "wide 0")
 
 

@@ -176,8 +176,9 @@ class Counted:
 async def test_two_lanes_side_by_side_run_narrow_and_speak_as_each_alone(
     engine: Engine,
 ) -> None:
-    """Two lanes of two threads: a window decoded beside the other lane's runs on the lane's
-    one-thread session, and sounds as the same window decoded alone, on two threads."""
+    """Two lanes of two threads: a window decoded beside the other lane's runs, or while
+    another listener's reply is under way, runs on the lane's one-thread session, and sounds
+    as the same window decoded alone, on two threads."""
     g2p = engine._g2p  # type: ignore[attr-defined]
     pair = OnnxEngine(g2p, trim=KEEP_ALL, windows=PLAN, workers=2, lane_threads=2)
     try:
@@ -194,5 +195,9 @@ async def test_two_lanes_side_by_side_run_narrow_and_speak_as_each_alone(
             assert sum(narrow.runs for _, narrow in counted) == narrow_runs  # alone: wide
             both = [np.concatenate([c.audio for c in run]) for run in (chunks, alone)]
             assert np.array_equal(*both)
+        with pair.decode_rate.streaming("another listener, between two of its windows"):
+            narrow_runs = sum(narrow.runs for _, narrow in counted)
+            await spoken(pair, TEXT, "jf_alpha")
+            assert sum(narrow.runs for _, narrow in counted) > narrow_runs  # alone, but crowded
     finally:
         pair.close()

@@ -17,6 +17,7 @@ import json
 import os
 import time
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -153,7 +154,7 @@ class OnnxEngine(Engine):
             "style": self._style(voice, tokens).reshape(1, -1),
             "speed": np.array([speed], dtype=np.float32),
         }
-        with self._lanes.running(lane) as (session, options):
+        with self._running(lane) as (session, options):
             audio, frames = session.run(self._outputs, feed, run_options=options)
         audio = np.asarray(audio, dtype=np.float32).ravel()
         return Timed(audio, char_bounds(phonemes, self._vocab, frames, audio.size))
@@ -168,7 +169,7 @@ class OnnxEngine(Engine):
         if not tokens:
             return Started(None, 0, 0, None)
         style = self._style(piece.voice, tokens)
-        with self._lanes.running(lane) as (split, options):
+        with self._running(lane) as (split, options):
             features = split.text(tokens, style, piece.speed, options)
         frames, lead = features.frames, int(features.durations[0])
         prior = self._priors.prior(
@@ -189,10 +190,10 @@ class OnnxEngine(Engine):
         for phonemes in CALIBRATION:
             tokens = [self._vocab[p] for p in phonemes if p in self._vocab]
             style = self._style(voice, tokens)
-            with self._lanes.running(lane) as (split, options):
+            with self._running(lane) as (split, options):
                 features = split.text(tokens, style, 1.0, options)
             started = time.perf_counter()
-            with self._lanes.running(lane) as (split, options):
+            with self._running(lane) as (split, options):
                 runs.append(split.whole(features, options)[1])
             self.decode_rate.learn(time.perf_counter() - started, features.frames)
         return runs
@@ -201,7 +202,7 @@ class OnnxEngine(Engine):
         """Each window against its voice's prior (a whole sentence: against none)."""
         decoded = []
         for job in jobs:
-            with self._lanes.running(lane) as (split, options):
+            with self._running(lane) as (split, options):
                 decoded.append(
                     split.decode(job.state.features, job.window, job.state.prior, options)[0]
                 )
@@ -210,6 +211,11 @@ class OnnxEngine(Engine):
     def _style(self, voice: VoiceMix, tokens: list[int]) -> np.ndarray:
         """The voice's style row for a sentence of ``tokens``."""
         return style_row(self.style_table(voice), len(tokens))
+
+    def _running(self, lane: int) -> AbstractContextManager[tuple[Any, Any]]:
+        """A run on ``lane``, on its one-thread session where it has one and another stream
+        (a listener's reply, or a sentence) decodes beside this one (``lanes``)."""
+        return self._lanes.running(lane, crowded=self.decode_rate.streams > 1)
 
     def _interrupt(self, lane: int) -> None:
         """Set onnxruntime's terminate flag: the lane's running ``session.run`` fails within ms."""

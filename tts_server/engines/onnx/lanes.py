@@ -6,7 +6,8 @@ each on every core), a lane alone runs as fast as the machine allows, but two la
 four threads on two cores: each operator of a two-thread session waits for a thread that waits
 for the other lane's time slice, and the cores do less work for the same audio. So such a lane
 may also hold a ``narrow`` session of one thread, which a run takes while another lane is
-running (docs/tts_server.md, "Two listeners at once").
+running, or while another listener's reply is under way (docs/tts_server.md, "Two listeners
+at once").
 """
 
 from __future__ import annotations
@@ -45,15 +46,18 @@ class Lanes(Generic[M]):
         return len(self.models)
 
     @contextlib.contextmanager
-    def running(self, lane: int) -> Iterator[tuple[M, Any]]:
-        """A run on ``lane``: the model it takes (``narrow`` if another lane is running now
-        and the lane has one, else ``wide``) and the ``RunOptions`` to run it with."""
+    def running(self, lane: int, crowded: bool = False) -> Iterator[tuple[M, Any]]:
+        """A run on ``lane``: the model it takes and the ``RunOptions`` to run it with. The
+        model is ``narrow`` where the lane has one and another lane is running now, or the
+        caller says the engine is ``crowded`` (another listener's reply is under way, between
+        two of its runs); else ``wide``."""
         options = self._run_options()
         models = self.models[lane]
         with self._lock:
             others = any(run is not None for n, run in enumerate(self._running) if n != lane)
             self._running[lane] = options
-        model = models.narrow if others and models.narrow is not None else models.wide
+        shared = others or crowded
+        model = models.narrow if shared and models.narrow is not None else models.wide
         try:
             yield model, options
         finally:
