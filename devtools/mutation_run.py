@@ -9,11 +9,11 @@ keeps its verdicts in ``mutants/``, so each group runs in its own copy of the ch
 pure modules against their unit tests. The io tier is a group per module against that module's
 own tests, so that a mutant costs seconds rather than the whole server-backed suite (mutmut
 runs every test that calls the mutated function; a surviving mutant runs them all). The edges
-tier holds the newer modules whose tests need no server (the batch scheduler, the windows'
-pace, the origin guard, the audio encoders, the deploy plan and IAM policies), the serving
-tier those behind the server's routes (admission, the OpenAI speech routes, the agent's ``/ws``
-leg, AG-UI at the doors and on ``/ws``, turn continuation, the ONNX graph split for windows, a
-synthesis's timing and word timings).
+tier holds the newer modules whose tests need no server (the batch scheduler, the windows and
+their pace, the ONNX engine's lanes, the origin guard, the audio encoders, the deploy plan and
+IAM policies), the serving tier those behind the server's routes (admission, the OpenAI speech
+routes, the agent's ``/ws`` leg, AG-UI at the doors and on ``/ws``, turn continuation, the
+ONNX graph split for windows, a synthesis's timing and word timings).
 """
 
 from __future__ import annotations
@@ -106,10 +106,22 @@ TIERS: dict[str, tuple[Group, ...]] = {
             ("tts_server/engines/scheduler.py",),
             ("tests/tts_server/test_scheduler.py",),
         ),
-        Group("windows", ("tts_server/engines/windows.py",), ("tests/tts_server/test_windows.py",)),
+        # The windows, their plan and their pace's sizes (``WindowPlan.paced``, tested against
+        # a scripted clock in test_window_pace.py).
+        Group(
+            "windows",
+            ("tts_server/engines/windows.py",),
+            ("tests/tts_server/test_windows.py", "tests/tts_server/test_window_pace.py"),
+        ),
         # The windows' pace: the decode rate (a call's own cost, the streams, the misses) and the
         # listener's clock, against the scripted-clock tests (no model, no server).
         Group("pace", ("tts_server/engines/pace.py",), ("tests/tts_server/test_window_pace.py",)),
+        # The ONNX engine's lanes: which session a run takes, and a run's interrupt.
+        Group(
+            "onnx_lanes",
+            ("tts_server/engines/onnx/lanes.py",),
+            ("tests/tts_server/test_onnx_lanes.py",),
+        ),
         Group(
             "audio_encoding",
             ("tts_server/openai_api/audio_encoding.py",),

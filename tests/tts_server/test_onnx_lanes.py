@@ -87,6 +87,6 @@ def test_two_lanes_starting_together_never_both_run_wide() -> None:
 
 
 def test_an_engine_needs_a_lane() -> None:
-    with pytest.raises(ValueError, match="at least one lane"):
+    with pytest.raises(ValueError, match=r"^an engine needs at least one lane$"):
         lanes()
     assert len(lanes(LaneModels("wide 0"), LaneModels("wide 1"))) == 2
