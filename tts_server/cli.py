@@ -25,6 +25,7 @@ from observability.stopping_server import StoppingServer
 from tts_protocol import PING_PATH, READINESS_POLL, STREAM_PATH
 from tts_server.app import create_app
 from tts_server.drain import Drain
+from tts_server.engines.window_trace import trace_to
 from tts_server.service import SynthesisService
 from tts_server.settings import Settings, parse_settings
 from tts_server.stream import CLOSE_GRACE_S
@@ -125,6 +126,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         logs.configure(settings.log_level)  # LOG_FORMAT: json (the image) or text
         tracing.configure("tts-server")  # on with the OTEL_* variables
         logging.getLogger("uvicorn.access").addFilter(QuietReadinessPoll())
+        if settings.window_trace is not None:
+            trace_to(settings.window_trace)
         app = create_app(settings)
     except Stopped as stopped:  # while the engine loads
         quiet = settings is not None and not settings.banner

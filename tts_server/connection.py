@@ -44,6 +44,7 @@ from tts_protocol import (
 from tts_server.admission import Admission
 from tts_server.engines.base import Engine, to_pcm16
 from tts_server.engines.prepared import NORMALIZED, Prepared, Refusal
+from tts_server.engines.window_trace import traced, tracing
 from tts_server.engines.windows import listener_clock
 from tts_server.metrics import TTSMetrics
 from tts_server.timing import Timing
@@ -305,7 +306,10 @@ class SynthesisConnection:
                 for frame in split_audio(to_pcm16(chunk.audio)):
                     await self._deliver(self._send_bytes, frame)
                 if self._clock is not None:
-                    self._clock.sent(chunk.audio.size / self._engine.sample_rate)
+                    seconds = chunk.audio.size / self._engine.sample_rate
+                    waited = self._clock.sent(seconds)
+                    if waited > 0 and tracing():  # the pace's model of the listener ran dry
+                        traced("dry", self._clock, waited_s=waited, chunk_s=seconds)
         if self._metrics is not None:
             self._metrics.synthesized(self._engine.name, timing)
         await self.send(End(id=speak.id, samples=timing.samples, synth_ms=timing.synthesis_ms))

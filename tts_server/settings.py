@@ -182,6 +182,14 @@ class Settings:
             float,
         ),
     )
+    window_trace: Path | None = field(
+        default=None,
+        metadata=_option(
+            "append each paced window and each wait of a listener the pace's model met to this "
+            "file, one JSON object a line (a benchmark's view of the server's windows)",
+            Path,
+        ),
+    )
     max_sessions: int | None = field(
         default=None,
         metadata=_option(

@@ -42,6 +42,8 @@ TTS_READY_LIMIT_S = 180.0
 # instead of queueing behind a window of seconds, and one conversation's still get all the
 # cores (docs/tts_server.md, "Two listeners at once"). Two conversations speaking at once on
 # the page: 9 underruns against 25 with one lane (docs/benchmarks/page.md, page_one_lane/).
+# While both speak, each lane runs its one-thread session (the server's default,
+# ``--onnx-narrow``): four threads on two cores waste them.
 # A variable the user sets wins: the child reads it itself (docs/tts_server.md, "The engine's
 # threads": TTS_ONNX_THREADS=1 on a busy box).
 LISTENER_DEFAULTS = {

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from bench.page.server_view import markdown as server_lines
+
 TARGETS = {"typed_first_audio_ms": 1000.0, "spoken_voice_to_voice_ms": 1500.0}
 
 
@@ -69,6 +71,8 @@ def markdown(figures: dict[str, Any]) -> str:
         lines.append(
             f"| {name} | {f['audio_s']['median']} | {f['underruns']} | {f['max_gap_ms']} |"
         )
+    if figures.get("server_view"):
+        lines += ["", *server_lines(figures["server_view"])]
     return "\n".join(lines) + "\n"
 
 

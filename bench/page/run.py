@@ -53,6 +53,7 @@ from bench.page.figures import (
     where_dry,
 )
 from bench.page.report import write
+from bench.page.server_view import read_trace, server_view
 from tts_protocol import PLAYER_LEAD_S
 
 INSTRUMENT = Path(__file__).with_name("instrument.js")
@@ -85,9 +86,10 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def local_stack(lead_s: float | None = None) -> Iterator[str]:
+def local_stack(lead_s: float | None = None, trace: Path | None = None) -> Iterator[str]:
     """``voice-agent dev`` with the page benchmark's demo agent; yields its URL. ``lead_s``:
-    the listener's lead its TTS server's pace counts on (None: the default)."""
+    the listener's lead its TTS server's pace counts on (None: the default); ``trace``: where
+    its TTS server writes its windows' trace (``--window-trace``; None: nowhere)."""
     port, tts_port = free_port(), free_port()
     command = [
         shutil.which("voice-agent") or str(Path(sys.executable).with_name("voice-agent")),
@@ -102,6 +104,8 @@ def local_stack(lead_s: float | None = None) -> Iterator[str]:
     env = dict(os.environ)
     if lead_s is not None:
         env["TTS_WINDOW_LISTENER_LEAD"] = str(lead_s)
+    if trace is not None:
+        env["TTS_WINDOW_TRACE"] = str(trace)
     child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -376,37 +380,52 @@ def provenance(load_before: tuple[float, float, float]) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from playwright.sync_api import sync_playwright
-
     chromium = chromium_path()
     load_before = os.getloadavg()
-    with tempfile.TemporaryDirectory() as folder, local_stack(args.lead) as stack:
-        url = page_url(stack, args.lead)
-        wavs = [question_wav(Path(folder), i, t, v) for i, (t, v) in enumerate(SPOKEN[: args.runs])]
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(
-                executable_path=chromium, headless=True, args=CHROMIUM_ARGS
-            )
-            open_page(browser.new_context(), url).close()  # warm: models loaded, voices known
-            typed = [typed_run(browser, url, TYPED[i % len(TYPED)]) for i in range(args.runs)]
-            spoken = [
-                spoken_run(playwright, chromium, url, wav, SPOKEN[i][0])
-                for i, wav in enumerate(wavs)
-            ]
-            # the loaded case last: the typed and spoken replies meet the same server state
-            long = {
-                "alone": [r for _ in range(args.long_runs) for r in long_run(browser, url, False)],
-                "with_second_conversation": [
-                    r for _ in range(args.long_runs) for r in long_run(browser, url, True)
-                ],
-            }
-            browser.close()
-    figures = summarize(typed, spoken, long)
+    with tempfile.TemporaryDirectory() as folder:
+        trace = Path(folder) / "windows.jsonl"
+        with local_stack(args.lead, trace) as stack:
+            figures = _runs(args, chromium, page_url(stack, args.lead), Path(folder))
+        records = read_trace(trace)
+    spans, each_run = figures.pop("spans"), {k: figures.pop(k) for k in ("typed", "spoken", "long")}
     return {
         **figures,
+        "server_view": {kind: server_view(records, *span) for kind, span in spans.items()},
         "runs": args.runs,
         "lead_s": args.lead if args.lead is not None else PLAYER_LEAD_S,
         **provenance(load_before),
+        **each_run,
+    }
+
+
+def _runs(args: argparse.Namespace, chromium: str, url: str, folder: Path) -> dict[str, Any]:
+    """Every run on the stack at ``url``: the figures, each run, and the wall-clock span of
+    each kind of long run (``spans``, for the server's view)."""
+    from playwright.sync_api import sync_playwright
+
+    wavs = [question_wav(folder, i, t, v) for i, (t, v) in enumerate(SPOKEN[: args.runs])]
+    spans: dict[str, tuple[float, float]] = {}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=chromium, headless=True, args=CHROMIUM_ARGS
+        )
+        open_page(browser.new_context(), url).close()  # warm: models loaded, voices known
+        typed = [typed_run(browser, url, TYPED[i % len(TYPED)]) for i in range(args.runs)]
+        spoken = [
+            spoken_run(playwright, chromium, url, wav, SPOKEN[i][0]) for i, wav in enumerate(wavs)
+        ]
+        # the loaded case last: the typed and spoken replies meet the same server state
+        long: dict[str, list[dict[str, Any]]] = {}
+        for kind, together in (("alone", False), ("with_second_conversation", True)):
+            started = time.time()
+            long[kind] = [
+                r for _ in range(args.long_runs) for r in long_run(browser, url, together)
+            ]
+            spans[kind] = (started, time.time())
+        browser.close()
+    return {
+        **summarize(typed, spoken, long),
+        "spans": spans,
         "typed": typed,
         "spoken": spoken,
         "long": long,

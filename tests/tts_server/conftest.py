@@ -1,4 +1,5 @@
-"""The PyTorch engine on real Kokoro weights, imported once from the embedded ONNX model.
+"""The PyTorch engine on real Kokoro weights, imported once from the embedded ONNX model; and
+the windows' trace, on for a test (``trace``).
 
 The import (10-30 s) is cached on disk keyed by the ONNX model's SHA-256 and the importer's
 own digest (``model_dir.cache_key``: an edited importer imports again, never reads what an
@@ -9,6 +10,7 @@ the session.
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 from collections.abc import Iterator
@@ -19,6 +21,7 @@ import pytest
 from tts_server.engines import load_engine
 from tts_server.engines.torch.engine import TorchEngine
 from tts_server.engines.torch.onnx_import.model_dir import embedded_model_dir
+from tts_server.engines.window_trace import TRACE, trace_to
 from tts_server.settings import SAGEMAKER_MODEL_DIR, Settings
 
 IMPORT_CACHE = Path(
@@ -46,3 +49,15 @@ def real_torch_engine(imported_model_dir: Path) -> Iterator[TorchEngine]:
     assert isinstance(engine, TorchEngine)
     yield engine
     engine.close()
+
+
+@pytest.fixture
+def trace(tmp_path: Path) -> Iterator[Path]:
+    """The windows' trace on (``--window-trace``), to a file; off again after the test."""
+    path = tmp_path / "windows.jsonl"
+    handler = trace_to(path)
+    yield path
+    TRACE.removeHandler(handler)
+    handler.close()
+    TRACE.setLevel(logging.NOTSET)
+    TRACE.propagate = True

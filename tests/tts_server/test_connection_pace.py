@@ -3,12 +3,15 @@ segments, dropped on a cancel; the engine's windows grow with what that clock ho
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
 from tests.tts_server.test_connection import Peer
+from tests.tts_server.test_window_trace import records
 from tts_protocol import SAMPLE_RATE, Cancel, Speak
 from tts_server.engines import Engine
 from tts_server.engines.prepared import Prepared
@@ -165,3 +168,26 @@ async def test_each_sentence_decoding_is_a_stream_until_its_end_or_its_close(
         rest = [chunk async for chunk in first]
         assert rest and rate.streams == 1  # the first sentence ended
     assert rate.streams == 0  # the second was closed half-way (a cancel): counted out
+
+
+async def test_a_wait_of_the_listener_the_pace_models_is_traced(trace: Path) -> None:
+    """The second segment of a reply comes after the first has played out (the model's lead
+    and audio): the listener waited, and the trace says for how long."""
+    engine = ClockedEngine()
+    peer = Peer(engine)
+    peer.start()
+    try:
+        await peer.send(Speak(id="a", text="Hi."))
+        await peer.until_terminal("a")
+        first_s = engine.sent_s
+        await asyncio.sleep(first_s + LISTENER_LEAD_S + 0.3)
+        await peer.send(Speak(id="b", text="Hello."))
+        await peer.until_terminal("b")
+    finally:
+        await peer.stop()
+    dry = records(trace)
+    assert [record["event"] for record in dry] == ["dry"]  # the fake's windows are not paced
+    (record,) = dry
+    assert record["listener"] == id(engine.clocks[0])
+    assert 0.3 <= record["waited_s"] < 0.3 + 0.25
+    assert record["chunk_s"] == pytest.approx(engine.sent_s - first_s)

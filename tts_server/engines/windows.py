@@ -22,9 +22,10 @@ one that is not), and the torch stream crossfades each window's ``seam`` into th
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -36,6 +37,7 @@ from tts_server.engines.pace import (
     DecodeRate,
     PlaybackClock,
 )
+from tts_server.engines.window_trace import traced, tracing
 from tts_server.settings import EngineName, Settings
 
 T = TypeVar("T")
@@ -203,6 +205,7 @@ class WindowPlan:
         start, base, step = begin, max(lead, begin), self.first
         while start < end:
             opening = False  # a reply's first window, nothing buffered at the listener
+            cut: dict[str, Any] = {}  # how the pace cut it (``window_trace``)
             if clock is None or rate is None:
                 stop = self._stop(base, step, end, last_from)
             else:
@@ -211,15 +214,32 @@ class WindowPlan:
                 estimate = rate.opening_seconds_per_frame if opening else rate.seconds_per_frame
                 # the frames kept are audio to play: a sentence's first window decodes its
                 # leading pad too (``base - start`` frames), which costs and plays nothing
-                silent = base - start
-                kept = self.paced(ahead, estimate, rate.margin, silent)
+                silent, margin = base - start, rate.margin
+                kept = self.paced(ahead, estimate, margin, silent)
                 step = max(1, min(self.size - silent, max(self.first, kept)))
                 stop = self._paced_stop(base, step, end, last_from)
+                cut = {"sentence_start": start == begin, "ahead_s": ahead}
+                cut |= {"seconds_per_frame": estimate, "margin": margin}
+                cut |= {"silent": silent, "paced": kept, "streams": rate.streams}
             window = self._window(frames, begin, start, stop)
             job = decode(window)
             if rate is not None:
                 job = rate.measured(job, window.decoded_frames, opening=opening)
+            started = time.perf_counter()
             result = await job
+            if cut and tracing():
+                took = time.perf_counter() - started
+                traced(
+                    "window",
+                    clock,
+                    opening=opening,
+                    start=start,
+                    stop=stop,
+                    end=end,
+                    **cut,
+                    decoded=window.decoded_frames,
+                    took_s=took,
+                )
             yield window, result, stop == end
             start = base = stop
             step = min(self.size, round(step * self.growth))
