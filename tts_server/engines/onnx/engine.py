@@ -75,7 +75,8 @@ class OnnxEngine(Engine):
     intra-op threads (None: its share of the cores). All the cores for every lane keeps one
     listener's windows as fast as one lane's while two listeners no longer queue behind each
     other's windows; with ``narrow``, such a lane also holds a one-thread session that it runs
-    while another lane is running (``lanes``; docs/tts_server.md, "Two listeners at once").
+    while another lane is running or another listener's reply is under way (``lanes``;
+    docs/tts_server.md, "Two listeners at once").
     """
 
     name = "onnx"
