@@ -113,6 +113,7 @@ def test_the_newer_modules_are_in_the_edges_and_serving_tiers_with_their_tests()
         "tts_server/engines/scheduler.py",
         "tts_server/engines/windows.py",
         "tts_server/engines/pace.py",
+        "tts_server/engines/onnx/lanes.py",
         "tts_server/openai_api/audio_encoding.py",
         "agent/doors/origins.py",
         "deploy/iam.py",
