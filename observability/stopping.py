@@ -74,6 +74,21 @@ def begin(signum: int) -> bool:
     return False
 
 
+def as_stop(error: BaseException) -> Stopped | None:
+    """``error`` as the stop it came from, or None where it is a failure of its own. A
+    ``Stopped`` is itself. Any other error that rose while a stop was under way is that stop's
+    doing, a new ``Stopped`` for its signal (``__cause__`` the error): the handler's raise can
+    land inside a library's native code, which hands it on as an error of its own
+    (pydantic-core building a schema while a module imports gives ``SchemaError``)."""
+    if isinstance(error, Stopped):
+        return error
+    if UNDER_WAY.signum is None:
+        return None
+    stopped = Stopped(UNDER_WAY.signum)
+    stopped.__cause__ = error
+    return stopped
+
+
 def hurried() -> bool:
     """Whether a second signal asked the stop under way to stop now (its waits cut short)."""
     return UNDER_WAY.hurry.is_set()

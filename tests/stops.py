@@ -6,7 +6,8 @@ Ctrl+C does, to its whole group) and hands back its status and output. ``shell_s
 status a shell shows (``$?``: 128 + the signal for a process the signal ended); ``stop_twice``
 sends a second signal a moment after the first (a user pressing Ctrl+C twice). ``Silent`` is a
 command whose stdin is a user who types nothing; ``only_line`` the one line a stop said;
-``listens`` whether a port is still held; ``slow_uvicorn`` holds a command in its imports.
+``listens`` whether a port is still held (``wait_listening``: until the command holds one);
+``slow_uvicorn`` holds a command in its imports.
 """
 
 from __future__ import annotations
@@ -70,6 +71,20 @@ class Command:
         self.child.kill()
         raise AssertionError(f"{url} did not answer within {limit_s} s")
 
+    def wait_listening(self, limit_s: float = 120.0) -> None:
+        """Until the command itself listens on a TCP port (a server in a thread of its own up,
+        whose port it chose); fails (with the output) if the command ends first."""
+        deadline = time.monotonic() + limit_s
+        while time.monotonic() < deadline:
+            if self.child.poll() is not None:
+                out, err = self.child.communicate()
+                raise AssertionError(f"{self.argv} ended ({self.child.returncode}):\n{out}{err}")
+            if listening_sockets(self.child.pid):
+                return
+            time.sleep(0.1)
+        self.child.kill()
+        raise AssertionError(f"{self.argv} listened on no port within {limit_s} s")
+
     def children(self) -> list[int]:
         """The command's own child processes now (Linux ``/proc``)."""
         pid = self.child.pid
@@ -107,6 +122,28 @@ class Command:
         if self.child.poll() is None:
             os.killpg(self.child.pid, signal.SIGKILL)
             self.child.communicate()
+
+
+LISTEN = "0A"  # a TCP socket's state in /proc/net/tcp
+
+
+def listening_sockets(pid: int) -> set[str]:
+    """The inodes of the TCP sockets process ``pid`` holds open in the listening state."""
+    held = set()
+    with contextlib.suppress(FileNotFoundError, PermissionError):
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            with contextlib.suppress(OSError):
+                target = os.readlink(fd)
+                if target.startswith("socket:["):
+                    held.add(target[len("socket:[") : -1])
+    listening = set()
+    for table in ("tcp", "tcp6"):
+        with contextlib.suppress(FileNotFoundError):
+            for row in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+                fields = row.split()
+                if fields[3] == LISTEN:
+                    listening.add(fields[9])
+    return held & listening
 
 
 def gone(pid: int) -> bool:

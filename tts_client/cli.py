@@ -23,7 +23,7 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
-from observability.stopping import Stopped, end_stopped, read_lines, stop_line, stops_caught
+from observability.stopping import as_stop, end_stopped, read_lines, stop_line, stops_caught
 from tts_client.errors import SegmentFailed, TTSError
 from tts_client.segment import SegmentStream
 from tts_client.session import TTSSession
@@ -195,6 +195,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if wav is None:
                 return 1
             write_whole(args.output, wav)  # the last step: a stop before its end writes nothing
-        except Stopped as stopped:
+        except BaseException as error:  # a stop, or an error it caused (``as_stop``)
+            if (stopped := as_stop(error)) is None:
+                raise
             end_stopped(stop_line(PROG, stopped, kept(args.output)), stopped.signum)
     return 0

@@ -20,7 +20,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from observability import logs, tracing
-from observability.stopping import STARTING, Stopped, catch_stops, end_stopped, stop_line
+from observability.stopping import STARTING, Stopped, as_stop, catch_stops, end_stopped, stop_line
 from observability.stopping_server import StoppingServer
 from tts_protocol import PING_PATH, READINESS_POLL, STREAM_PATH
 from tts_server.app import create_app
@@ -129,7 +129,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         if settings.window_trace is not None:
             trace_to(settings.window_trace)
         app = create_app(settings)
-    except Stopped as stopped:  # while the engine loads
+    except BaseException as error:  # a stop while the engine loads, or an error it caused
+        if (stopped := as_stop(error)) is None:
+            raise
         quiet = settings is not None and not settings.banner
         line = stop_line("tts-server", stopped, STARTING)
         end_stopped("" if quiet else line, stopped.signum)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Mapping, Sequence
 
-from observability.stopping import STARTING, Stopped, catch_stops, end_stopped, stop_line
+from observability.stopping import STARTING, as_stop, catch_stops, end_stopped, stop_line
 from tts_server.settings import from_env  # a leaf: the standard library and tts_protocol
 
 
@@ -32,7 +32,9 @@ def main() -> None:
     catch_stops()
     try:
         from tts_server import cli
-    except Stopped as stopped:
+    except BaseException as error:  # a stop, or an import's error it caused (``as_stop``)
+        if (stopped := as_stop(error)) is None:
+            raise
         line = "" if quiet(sys.argv[1:]) else stop_line("tts-server", stopped, STARTING)
         end_stopped(line, stopped.signum)
     cli.main()

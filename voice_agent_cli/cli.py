@@ -39,7 +39,7 @@ from agent.doors.protocols import (
     protocol_from_env,
 )
 from observability import logs, tracing
-from observability.stopping import Stopped, end_stopped, stop_line, stops_caught
+from observability.stopping import as_stop, end_stopped, stop_line, stops_caught
 from voice_agent_cli.local_tts import LocalTTSFailed, PortInUse, bind, local_sagemaker, local_tts
 from voice_agent_cli.serving import BadSetting, ServerFailed, serve_dev, settings_from_env
 from voice_agent_cli.stop_lines import CUT, KEPT, chosen, command_name
@@ -274,7 +274,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     with stops_caught():  # before the chosen tool's module is imported
         try:
             status = _run(argv, command)
-        except Stopped as stopped:
+        except BaseException as error:  # a stop, or an error it caused (``as_stop``)
+            if (stopped := as_stop(error)) is None:
+                raise
             kept = (CUT if stopped.cut else KEPT).get(command or "", "nothing was lost")
             end_stopped(stop_line(command_name(command), stopped, kept), stopped.signum)
     if status:

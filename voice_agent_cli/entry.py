@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from observability.stopping import STARTING, Stopped, catch_stops, end_stopped, stop_line
+from observability.stopping import STARTING, as_stop, catch_stops, end_stopped, stop_line
 from voice_agent_cli.stop_lines import chosen, command_name
 
 
@@ -16,7 +16,9 @@ def main() -> None:
     catch_stops()
     try:
         from voice_agent_cli import cli
-    except Stopped as stopped:
+    except BaseException as error:  # a stop, or an import's error it caused (``as_stop``)
+        if (stopped := as_stop(error)) is None:
+            raise
         name = command_name(chosen(sys.argv[1:]))
         end_stopped(stop_line(name, stopped, STARTING), stopped.signum)
     cli.main()

@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from observability.stopping import Stopped, hurried, stop_line, stops_caught
+from observability.stopping import Stopped, as_stop, hurried, stop_line, stops_caught
 from tests.stops import Command
 
 # A program busy in asyncio tasks (some asleep, one computing) when the signal comes, with a
@@ -99,3 +99,21 @@ def test_a_second_signal_during_a_stop_raises_nothing_and_hurries_it() -> None:
     with stops_caught(), pytest.raises(Stopped):  # a command run after it stops anew
         assert not hurried()
         signal.raise_signal(signal.SIGINT)
+
+
+def test_an_error_that_a_stop_caused_is_that_stop() -> None:
+    def library_call() -> None:  # native code handing the handler's raise on as its own error
+        try:
+            signal.raise_signal(signal.SIGTERM)
+        except Stopped as stop:
+            raise ValueError(f"building a schema failed: {stop!r}") from None
+
+    assert as_stop(ValueError("no stop under way")) is None
+    with stops_caught():
+        with pytest.raises(ValueError) as raised:
+            library_call()
+        stopped = as_stop(raised.value)
+        assert stopped is not None and stopped.signum == signal.SIGTERM
+        assert stopped.__cause__ is raised.value
+        assert as_stop(stopped) is stopped
+    assert as_stop(raised.value) is None  # the stop is over: an error is an error again

@@ -159,7 +159,8 @@ def test_bench_stopped_mid_run_writes_no_report_and_says_so(
     bench = [*VOICE_AGENT, "bench", "--quick", "--tts-url", speech.ws_url, "--out", str(tmp_path)]
     command = Command(bench)
     try:
-        time.sleep(4)  # its dev server up, measuring (a stop before is one line too)
+        command.wait_listening()  # its dev server up, measuring (a stop before is one line too)
+        time.sleep(1)
         ended = command.stop(signal.SIGINT, group=True, limit_s=90)
     finally:
         command.kill()
