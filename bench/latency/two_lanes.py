@@ -11,7 +11,10 @@ lanes of every core each, with and without a one-thread session for while the ot
 two demo replies at once; each played as it comes, without a lead (``streaming_synthesis``'s
 player). Medians of first audio, total, and the seconds of audio made per second (both
 listeners' together); the gaps the player met; a process's resident memory with the engine
-built and warmed (each in a process of its own).
+built and warmed (each in a process of its own). And one reply's window beside its own next
+sentence's text side: a window the size of a page's opening (``OPENING_FRAMES`` of speech after
+the sentence's leading pad) decoded on one lane alone, and again starting just after the other
+lane began a sentence's text side, as a reply's next sentence starts while its windows decode.
 Writes ``docs/benchmarks/two_lanes.{md,json}``.
 """
 
@@ -26,17 +29,23 @@ import platform
 import statistics
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from agent.core.llm import demo_reply
 from bench.latency.streaming_synthesis import OUT, SAMPLE_RATE, WARM_UP, Heard, hear, sentences
 from tts_server.engines import Engine, load_g2p, window_plan
-from tts_server.engines.base import G2P
+from tts_server.engines.base import G2P, WindowJob
 from tts_server.engines.onnx.engine import OnnxEngine
+from tts_server.engines.scheduler import Piece
+from tts_server.engines.windows import Window
 from tts_server.settings import Settings
 
 REPLY_SENTENCES = 6
+OPENING_FRAMES = 23  # a typed reply's opening on the page (its windows' trace): 34 decoded
+TEXT_SIDE_HEAD_START_S = 0.01  # the other lane's text side begins this long before the window
 REPLIES = (  # the two listeners' replies, each about 24 s of speech
     sentences(demo_reply("Tell me about sea otters.", REPLY_SENTENCES)),
     sentences(demo_reply("Tell me about lighthouses.", REPLY_SENTENCES)),
@@ -89,6 +98,46 @@ async def together(engine: Engine) -> list[Heard]:
 
 def seconds_of(heard: Heard) -> float:
     return sum(chunk.size for chunk in heard.chunks) / SAMPLE_RATE
+
+
+def beside_text_side(engine: OnnxEngine, runs: int) -> dict[str, float]:
+    """Medians, ms, over the reply's sentences ``runs`` times: an opening-sized window decoded
+    on lane 0 alone, and starting ``TEXT_SIDE_HEAD_START_S`` after lane 1 began the same
+    sentence's text side (as the reply's next sentence starts while its windows decode); the
+    text side alone."""
+    voice, context = engine._voice(None), window_plan(Settings()).context  # type: ignore[union-attr]
+    pieces = [Piece(engine._g2p(text), voice, 1.0) for text in REPLIES[0]]
+    started = [
+        (piece, begun)
+        for piece, begun in zip(pieces, engine._start_batch(0, pieces), strict=True)
+        if begun.state is not None and begun.state.prior is not None
+    ]
+    alone: list[float] = []
+    beside: list[float] = []
+    text_side: list[float] = []
+
+    def timed(run: Any) -> float:
+        begun = time.perf_counter()
+        run()
+        return time.perf_counter() - begun
+
+    for _ in range(runs):
+        for piece, begun in started:
+            start = (begun.span or (0, begun.frames))[0]
+            window = Window(start, begun.lead + OPENING_FRAMES, 0, context)
+            job = [WindowJob(begun.state, window)]
+            alone.append(timed(lambda job=job: engine._window_batch(0, job)))
+            text_side.append(timed(lambda piece=piece: engine._start(1, piece)))
+            other = threading.Thread(target=engine._start, args=(1, piece))
+            other.start()
+            time.sleep(TEXT_SIDE_HEAD_START_S)
+            beside.append(timed(lambda job=job: engine._window_batch(0, job)))
+            other.join()
+    return {
+        "window_alone_ms": round(statistics.median(alone) * 1000, 1),
+        "window_beside_text_side_ms": round(statistics.median(beside) * 1000, 1),
+        "text_side_alone_ms": round(statistics.median(text_side) * 1000, 1),
+    }
 
 
 def figures(runs: list[list[Heard]]) -> dict[str, float]:
@@ -147,6 +196,22 @@ def markdown(result: dict[str, Any]) -> str:
             f"| {alone['total_ms']} | {two['first_audio_ms']} | {two['total_ms']} "
             f"| {two['audio_per_second']} | {two['underruns']} ({two['worst_gap_ms']}) |"
         )
+    lines += [
+        "",
+        "A window beside its reply's next text side: a window of a page's opening "
+        f"({OPENING_FRAMES} frames of speech after the leading pad, context after it) decoded "
+        "on one lane alone, and starting "
+        f"{TEXT_SIDE_HEAD_START_S * 1000:g} ms after the other lane began a sentence's text "
+        "side; medians over the reply's windowed sentences in every run.",
+        "",
+        "| configuration | window alone ms | window beside a text side ms | text side alone ms |",
+        "|---|---:|---:|---:|",
+    ]
+    for name, beside in result["beside_text_side"].items():
+        lines.append(
+            f"| {name} | {beside['window_alone_ms']} | {beside['window_beside_text_side_ms']} "
+            f"| {beside['text_side_alone_ms']} |"
+        )
     lines.append("")
     return "\n".join(lines)
 
@@ -170,6 +235,10 @@ def main(argv: list[str] | None = None) -> None:
     }
     try:
         result: dict[str, Any] = {"configurations": measure(built, args.runs)}
+        result["beside_text_side"] = {
+            name: beside_text_side(engine, args.runs)  # type: ignore[arg-type]
+            for name, engine in built.items()
+        }
     finally:
         for engine in built.values():
             engine.close()

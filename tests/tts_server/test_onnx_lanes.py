@@ -41,6 +41,26 @@ def test_a_lane_alone_runs_narrow_while_the_engine_is_crowded() -> None:
         assert model == "wide 0"
 
 
+def test_a_brief_run_is_not_counted_by_a_run_that_starts_beside_it() -> None:
+    """A text side (brief) running when a window starts on the other lane: the window takes
+    every thread, and keeps them after the text side has ended."""
+    both = lanes(LaneModels("wide 0", "narrow 0"), LaneModels("wide 1", "narrow 1"))
+    with both.running(1, brief=True) as (text_side, _):
+        assert text_side == "wide 1"  # alone
+        with both.running(0) as (window, _):
+            assert window == "wide 0"
+    with both.running(0) as (window, _):
+        with both.running(1, brief=True) as (text_side, _):
+            assert (window, text_side) == ("wide 0", "narrow 1")  # it counts what runs
+        with both.running(1, brief=True) as (_, options):
+            both.interrupt(1)  # a brief run can be interrupted as any other
+            assert options.terminate
+    with both.running(1, brief=True) as (text_side, _), both.running(0, brief=True) as (other, _):
+        assert (text_side, other) == ("wide 1", "narrow 0")
+    with both.running(0, brief=True, crowded=True) as (text_side, _):
+        assert text_side == "narrow 0"
+
+
 def test_a_lane_without_a_narrow_session_runs_wide_beside_another() -> None:
     both = lanes(LaneModels("wide 0"), LaneModels("wide 1", "narrow 1"))
     with both.running(1) as (first, _), both.running(0, crowded=True) as (second, _):

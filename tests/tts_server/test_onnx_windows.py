@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -199,5 +201,42 @@ async def test_two_lanes_side_by_side_run_narrow_and_speak_as_each_alone(
             narrow_runs = sum(narrow.runs for _, narrow in counted)
             await spoken(pair, TEXT, "jf_alpha")
             assert sum(narrow.runs for _, narrow in counted) > narrow_runs  # alone, but crowded
+        runs = await lane_runs(pair, TEXT)
+        assert {"text", "decode"} <= {name for _, names in runs for name in names}
+        for brief, names in runs:  # a text side is brief: a window beside it runs wide
+            assert brief == ("text" in names), runs
     finally:
         pair.close()
+
+
+async def lane_runs(engine: OnnxEngine, text: str) -> list[tuple[bool, tuple[str, ...]]]:
+    """Each lane run ``engine`` makes to speak ``text``: whether it was ``brief``, and the
+    methods it called on the model it took."""
+    runs: list[tuple[bool, tuple[str, ...]]] = []
+    lanes = engine._lanes
+    running = lanes.running
+
+    @contextlib.contextmanager
+    def recorded(lane: int, crowded: bool = False, brief: bool = False) -> Iterator[Any]:
+        names: list[str] = []
+        with running(lane, crowded, brief) as (model, options):
+            yield Named(model, names), options
+        runs.append((brief, tuple(names)))
+
+    lanes.running = recorded  # type: ignore[method-assign]
+    try:
+        await spoken(engine, text, "jf_alpha")
+    finally:
+        del lanes.running
+    return runs
+
+
+class Named:
+    """A lane's model that notes the name of each method taken from it."""
+
+    def __init__(self, model: object, names: list[str]) -> None:
+        self.model, self.names = model, names
+
+    def __getattr__(self, name: str) -> object:
+        self.names.append(name)
+        return getattr(self.model, name)

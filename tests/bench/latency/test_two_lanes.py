@@ -39,7 +39,16 @@ def test_the_report_has_a_row_per_configuration() -> None:
     result = {
         "configurations": {"a": kinds},
         "memory_mb": {"a": 250},
+        "beside_text_side": {
+            "a": {
+                "window_alone_ms": 270.0,
+                "window_beside_text_side_ms": 310.5,
+                "text_side_alone_ms": 75.0,
+            }
+        },
         "runs": 3,
         "machine": {"cpus": 2, "platform": "x"},
     }
-    assert "| a | 250 | 1.0 | 2.0 | 1.0 | 2.0 | 3.0 | 4 (55.5) |" in markdown(result)
+    page = markdown(result)
+    assert "| a | 250 | 1.0 | 2.0 | 1.0 | 2.0 | 3.0 | 4 (55.5) |" in page
+    assert "| a | 270.0 | 310.5 | 75.0 |" in page

@@ -170,7 +170,7 @@ class OnnxEngine(Engine):
         if not tokens:
             return Started(None, 0, 0, None)
         style = self._style(piece.voice, tokens)
-        with self._running(lane) as (split, options):
+        with self._running(lane, brief=True) as (split, options):
             features = split.text(tokens, style, piece.speed, options)
         frames, lead = features.frames, int(features.durations[0])
         prior = self._priors.prior(
@@ -191,7 +191,7 @@ class OnnxEngine(Engine):
         for phonemes in CALIBRATION:
             tokens = [self._vocab[p] for p in phonemes if p in self._vocab]
             style = self._style(voice, tokens)
-            with self._running(lane) as (split, options):
+            with self._running(lane, brief=True) as (split, options):
                 features = split.text(tokens, style, 1.0, options)
             started = time.perf_counter()
             with self._running(lane) as (split, options):
@@ -213,10 +213,11 @@ class OnnxEngine(Engine):
         """The voice's style row for a sentence of ``tokens``."""
         return style_row(self.style_table(voice), len(tokens))
 
-    def _running(self, lane: int) -> AbstractContextManager[tuple[Any, Any]]:
+    def _running(self, lane: int, brief: bool = False) -> AbstractContextManager[tuple[Any, Any]]:
         """A run on ``lane``, on its one-thread session where it has one and another stream
-        (a listener's reply, or a sentence) decodes beside this one (``lanes``)."""
-        return self._lanes.running(lane, crowded=self.decode_rate.streams > 1)
+        (a listener's reply, or a sentence) decodes beside this one; a ``brief`` run (a text
+        side) is not counted by the other lanes' runs (``lanes``)."""
+        return self._lanes.running(lane, crowded=self.decode_rate.streams > 1, brief=brief)
 
     def _interrupt(self, lane: int) -> None:
         """Set onnxruntime's terminate flag: the lane's running ``session.run`` fails within ms."""

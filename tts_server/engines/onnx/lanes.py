@@ -7,7 +7,9 @@ four threads on two cores: each operator of a two-thread session waits for a thr
 for the other lane's time slice, and the cores do less work for the same audio. So such a lane
 may also hold a ``narrow`` session of one thread, which a run takes while another lane is
 running, or while another listener's reply is under way (docs/tts_server.md, "Two listeners
-at once").
+at once"). A ``brief`` run (a sentence's text side: about 80 ms) is not counted as running by
+the other lanes, and takes the narrow session only while another lane runs anything: a window
+that started beside it would otherwise keep one thread for seconds after it ended.
 """
 
 from __future__ import annotations
@@ -40,29 +42,34 @@ class Lanes(Generic[M]):
         self.models = models
         self._run_options = run_options
         self._running: list[Any | None] = [None] * len(models)
+        self._counted = [False] * len(models)  # running, and not ``brief``
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self.models)
 
     @contextlib.contextmanager
-    def running(self, lane: int, crowded: bool = False) -> Iterator[tuple[M, Any]]:
+    def running(
+        self, lane: int, crowded: bool = False, brief: bool = False
+    ) -> Iterator[tuple[M, Any]]:
         """A run on ``lane``: the model it takes and the ``RunOptions`` to run it with. The
         model is ``narrow`` where the lane has one and another lane is running now, or the
         caller says the engine is ``crowded`` (another listener's reply is under way, between
-        two of its runs); else ``wide``."""
+        two of its runs); else ``wide``. A run that is not ``brief`` does not count another
+        lane's ``brief`` run (over in a moment) as running."""
         options = self._run_options()
         models = self.models[lane]
         with self._lock:
-            others = any(run is not None for n, run in enumerate(self._running) if n != lane)
-            self._running[lane] = options
+            beside = [run is not None for run in self._running] if brief else self._counted
+            others = any(run for n, run in enumerate(beside) if n != lane)
+            self._running[lane], self._counted[lane] = options, not brief
         shared = others or crowded
         model = models.narrow if shared and models.narrow is not None else models.wide
         try:
             yield model, options
         finally:
             with self._lock:
-                self._running[lane] = None
+                self._running[lane], self._counted[lane] = None, False
 
     def interrupt(self, lane: int) -> None:
         """Terminate ``lane``'s run in flight, if any: its ``run`` fails within milliseconds."""
