@@ -111,7 +111,11 @@ TIERS: dict[str, tuple[Group, ...]] = {
         Group(
             "windows",
             ("tts_server/engines/windows.py",),
-            ("tests/tts_server/test_windows.py", "tests/tts_server/test_window_pace.py"),
+            (
+                "tests/tts_server/test_windows.py",
+                "tests/tts_server/test_window_pace.py",
+                "tests/tts_server/test_window_trace.py",
+            ),
         ),
         # The windows' pace: the decode rate (a call's own cost, the streams, the misses) and the
         # listener's clock, against the scripted-clock tests (no model, no server).

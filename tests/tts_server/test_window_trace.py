@@ -48,7 +48,7 @@ async def test_each_paced_window_is_traced_as_cut_and_as_long_as_it_took(trace: 
     assert opening["event"] == "window" and opening["opening"] is True
     assert (opening["start"], opening["stop"], opening["end"]) == (0, windows[0].stop, 200)
     assert opening["silent"] == 10 and opening["ahead_s"] == 0.0 and opening["sentence_start"]
-    assert opening["decoded"] == windows[0].decoded_frames and opening["took_s"] >= 0
+    assert opening["decoded"] == windows[0].decoded_frames and 0 <= opening["took_s"] < 5
     assert second["opening"] is False and second["silent"] == 0 and not second["sentence_start"]
     assert 0 < second["ahead_s"] <= (windows[0].frames * 0.025 + clock.lead_s)
     assert second["paced"] >= plan.first and second["streams"] == 0

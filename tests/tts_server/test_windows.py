@@ -8,6 +8,7 @@ import dataclasses
 import numpy as np
 import pytest
 
+from tts_server.engines.pace import PACE_MARGIN, DecodeRate, PlaybackClock
 from tts_server.engines.windows import (
     CROSSFADE_SAMPLES,
     MIN_WINDOWED_FRAMES,
@@ -241,3 +242,67 @@ async def test_a_sentence_without_frames_decodes_nothing() -> None:
         raise AssertionError(f"{window} decoded")
 
     assert [step async for step in WindowPlan(8, 40, 4).decoded(decode, 0)] == []
+
+
+@pytest.mark.parametrize(
+    ("step", "end", "last_from", "stop"),
+    [
+        (40, 100, None, 40),  # room after it: as paced
+        (95, 100, None, 92),  # 5 frames would be left: the last window is min_last instead
+        (100, 100, None, 100),  # it reaches the end exactly: the last window
+        (120, 100, None, 100),  # paced past the end: the rest
+        (50, 100, 30, 30),  # past the last word's first frame: the last window starts there
+        (12, 16, None, 8),  # cut at min_last before the end, still first frames long
+        (8, 12, None, 12),  # a cut would leave it under first frames: merged whole
+    ],
+)
+def test_a_paced_window_merged_past_its_pace_stops_where_the_last_is_smallest(
+    step: int, end: int, last_from: int | None, stop: int
+) -> None:
+    """``WindowPlan._paced_stop``: a paced window that the ``min_last`` or last-word merge
+    would make larger than its pace stops instead where the last window is smallest."""
+    plan = WindowPlan(first=8, size=240, context=4, min_last=8)
+    assert plan._paced_stop(0, step, end, last_from) == stop
+    assert plan._paced_stop(10, step, end + 10, None if last_from is None else last_from + 10) == (
+        stop + 10
+    )
+
+
+def test_a_listener_without_a_lead_is_a_plan_too() -> None:
+    assert WindowPlan(first=8, size=40, context=4, listener_lead_s=0.0).listener_lead_s == 0.0
+
+
+def test_a_sentences_silent_pad_is_paid_once_by_the_window_that_grows_the_buffer() -> None:
+    """With 0.6 s buffered at 12 ms a frame, the window that adds to the buffer even with the
+    margin, its 7 frames of pad paid once, is 31 frames; without the pad, 23 fit."""
+    plan = WindowPlan(first=8, size=240, context=4)
+    assert plan.paced(0.6, 0.012, 1.3, silent=7) == 31
+    assert plan.paced(0.6, 0.012, 1.3, silent=0) == 23
+
+
+async def test_unpaced_windows_are_the_static_plans_and_teach_the_rate_no_opening() -> None:
+    """With a rate and no listener's clock: the static plan (no leading pad unless given), each
+    window's time learned, none of them as a reply's opening."""
+    now = [0.0]
+    rate = DecodeRate(0.01, now=lambda: now[0])
+    plan = WindowPlan(first=8, size=40, context=4, growth=2)
+
+    async def decode(window: Window) -> Window:
+        now[0] += 3 * rate.seconds_per_frame * window.decoded_frames  # three times as slow
+        return window
+
+    windows = [w async for w, _, _ in plan.decoded(decode, 100, rate=rate)]
+    assert windows == plan.windows(100)
+    assert rate.margin > PACE_MARGIN  # the misses were learned
+    assert rate.opening_seconds_per_frame == rate.seconds_per_frame  # as no opening's
+
+
+async def test_a_pad_as_long_as_the_largest_window_leaves_one_frame_of_speech_in_it() -> None:
+    plan = WindowPlan(first=1, size=8, context=0, min_last=0)
+
+    async def decode(window: Window) -> Window:
+        return window
+
+    paced = plan.decoded(decode, 20, lead=7, clock=PlaybackClock(), rate=DecodeRate(0.005))
+    first, _, _ = await anext(paced)
+    assert (first.start, first.stop) == (0, 8)
