@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from agent.browser_leg import MIC_SAMPLE_RATE
-from agent.config import AgentConfig, ListeningConfig
+from agent.config import AgentConfig, ListeningConfig, from_env
 from agent.listening.recognizer import Recognition
 from agent.listening.whisper import WhisperRecognizer, shared_whisper
 from bench.speech.asr_voices import score
@@ -264,6 +264,12 @@ def start_of(heard: bytes, pcm: bytes) -> float | None:
     return round(float(np.argmax(match)) / 16, 1)
 
 
+def listening() -> ListeningConfig:
+    """The listening settings as the environment gives them (``VOICE_AGENT_ASR_MODEL`` ...),
+    for the page and the offline reading alike, as ``voice-agent dev`` reads them."""
+    return from_env(ListeningConfig, os.environ)
+
+
 @contextlib.contextmanager
 def dev_server(recognizer: Recording) -> Iterator[str]:
     """The dev server on the demo model (one short sentence a reply), a fake-engine TTS
@@ -276,7 +282,7 @@ def dev_server(recognizer: Recording) -> Iterator[str]:
 
     engine = FakeEngine()
     tts = ServerThread(create_app(Settings(), loader=lambda _settings: engine)).start()
-    config = AgentConfig(model="demo", tts_url=tts.ws_url)
+    config = AgentConfig(model="demo", tts_url=tts.ws_url, listening=listening())
     server = ServerThread(devserver.create_app(config, recognizer)).start()
     try:
         yield server.http_url
@@ -288,7 +294,7 @@ def dev_server(recognizer: Recording) -> Iterator[str]:
 async def offline_transcripts(pcms: Sequence[bytes]) -> list[list[str]]:
     """What the project's recognizer (its own instance, the same model and settings) hears in
     each whole WAV, as it is and delayed by each of ``SHIFTS_MS`` (the first: as it is)."""
-    config = ListeningConfig()
+    config = listening()
     recognizer = WhisperRecognizer(
         config.asr_model, context_s=config.asr_context_s, phases=config.asr_phases
     )
@@ -303,7 +309,7 @@ def hear(clips: Sequence[Utterance], variant: str = "page") -> list[dict[str, An
     """Each clip heard offline and through the page: a row per clip."""
     from playwright.sync_api import sync_playwright
 
-    recording = Recording(shared_whisper(ListeningConfig()))
+    recording = Recording(shared_whisper(listening()))
     rows = []
     with tempfile.TemporaryDirectory() as folder, dev_server(recording) as url:
         wavs = [Path(folder) / f"clip{index}.wav" for index in range(len(clips))]
