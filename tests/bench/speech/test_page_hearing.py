@@ -23,6 +23,7 @@ from bench.speech.page_hearing import (
     corpus,
     label,
     level_db,
+    listening,
     main,
     pcm_of,
     row,
@@ -142,3 +143,12 @@ def test_the_human_corpus_is_heard_and_reported_under_its_own_name(
     assert "`python -m bench.speech.page_hearing --corpus human --variant page`" in text
     assert "| 001 (cards speaker, male): ten of clubs | ten of clubs |" in text
     assert "asr_human.md" in text
+
+
+def test_the_page_and_the_offline_reading_take_the_listening_settings_of_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("VOICE_AGENT_ASR_FIRST", "4")
+    monkeypatch.setenv("VOICE_AGENT_ASR_MODEL", "/models/whisper-base")
+    settings = listening()
+    assert (settings.asr_first, settings.asr_model) == (4, "/models/whisper-base")
